@@ -1,0 +1,133 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// LocalObjectReference names an object in the same namespace.
+type LocalObjectReference struct {
+	// Name of the referenced object.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// Engine selects the Terraform-compatible binary that runs a Workspace.
+// +kubebuilder:validation:Enum=opentofu;terraform
+type Engine string
+
+const (
+	// EngineOpenTofu runs the OpenTofu binary (tofu).
+	EngineOpenTofu Engine = "opentofu"
+	// EngineTerraform runs a user-supplied Terraform binary.
+	EngineTerraform Engine = "terraform"
+)
+
+// TerraformSpec selects the engine and its version.
+type TerraformSpec struct {
+	// Engine is the binary family: opentofu (default) or terraform.
+	// +optional
+	Engine Engine `json:"engine,omitempty"`
+
+	// Version of the engine, a semantic version such as 1.10.6. The runner
+	// looks it up in its versions directory.
+	// +kubebuilder:validation:Pattern=`^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Version string `json:"version,omitempty"`
+}
+
+// ApprovalMode says whether a plan that passed policy is applied on its own.
+// +kubebuilder:validation:Enum=Auto;Manual
+type ApprovalMode string
+
+const (
+	// ApprovalAuto applies every plan that passed policy.
+	ApprovalAuto ApprovalMode = "Auto"
+	// ApprovalManual waits until spec.approvedPlan names the plan.
+	ApprovalManual ApprovalMode = "Manual"
+)
+
+// RunnerSpec shapes the pods that run plans and applies.
+type RunnerSpec struct {
+	// ServiceAccountAnnotations are set on the Workspace's runner
+	// ServiceAccount, e.g. for workload identity.
+	// +optional
+	ServiceAccountAnnotations map[string]string `json:"serviceAccountAnnotations,omitempty"`
+
+	// Image of the runner container; defaults to the controller's setting.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// Resources of the runner container.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// NodeSelector of the runner pod.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations of the runner pod.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// Timeout is the deadline of one run (the Job's activeDeadlineSeconds).
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
+	// +kubebuilder:validation:Type=string
+	// +optional
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+}
+
+// PolicySpec selects Kyverno ValidatingPolicies that every plan must pass.
+type PolicySpec struct {
+	// Selector matches the labels of ValidatingPolicy objects.
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+}
+
+// Variable is one Terraform input variable.
+// +kubebuilder:validation:XValidation:rule="!(has(self.value) && has(self.valueFrom))",message="value and valueFrom are mutually exclusive"
+type Variable struct {
+	// Name of the Terraform variable: a Terraform identifier.
+	// +kubebuilder:validation:Pattern=`^[A-Za-z_][A-Za-z0-9_-]*$`
+	// +kubebuilder:validation:MaxLength=128
+	Name string `json:"name"`
+
+	// Value is a literal, non-secret value.
+	// +kubebuilder:validation:MaxLength=32768
+	// +optional
+	Value *string `json:"value,omitempty"`
+
+	// ValueFrom reads the value from a key of a Secret or ConfigMap in the
+	// same namespace. The bytes are read by the kubelet at pod start and are
+	// never copied into a Magos object.
+	// +optional
+	ValueFrom *VariableSource `json:"valueFrom,omitempty"`
+
+	// HCL marks the value as an HCL expression (list, map, number, bool).
+	// +optional
+	HCL bool `json:"hcl,omitempty"`
+
+	// Sensitive marks the value as secret. Values from Secrets are always
+	// treated as sensitive.
+	// +optional
+	Sensitive bool `json:"sensitive,omitempty"`
+}
+
+// VariableSource names exactly one key of a Secret or ConfigMap.
+// +kubebuilder:validation:XValidation:rule="has(self.secretKeyRef) != has(self.configMapKeyRef)",message="exactly one of secretKeyRef or configMapKeyRef must be set"
+type VariableSource struct {
+	// SecretKeyRef selects a key of a Secret.
+	// +optional
+	SecretKeyRef *corev1.SecretKeySelector `json:"secretKeyRef,omitempty"`
+
+	// ConfigMapKeyRef selects a key of a ConfigMap.
+	// +optional
+	ConfigMapKeyRef *corev1.ConfigMapKeySelector `json:"configMapKeyRef,omitempty"`
+}
+
+// RunHistoryLimit bounds the run history kept in status.
+const RunHistoryLimit = 10

@@ -1,0 +1,152 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ProjectKind is the kind name of Project.
+const ProjectKind = "Project"
+
+// ProjectDefaults are the settings a member Workspace inherits when it does
+// not set them itself.
+type ProjectDefaults struct {
+	// Terraform is the default engine and version.
+	// +optional
+	Terraform *TerraformSpec `json:"terraform,omitempty"`
+
+	// Runner is the default runner shape.
+	// +optional
+	Runner *RunnerSpec `json:"runner,omitempty"`
+
+	// Interval is the default drift re-plan interval.
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
+	// +kubebuilder:validation:Type=string
+	// +optional
+	Interval *metav1.Duration `json:"interval,omitempty"`
+
+	// Approval is the default approval mode.
+	// +optional
+	Approval ApprovalMode `json:"approval,omitempty"`
+}
+
+// SourceRule allows Flux sources by kind, namespace and name; empty fields
+// and "*" match anything.
+type SourceRule struct {
+	// Kind of the source.
+	// +kubebuilder:validation:Enum=GitRepository;OCIRepository;Bucket;"*"
+	// +optional
+	Kind string `json:"kind,omitempty"`
+	// Namespace of the source (glob).
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// Name of the source (glob).
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Name string `json:"name,omitempty"`
+}
+
+// ProjectSpec is the desired state of a Project.
+type ProjectSpec struct {
+	// VariableSetRefs are shared by every member Workspace, with lower
+	// precedence than the Workspace's own.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	VariableSetRefs []LocalObjectReference `json:"variableSetRefs,omitempty"`
+
+	// Defaults for member Workspaces.
+	// +optional
+	Defaults *ProjectDefaults `json:"defaults,omitempty"`
+
+	// Policy selects ValidatingPolicies for every member Workspace.
+	// +optional
+	Policy *PolicySpec `json:"policy,omitempty"`
+
+	// SourceAllowList restricts which Flux sources members may use; empty
+	// allows sources in the Project's namespace only.
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	SourceAllowList []SourceRule `json:"sourceAllowList,omitempty"`
+
+	// AllowedServiceAccountAnnotations lists the annotation keys members may
+	// set on their runner ServiceAccount.
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	AllowedServiceAccountAnnotations []string `json:"allowedServiceAccountAnnotations,omitempty"`
+}
+
+// WorkspaceRollup counts member Workspaces by state.
+type WorkspaceRollup struct {
+	Total            int32 `json:"total"`
+	Ready            int32 `json:"ready"`
+	Failed           int32 `json:"failed"`
+	Drifted          int32 `json:"drifted"`
+	AwaitingApproval int32 `json:"awaitingApproval"`
+	Running          int32 `json:"running"`
+}
+
+// ProjectStatus is the observed state of a Project.
+type ProjectStatus struct {
+	// ObservedGeneration is the last generation reconciled successfully.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Ready, Reconciling, Stalled.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// VariableSetRefs are the resolved shared variable sets.
+	// +optional
+	VariableSetRefs []LocalObjectReference `json:"variableSetRefs,omitempty"`
+
+	// Defaults are the resolved defaults the Workspace controller applies.
+	// +optional
+	Defaults *ProjectDefaults `json:"defaults,omitempty"`
+
+	// PolicySelector is the resolved policy selector.
+	// +optional
+	PolicySelector *metav1.LabelSelector `json:"policySelector,omitempty"`
+
+	// SourceAllowList is the resolved allow-list.
+	// +optional
+	SourceAllowList []SourceRule `json:"sourceAllowList,omitempty"`
+
+	// Workspaces rolls up member Workspaces.
+	// +optional
+	Workspaces WorkspaceRollup `json:"workspaces,omitempty"`
+}
+
+// Project groups Workspaces, gives them shared defaults and is the tenancy
+// boundary Rollouts attach to.
+// +genclient
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=proj,categories=magos
+// +kubebuilder:printcolumn:name="Workspaces",type=integer,JSONPath=`.status.workspaces.total`
+// +kubebuilder:printcolumn:name="Ready WS",type=integer,JSONPath=`.status.workspaces.ready`
+// +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.workspaces.failed`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Project struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ProjectSpec   `json:"spec,omitempty"`
+	Status ProjectStatus `json:"status,omitempty"`
+}
+
+// ProjectList is a list of Projects.
+// +kubebuilder:object:root=true
+type ProjectList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Project `json:"items"`
+}
+
+// GetConditions returns the status conditions.
+func (in *Project) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions replaces the status conditions.
+func (in *Project) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }

@@ -1,0 +1,330 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// WorkspaceKind is the kind name of Workspace.
+const WorkspaceKind = "Workspace"
+
+// SourceReference points at a Flux source whose artifact holds the config.
+type SourceReference struct {
+	// Kind of the Flux source.
+	// +kubebuilder:validation:Enum=GitRepository;OCIRepository;Bucket
+	Kind string `json:"kind"`
+
+	// Name of the Flux source.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// Namespace of the Flux source; defaults to the Workspace's namespace.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// BackendSpec selects where Terraform state lives.
+type BackendSpec struct {
+	// SecretRef names a Secret whose key "backend.tf" holds a backend block.
+	// Without it, state is kept by the Kubernetes backend in the Workspace's
+	// namespace (a state Secret and a lock Lease).
+	// +optional
+	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
+}
+
+// OutputsSpec says where Terraform outputs are written.
+type OutputsSpec struct {
+	// SecretName of the Secret that receives the outputs.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	SecretName string `json:"secretName"`
+
+	// Names of the outputs to write; empty means all.
+	// +kubebuilder:validation:MaxItems=256
+	// +optional
+	Names []string `json:"names,omitempty"`
+}
+
+// WorkspaceSpec is the desired state of a Workspace.
+type WorkspaceSpec struct {
+	// SourceRef is the Flux source whose artifact holds the configuration.
+	SourceRef SourceReference `json:"sourceRef"`
+
+	// Path of the configuration inside the artifact, relative to its root.
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.split('/').exists(p, p == '..')",message="path must be relative and must not contain '..'"
+	// +optional
+	Path string `json:"path,omitempty"`
+
+	// Terraform selects the engine and version; defaults come from the Project.
+	// +optional
+	Terraform *TerraformSpec `json:"terraform,omitempty"`
+
+	// ProjectRef names the Project this Workspace belongs to.
+	// +optional
+	ProjectRef *LocalObjectReference `json:"projectRef,omitempty"`
+
+	// VariableSetRefs name VariableSets in this namespace; later ones win.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	VariableSetRefs []LocalObjectReference `json:"variableSetRefs,omitempty"`
+
+	// Vars are inline variables; they take precedence over VariableSets.
+	// +kubebuilder:validation:MaxItems=256
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Vars []Variable `json:"vars,omitempty"`
+
+	// Approval says whether plans are applied on their own (Auto) or only
+	// once approvedPlan names them (Manual). Defaults to the Project's, then Auto.
+	// +optional
+	Approval ApprovalMode `json:"approval,omitempty"`
+
+	// ApprovedPlan is the plan ID (status.plan.id) approved for apply.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	ApprovedPlan string `json:"approvedPlan,omitempty"`
+
+	// Interval between drift re-plans of the last applied revision.
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
+	// +kubebuilder:validation:Type=string
+	// +optional
+	Interval *metav1.Duration `json:"interval,omitempty"`
+
+	// Suspend stops new runs; a running Job is left to finish.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+
+	// DestroyOnDelete runs a destroy before the Workspace is removed.
+	// +optional
+	DestroyOnDelete bool `json:"destroyOnDelete,omitempty"`
+
+	// Runner shapes the pods of this Workspace's runs.
+	// +optional
+	Runner *RunnerSpec `json:"runner,omitempty"`
+
+	// Backend selects where state lives.
+	// +optional
+	Backend *BackendSpec `json:"backend,omitempty"`
+
+	// Outputs says where Terraform outputs are written.
+	// +optional
+	Outputs *OutputsSpec `json:"outputs,omitempty"`
+
+	// Policy selects ValidatingPolicies, merged with the Project's selector.
+	// +optional
+	Policy *PolicySpec `json:"policy,omitempty"`
+}
+
+// WorkspacePhase is the coarse state of a Workspace.
+// +kubebuilder:validation:Enum=Idle;Planning;Validating;AwaitingApproval;AwaitingPromotion;Applying;Destroying;Failed
+type WorkspacePhase string
+
+// Workspace phases.
+const (
+	PhaseIdle              WorkspacePhase = "Idle"
+	PhasePlanning          WorkspacePhase = "Planning"
+	PhaseValidating        WorkspacePhase = "Validating"
+	PhaseAwaitingApproval  WorkspacePhase = "AwaitingApproval"
+	PhaseAwaitingPromotion WorkspacePhase = "AwaitingPromotion"
+	PhaseApplying          WorkspacePhase = "Applying"
+	PhaseDestroying        WorkspacePhase = "Destroying"
+	PhaseFailed            WorkspacePhase = "Failed"
+)
+
+// SourceStatus is the Flux artifact last seen.
+type SourceStatus struct {
+	// URL of the artifact.
+	URL string `json:"url,omitempty"`
+	// Revision of the artifact, e.g. main@sha1:abc.
+	Revision string `json:"revision,omitempty"`
+	// Digest of the artifact, e.g. sha256:abc.
+	Digest string `json:"digest,omitempty"`
+}
+
+// PolicyViolation is one failed validation of one policy.
+type PolicyViolation struct {
+	// Policy is the name of the ValidatingPolicy.
+	Policy string `json:"policy"`
+	// Validation is the index of the failed validation in the policy.
+	Validation int32 `json:"validation"`
+	// Message explains the violation.
+	Message string `json:"message"`
+	// Action is Deny, Audit or Warn.
+	// +optional
+	Action string `json:"action,omitempty"`
+}
+
+// PolicyVerdict is the result of the policy gate for one plan.
+type PolicyVerdict struct {
+	// Passed is true when no denying validation failed and nothing errored.
+	Passed bool `json:"passed"`
+	// Policies lists the evaluated policies.
+	// +optional
+	Policies []string `json:"policies,omitempty"`
+	// Violations lists each failed validation.
+	// +optional
+	Violations []PolicyViolation `json:"violations,omitempty"`
+	// Message summarises the verdict.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// PlanStatus describes the current plan.
+type PlanStatus struct {
+	// ID identifies the plan; approve it by copying it to spec.approvedPlan.
+	ID string `json:"id"`
+	// Revision of the source the plan was made from.
+	Revision string `json:"revision,omitempty"`
+	// Digest of the plan JSON (sha256:...).
+	Digest string `json:"digest,omitempty"`
+	// InputsDigest of the variable inputs the plan used.
+	// +optional
+	InputsDigest string `json:"inputsDigest,omitempty"`
+	// Add, Change and Destroy count resource actions.
+	Add     int32 `json:"add"`
+	Change  int32 `json:"change"`
+	Destroy int32 `json:"destroy"`
+	// HasChanges is false for a plan that would do nothing.
+	HasChanges bool `json:"hasChanges"`
+	// Drift is true for a plan made by a drift re-plan.
+	// +optional
+	Drift bool `json:"drift,omitempty"`
+	// Policy is the verdict of the policy gate.
+	// +optional
+	Policy *PolicyVerdict `json:"policy,omitempty"`
+	// Storage names where the plan is stored (Secret name prefix).
+	// +optional
+	Storage string `json:"storage,omitempty"`
+	// Time the plan finished.
+	// +optional
+	Time *metav1.Time `json:"time,omitempty"`
+}
+
+// AppliedStatus describes the last successful apply.
+type AppliedStatus struct {
+	// PlanID of the applied plan.
+	PlanID string `json:"planID"`
+	// Revision of the applied source.
+	Revision string `json:"revision,omitempty"`
+	// Time of the apply.
+	Time metav1.Time `json:"time"`
+}
+
+// RunStatus describes one run (a Job).
+type RunStatus struct {
+	// Job is the name of the run's Job.
+	Job string `json:"job"`
+	// Phase is plan, apply or destroy.
+	Phase string `json:"phase"`
+	// Result is Running, Succeeded or Failed.
+	// +optional
+	Result string `json:"result,omitempty"`
+	// Revision the run worked on.
+	// +optional
+	Revision string `json:"revision,omitempty"`
+	// Started is when the run started.
+	// +optional
+	Started *metav1.Time `json:"started,omitempty"`
+	// Finished is when the run finished.
+	// +optional
+	Finished *metav1.Time `json:"finished,omitempty"`
+	// Message is a short, secret-free summary.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// LockStatus describes a state lock left behind by a run that died.
+type LockStatus struct {
+	// Holder is the lock's holder identity.
+	Holder string `json:"holder"`
+	// Lease is the name of the lock Lease.
+	Lease string `json:"lease"`
+	// Since is when the lock was taken, if known.
+	// +optional
+	Since *metav1.Time `json:"since,omitempty"`
+}
+
+// WorkspaceStatus is the observed state of a Workspace.
+type WorkspaceStatus struct {
+	// ObservedGeneration is the last generation reconciled successfully.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Ready, Reconciling, Stalled, Planned, Applied, Drifted, PolicyPassed.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Phase is the coarse state of the Workspace.
+	// +optional
+	Phase WorkspacePhase `json:"phase,omitempty"`
+
+	// Source is the Flux artifact last seen.
+	// +optional
+	Source *SourceStatus `json:"source,omitempty"`
+
+	// Plan is the current plan.
+	// +optional
+	Plan *PlanStatus `json:"plan,omitempty"`
+
+	// LastApplied is the last successful apply.
+	// +optional
+	LastApplied *AppliedStatus `json:"lastApplied,omitempty"`
+
+	// CurrentRun is the run in progress, if any.
+	// +optional
+	CurrentRun *RunStatus `json:"currentRun,omitempty"`
+
+	// Outputs lists the names (never the values) of the written outputs.
+	// +optional
+	Outputs []string `json:"outputs,omitempty"`
+
+	// Lock shows the holder of a stuck state lock.
+	// +optional
+	Lock *LockStatus `json:"lock,omitempty"`
+
+	// History holds the most recent runs, newest first.
+	// +kubebuilder:validation:MaxItems=10
+	// +optional
+	History []RunStatus `json:"history,omitempty"`
+}
+
+// Workspace runs one Terraform/OpenTofu configuration from a Flux source.
+// +genclient
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=ws;tfws,categories=magos
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.source.revision`
+// +kubebuilder:printcolumn:name="Add",type=integer,JSONPath=`.status.plan.add`,priority=1
+// +kubebuilder:printcolumn:name="Change",type=integer,JSONPath=`.status.plan.change`,priority=1
+// +kubebuilder:printcolumn:name="Destroy",type=integer,JSONPath=`.status.plan.destroy`,priority=1
+// +kubebuilder:printcolumn:name="Plan",type=string,JSONPath=`.status.plan.id`,priority=1
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Workspace struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   WorkspaceSpec   `json:"spec,omitempty"`
+	Status WorkspaceStatus `json:"status,omitempty"`
+}
+
+// WorkspaceList is a list of Workspaces.
+// +kubebuilder:object:root=true
+type WorkspaceList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Workspace `json:"items"`
+}
+
+// GetConditions returns the status conditions.
+func (in *Workspace) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions replaces the status conditions.
+func (in *Workspace) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
