@@ -1,0 +1,69 @@
+package conditions
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+// Setter is an object with status conditions.
+type Setter interface {
+	GetGeneration() int64
+	GetConditions() []metav1.Condition
+	SetConditions([]metav1.Condition)
+}
+
+// Set sets condition t on obj, stamped with obj's generation.
+func Set(obj Setter, t string, status metav1.ConditionStatus, reason, message string) {
+	c := obj.GetConditions()
+	meta.SetStatusCondition(&c, metav1.Condition{
+		Type:               t,
+		Status:             status,
+		Reason:             reason,
+		Message:            message,
+		ObservedGeneration: obj.GetGeneration(),
+	})
+	obj.SetConditions(c)
+}
+
+// Delete removes condition t from obj.
+func Delete(obj Setter, t string) {
+	c := obj.GetConditions()
+	meta.RemoveStatusCondition(&c, t)
+	obj.SetConditions(c)
+}
+
+// Get returns condition t of obj, or nil.
+func Get(obj Setter, t string) *metav1.Condition {
+	return meta.FindStatusCondition(obj.GetConditions(), t)
+}
+
+// IsTrue reports whether condition t of obj is True.
+func IsTrue(obj Setter, t string) bool {
+	return meta.IsStatusConditionTrue(obj.GetConditions(), t)
+}
+
+// MarkReady records a finished reconciliation: Ready with the given status,
+// Reconciling and Stalled removed.
+func MarkReady(obj Setter, status metav1.ConditionStatus, reason, message string) {
+	Set(obj, magosv1.ReadyCondition, status, reason, message)
+	Delete(obj, magosv1.ReconcilingCondition)
+	Delete(obj, magosv1.StalledCondition)
+}
+
+// MarkReconciling records work in progress: Reconciling True, Ready False
+// with the same reason, Stalled removed.
+func MarkReconciling(obj Setter, reason, message string) {
+	Set(obj, magosv1.ReconcilingCondition, metav1.ConditionTrue, reason, message)
+	Set(obj, magosv1.ReadyCondition, metav1.ConditionFalse, reason, message)
+	Delete(obj, magosv1.StalledCondition)
+}
+
+// MarkStalled records an error that needs a spec change: Stalled True,
+// Ready False, Reconciling removed.
+func MarkStalled(obj Setter, reason, message string) {
+	Set(obj, magosv1.StalledCondition, metav1.ConditionTrue, reason, message)
+	Set(obj, magosv1.ReadyCondition, metav1.ConditionFalse, reason, message)
+	Delete(obj, magosv1.ReconcilingCondition)
+}

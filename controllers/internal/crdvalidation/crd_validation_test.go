@@ -1,0 +1,240 @@
+package crdvalidation
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+func workspace(mutate func(*magosv1.Workspace)) client.Object {
+	ws := &magosv1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "ws-"},
+		Spec: magosv1.WorkspaceSpec{
+			SourceRef: magosv1.SourceReference{Kind: "GitRepository", Name: "infra"},
+		},
+	}
+	if mutate != nil {
+		mutate(ws)
+	}
+	return ws
+}
+
+func variableSet(mutate func(*magosv1.VariableSet)) client.Object {
+	vs := &magosv1.VariableSet{ObjectMeta: metav1.ObjectMeta{GenerateName: "vs-"}}
+	if mutate != nil {
+		mutate(vs)
+	}
+	return vs
+}
+
+func project(mutate func(*magosv1.Project)) client.Object {
+	p := &magosv1.Project{ObjectMeta: metav1.ObjectMeta{GenerateName: "proj-"}}
+	if mutate != nil {
+		mutate(p)
+	}
+	return p
+}
+
+func rollout(mutate func(*magosv1.Rollout)) client.Object {
+	r := &magosv1.Rollout{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "ro-"},
+		Spec: magosv1.RolloutSpec{
+			ProjectRef: magosv1.LocalObjectReference{Name: "platform"},
+			Stages: []magosv1.Stage{
+				{Name: "dev", Selector: metav1.LabelSelector{MatchLabels: map[string]string{"env": "dev"}}},
+				{Name: "staging", Selector: metav1.LabelSelector{MatchLabels: map[string]string{"env": "staging"}}},
+				{Name: "prod", Selector: metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}, Promotion: magosv1.PromotionManual},
+			},
+		},
+	}
+	if mutate != nil {
+		mutate(r)
+	}
+	return r
+}
+
+func secretRef(name, key string) *magosv1.VariableSource {
+	return &magosv1.VariableSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: key,
+	}}
+}
+
+func duration(d time.Duration) *metav1.Duration { return &metav1.Duration{Duration: d} }
+
+func TestCRDValidation(t *testing.T) {
+	tests := []struct {
+		name string
+		obj  client.Object
+		// wantFields are substrings the refusal must contain (field path and
+		// reason); empty means the object must be accepted.
+		wantFields []string
+	}{
+		// Accepted.
+		{name: "minimal workspace", obj: workspace(nil)},
+		{name: "full workspace", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.Path = "envs/dev"
+			ws.Spec.Terraform = &magosv1.TerraformSpec{Engine: magosv1.EngineOpenTofu, Version: "1.10.6"}
+			ws.Spec.ProjectRef = &magosv1.LocalObjectReference{Name: "platform"}
+			ws.Spec.VariableSetRefs = []magosv1.LocalObjectReference{{Name: "shared"}}
+			ws.Spec.Vars = []magosv1.Variable{
+				{Name: "region", Value: ptr.To("eu-west-1")},
+				{Name: "zones", Value: ptr.To(`["a","b"]`), HCL: true},
+				{Name: "db_password", ValueFrom: secretRef("db", "password"), Sensitive: true},
+			}
+			ws.Spec.Approval = magosv1.ApprovalManual
+			ws.Spec.Interval = duration(10 * time.Minute)
+			ws.Spec.DestroyOnDelete = true
+			ws.Spec.Runner = &magosv1.RunnerSpec{Timeout: duration(30 * time.Minute), ServiceAccountAnnotations: map[string]string{"iam.gke.io/gcp-service-account": "x@y"}}
+			ws.Spec.Outputs = &magosv1.OutputsSpec{SecretName: "dev-outputs"}
+			ws.Spec.Policy = &magosv1.PolicySpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"magos.dev/policy": "baseline"}}}
+		})},
+		{name: "terraform engine with v-prefixed prerelease version", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.Terraform = &magosv1.TerraformSpec{Engine: magosv1.EngineTerraform, Version: "v1.9.0-beta1"}
+		})},
+		{name: "OCIRepository source in another namespace", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.SourceRef = magosv1.SourceReference{Kind: "OCIRepository", Name: "modules", Namespace: "flux-system"}
+		})},
+		{name: "Bucket source", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.SourceRef = magosv1.SourceReference{Kind: "Bucket", Name: "configs"}
+		})},
+		{name: "variable set with variables, whole sources and env", obj: variableSet(func(vs *magosv1.VariableSet) {
+			vs.Spec.Variables = []magosv1.Variable{{Name: "token", ValueFrom: secretRef("api", "token")}, {Name: "tags", Value: ptr.To(`{team="infra"}`), HCL: true}}
+			vs.Spec.From = []magosv1.WholeObjectSource{{ConfigMapRef: &magosv1.OptionalObjectReference{Name: "common", Optional: true}}}
+			vs.Spec.Env = []magosv1.EnvEntry{{Name: "AWS_REGION", Value: ptr.To("eu-west-1")}, {Name: "AWS_SECRET_ACCESS_KEY", ValueFrom: secretRef("aws", "secret")}}
+		})},
+		{name: "project with defaults and allow-list", obj: project(func(p *magosv1.Project) {
+			p.Spec.Defaults = &magosv1.ProjectDefaults{Terraform: &magosv1.TerraformSpec{Version: "1.10.6"}, Interval: duration(time.Hour), Approval: magosv1.ApprovalAuto}
+			p.Spec.SourceAllowList = []magosv1.SourceRule{{Kind: "GitRepository", Namespace: "flux-system", Name: "infra-*"}}
+		})},
+		{name: "rollout with three stages", obj: rollout(func(r *magosv1.Rollout) {
+			r.Spec.Stages[1].BakeTime = duration(5 * time.Minute)
+			r.Spec.Stages[1].MaxParallel = ptr.To[int32](2)
+		})},
+		{name: "rollout promoting an existing stage", obj: rollout(func(r *magosv1.Rollout) {
+			r.Spec.Promotions = []magosv1.Promotion{{Stage: "prod", Revision: "main@sha1:abc"}}
+		})},
+
+		// Refused: Workspace.
+		{name: "variable with both value and valueFrom", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.Vars = []magosv1.Variable{{Name: "token", Value: ptr.To("x"), ValueFrom: secretRef("api", "token")}}
+		}), wantFields: []string{"spec.vars[0]", "value and valueFrom are mutually exclusive"}},
+		{name: "unknown engine", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.Terraform = &magosv1.TerraformSpec{Engine: "pulumi"}
+		}), wantFields: []string{"spec.terraform.engine", "Unsupported value"}},
+		{name: "version that is not a version", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.Terraform = &magosv1.TerraformSpec{Version: "latest"}
+		}), wantFields: []string{"spec.terraform.version"}},
+		{name: "variable name starting with a digit", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.Vars = []magosv1.Variable{{Name: "1region", Value: ptr.To("x")}}
+		}), wantFields: []string{"spec.vars[0].name"}},
+		{name: "variable name with a space", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.Vars = []magosv1.Variable{{Name: "my var", Value: ptr.To("x")}}
+		}), wantFields: []string{"spec.vars[0].name"}},
+		{name: "duplicate variable names", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.Vars = []magosv1.Variable{{Name: "a", Value: ptr.To("1")}, {Name: "a", Value: ptr.To("2")}}
+		}), wantFields: []string{"spec.vars[1]", "Duplicate value"}},
+		{name: "negative interval", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.Interval = duration(-5 * time.Minute)
+		}), wantFields: []string{"spec.interval"}},
+		{name: "source kind Magos cannot read", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.SourceRef.Kind = "HelmRepository"
+		}), wantFields: []string{"spec.sourceRef.kind", "Unsupported value"}},
+		{name: "empty source name", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.SourceRef.Name = ""
+		}), wantFields: []string{"spec.sourceRef.name"}},
+		{name: "path escaping the artifact", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.Path = "envs/../../etc"
+		}), wantFields: []string{"spec.path", "must not contain '..'"}},
+		{name: "absolute path", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.Path = "/etc"
+		}), wantFields: []string{"spec.path", "must be relative"}},
+		{name: "unknown approval mode", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.Approval = "Sometimes"
+		}), wantFields: []string{"spec.approval", "Unsupported value"}},
+		{name: "valueFrom naming both a Secret and a ConfigMap", obj: workspace(func(ws *magosv1.Workspace) {
+			src := secretRef("api", "token")
+			src.ConfigMapKeyRef = &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "cm"}, Key: "k"}
+			ws.Spec.Vars = []magosv1.Variable{{Name: "token", ValueFrom: src}}
+		}), wantFields: []string{"spec.vars[0].valueFrom", "exactly one of secretKeyRef or configMapKeyRef"}},
+		{name: "runner timeout that is not a duration", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.Runner = &magosv1.RunnerSpec{Timeout: duration(-time.Minute)}
+		}), wantFields: []string{"spec.runner.timeout"}},
+
+		// Refused: VariableSet.
+		{name: "env name with a dash", obj: variableSet(func(vs *magosv1.VariableSet) {
+			vs.Spec.Env = []magosv1.EnvEntry{{Name: "AWS-REGION", Value: ptr.To("x")}}
+		}), wantFields: []string{"spec.env[0].name"}},
+		{name: "whole source naming neither Secret nor ConfigMap", obj: variableSet(func(vs *magosv1.VariableSet) {
+			vs.Spec.From = []magosv1.WholeObjectSource{{HCL: true}}
+		}), wantFields: []string{"spec.from[0]", "exactly one of secretRef or configMapRef"}},
+		{name: "variable set variable with invalid identifier", obj: variableSet(func(vs *magosv1.VariableSet) {
+			vs.Spec.Variables = []magosv1.Variable{{Name: "db.password", ValueFrom: secretRef("db", "pw")}}
+		}), wantFields: []string{"spec.variables[0].name"}},
+		{name: "variable set variable with value and valueFrom", obj: variableSet(func(vs *magosv1.VariableSet) {
+			vs.Spec.Variables = []magosv1.Variable{{Name: "pw", Value: ptr.To("x"), ValueFrom: secretRef("db", "pw")}}
+		}), wantFields: []string{"spec.variables[0]", "value and valueFrom are mutually exclusive"}},
+
+		// Refused: Project.
+		{name: "allow-list with a kind Magos cannot read", obj: project(func(p *magosv1.Project) {
+			p.Spec.SourceAllowList = []magosv1.SourceRule{{Kind: "HelmChart"}}
+		}), wantFields: []string{"spec.sourceAllowList[0].kind", "Unsupported value"}},
+		{name: "project default interval negative", obj: project(func(p *magosv1.Project) {
+			p.Spec.Defaults = &magosv1.ProjectDefaults{Interval: duration(-time.Hour)}
+		}), wantFields: []string{"spec.defaults.interval"}},
+		{name: "project default engine unknown", obj: project(func(p *magosv1.Project) {
+			p.Spec.Defaults = &magosv1.ProjectDefaults{Terraform: &magosv1.TerraformSpec{Engine: "cdktf"}}
+		}), wantFields: []string{"spec.defaults.terraform.engine", "Unsupported value"}},
+
+		// Refused: Rollout.
+		{name: "duplicate stage names", obj: rollout(func(r *magosv1.Rollout) {
+			r.Spec.Stages[1].Name = "dev"
+		}), wantFields: []string{"spec.stages[1]", "Duplicate value"}},
+		{name: "empty stage name", obj: rollout(func(r *magosv1.Rollout) {
+			r.Spec.Stages[0].Name = ""
+		}), wantFields: []string{"spec.stages[0].name"}},
+		{name: "maxParallel below one", obj: rollout(func(r *magosv1.Rollout) {
+			r.Spec.Stages[0].MaxParallel = ptr.To[int32](0)
+		}), wantFields: []string{"spec.stages[0].maxParallel", "greater than or equal to 1"}},
+		{name: "no stages", obj: rollout(func(r *magosv1.Rollout) {
+			r.Spec.Stages = []magosv1.Stage{}
+		}), wantFields: []string{"spec.stages"}},
+		{name: "promotion of an unknown stage", obj: rollout(func(r *magosv1.Rollout) {
+			r.Spec.Promotions = []magosv1.Promotion{{Stage: "qa", Revision: "main@sha1:abc"}}
+		}), wantFields: []string{"spec", "promotions must name existing stages"}},
+		{name: "negative bake time", obj: rollout(func(r *magosv1.Rollout) {
+			r.Spec.Stages[0].BakeTime = duration(-time.Minute)
+		}), wantFields: []string{"spec.stages[0].bakeTime"}},
+		{name: "unknown promotion mode", obj: rollout(func(r *magosv1.Rollout) {
+			r.Spec.Stages[2].Promotion = "Vote"
+		}), wantFields: []string{"spec.stages[2].promotion", "Unsupported value"}},
+	}
+
+	ns := env.NewNamespace(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := tt.obj.DeepCopyObject().(client.Object)
+			obj.SetNamespace(ns)
+			err := env.Client.Create(context.Background(), obj)
+			if len(tt.wantFields) == 0 {
+				require.NoError(t, err, "valid object was refused")
+				return
+			}
+			require.Error(t, err, "invalid object was accepted")
+			require.True(t, apierrors.IsInvalid(err), "want an Invalid error, got %v", err)
+			for _, want := range tt.wantFields {
+				assert.Contains(t, err.Error(), want, fmt.Sprintf("refusal should name %q", want))
+			}
+		})
+	}
+}

@@ -1,0 +1,32 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+var (
+	buildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "magos_build_info",
+		Help: "Always 1; labels say which controller and version is running.",
+	}, []string{"controller", "version"})
+
+	reconcileResults = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "magos_reconcile_results_total",
+		Help: "Reconciliations by kind and outcome (success, retry, stalled).",
+	}, []string{"kind", "result"})
+)
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(buildInfo, reconcileResults)
+}
+
+// SetBuildInfo records which controller binary and version is running.
+func SetBuildInfo(controller, version string) {
+	buildInfo.WithLabelValues(controller, version).Set(1)
+}
+
+// RecordReconcile counts one reconciliation of kind with its result.
+func RecordReconcile(kind, result string) {
+	reconcileResults.WithLabelValues(kind, result).Inc()
+}

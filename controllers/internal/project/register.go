@@ -1,0 +1,20 @@
+package project
+
+import (
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/observe"
+	"github.com/magos-dev/magos/controllers/internal/setup"
+)
+
+// Register wires the project-controller's reconcilers into mgr.
+func Register(mgr ctrl.Manager, _ setup.Options) error {
+	r := &observe.Reconciler[*magosv1.Project]{
+		Client:    mgr.GetClient(),
+		Kind:      magosv1.ProjectKind,
+		New:       func() *magosv1.Project { return &magosv1.Project{} },
+		Suspended: nil,
+	}
+	return r.SetupWithManager(mgr)
+}

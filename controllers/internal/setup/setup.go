@@ -1,0 +1,106 @@
+package setup
+
+import (
+	"flag"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/metrics"
+)
+
+// Version is the build version, set with -ldflags "-X ...setup.Version=v1.2.3".
+var Version = "dev"
+
+// RegisterFunc wires a controller's reconcilers into the manager.
+type RegisterFunc func(mgr ctrl.Manager, opts Options) error
+
+// Scheme holds the core, Magos and Flux source types every controller uses.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(magosv1.AddToScheme(s))
+	return s
+}
+
+// Run parses flags, builds the manager for the controller called name
+// (e.g. "workspace"), registers its reconcilers and blocks until the
+// process is signalled. It returns the process exit code.
+func Run(name string, register RegisterFunc) int {
+	var opts Options
+	opts.BindFlags(flag.CommandLine)
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)).WithValues("controller", name))
+	log := ctrl.Log.WithName("setup")
+
+	mgr, err := NewManager(name, opts)
+	if err != nil {
+		log.Error(err, "Unable to create manager")
+		return 1
+	}
+	if err := register(mgr, opts); err != nil {
+		log.Error(err, "Unable to register reconcilers")
+		return 1
+	}
+	metrics.SetBuildInfo(name, Version)
+
+	log.Info("Starting manager", "version", Version, "leaderElection", opts.LeaderElect)
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		log.Error(err, "Manager exited with an error")
+		return 1
+	}
+	return 0
+}
+
+// NewManager builds a manager with the shared options: one leader election
+// Lease per controller, health and ready probes and the metrics endpoint.
+func NewManager(name string, opts Options) (ctrl.Manager, error) {
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	cfg.UserAgent = "magos-" + name + "-controller/" + Version
+
+	mgrOpts := ctrl.Options{
+		Scheme:                        Scheme(),
+		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:        opts.ProbeAddr,
+		LeaderElection:                opts.LeaderElect,
+		LeaderElectionID:              LeaseName(name),
+		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &opts.LeaseDuration,
+		RenewDeadline:                 &opts.RenewDeadline,
+		RetryPeriod:                   &opts.RetryPeriod,
+		Controller:                    config.Controller{MaxConcurrentReconciles: opts.Concurrency},
+	}
+	if opts.WatchNamespace != "" {
+		mgrOpts.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{opts.WatchNamespace: {}}}
+	}
+	mgr, err := ctrl.NewManager(cfg, mgrOpts)
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// LeaseName is the leader election Lease of the controller called name.
+func LeaseName(name string) string { return "magos-" + name + "-controller" }

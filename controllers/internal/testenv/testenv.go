@@ -1,0 +1,143 @@
+package testenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/magos-dev/magos/controllers/internal/setup"
+)
+
+// Environment is a running local control plane.
+type Environment struct {
+	env *envtest.Environment
+	// Root is the repository root.
+	Root string
+	// Config reaches the apiserver as a cluster admin.
+	Config *rest.Config
+	// Client is an admin client with the Magos scheme.
+	Client client.Client
+	// Kubeconfig is the path of an admin kubeconfig file for processes.
+	Kubeconfig string
+}
+
+// Main starts the environment, runs the package's tests and stops it; use it
+// as the body of TestMain. It exits the process.
+func Main(m *testing.M, env **Environment) {
+	e, err := Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		os.Exit(1)
+	}
+	*env = e
+	code := m.Run()
+	if err := e.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "testenv: stopping:", err)
+	}
+	os.Exit(code)
+}
+
+// Start boots kube-apiserver and etcd from bin/k8s and installs the CRDs.
+func Start() (*Environment, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	assets := filepath.Join(root, "bin", "k8s")
+	for _, b := range []string{"kube-apiserver", "etcd"} {
+		if _, err := os.Stat(filepath.Join(assets, b)); err != nil {
+			return nil, fmt.Errorf("%s not found in %s: run `make tools` first", b, assets)
+		}
+	}
+	te := &envtest.Environment{
+		BinaryAssetsDirectory: assets,
+		CRDDirectoryPaths: []string{
+			filepath.Join(root, "charts", "magos-crds", "templates"),
+			filepath.Join(root, "tools", "testdata", "crds", "flux"),
+			filepath.Join(root, "tools", "testdata", "crds", "kyverno"),
+		},
+		ErrorIfCRDPathMissing: true,
+	}
+	cfg, err := te.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting control plane: %w", err)
+	}
+	e := &Environment{env: te, Root: root, Config: cfg}
+	if e.Client, err = client.New(cfg, client.Options{Scheme: setup.Scheme()}); err != nil {
+		return nil, errors.Join(err, te.Stop())
+	}
+	if e.Kubeconfig, err = e.writeKubeconfig(); err != nil {
+		return nil, errors.Join(err, te.Stop())
+	}
+	return e, nil
+}
+
+// Stop shuts the control plane down.
+func (e *Environment) Stop() error {
+	_ = os.Remove(e.Kubeconfig)
+	return e.env.Stop()
+}
+
+// NewNamespace creates a namespace for one test and deletes it afterwards.
+func (e *Environment) NewNamespace(t testing.TB) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "test-"}}
+	if err := e.Client.Create(context.Background(), ns); err != nil {
+		t.Fatalf("creating namespace: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = e.Client.Delete(ctx, ns)
+	})
+	return ns.Name
+}
+
+// writeKubeconfig writes an admin kubeconfig for child processes.
+func (e *Environment) writeKubeconfig() (string, error) {
+	user, err := e.env.AddUser(envtest.User{Name: "magos-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return "", fmt.Errorf("adding admin user: %w", err)
+	}
+	data, err := user.KubeConfig()
+	if err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp("", "magos-kubeconfig-*")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if _, err := f.Write(data); err != nil {
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// RepoRoot finds the repository root: the nearest parent holding go.work.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("repository root (go.work) not found above the working directory")
+		}
+		dir = parent
+	}
+}

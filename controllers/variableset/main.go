@@ -1,0 +1,13 @@
+// Command variableset-controller reconciles magos.dev VariableSets.
+package main
+
+import (
+	"os"
+
+	"github.com/magos-dev/magos/controllers/internal/variableset"
+	"github.com/magos-dev/magos/controllers/internal/setup"
+)
+
+func main() {
+	os.Exit(setup.Run("variableset", variableset.Register))
+}

@@ -1,0 +1,13 @@
+// Command workspace-controller reconciles magos.dev Workspaces.
+package main
+
+import (
+	"os"
+
+	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/controllers/internal/setup"
+)
+
+func main() {
+	os.Exit(setup.Run("workspace", workspace.Register))
+}

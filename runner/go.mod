@@ -1,0 +1,3 @@
+module github.com/magos-dev/magos/runner
+
+go 1.26.0
