@@ -4,8 +4,8 @@ package main
 import (
 	"os"
 
-	"github.com/magos-dev/magos/controllers/internal/variableset"
 	"github.com/magos-dev/magos/controllers/internal/setup"
+	"github.com/magos-dev/magos/controllers/internal/variableset"
 )
 
 func main() {

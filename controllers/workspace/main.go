@@ -4,8 +4,8 @@ package main
 import (
 	"os"
 
-	"github.com/magos-dev/magos/controllers/internal/workspace"
 	"github.com/magos-dev/magos/controllers/internal/setup"
+	"github.com/magos-dev/magos/controllers/internal/workspace"
 )
 
 func main() {

@@ -64,6 +64,11 @@ func Run(name string, register RegisterFunc) int {
 	return 0
 }
 
+// Leader election and events, needed by every controller:
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete,namespace=magos-system
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
 // NewManager builds a manager with the shared options: one leader election
 // Lease per controller, health and ready probes and the metrics endpoint.
 func NewManager(name string, opts Options) (ctrl.Manager, error) {

@@ -8,6 +8,9 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/setup"
 )
 
+// +kubebuilder:rbac:groups=magos.dev,resources=workspaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups=magos.dev,resources=workspaces/status,verbs=get;update;patch
+
 // Register wires the workspace-controller's reconcilers into mgr.
 func Register(mgr ctrl.Manager, _ setup.Options) error {
 	r := &observe.Reconciler[*magosv1.Workspace]{

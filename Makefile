@@ -1,0 +1,114 @@
+# Magos: the front door. `make help` lists the targets.
+SHELL := /usr/bin/env bash -o errexit -o pipefail -o nounset
+.DEFAULT_GOAL := help
+
+ROOT := $(CURDIR)
+BIN := $(ROOT)/bin
+export GOFLAGS ?= -buildvcs=false
+
+# Versions of the real pieces the tests and the demo run.
+KUBE_VERSION := $(shell sed -n 's/^\tk8s.io\/kubernetes v//p' tools/controlplane/kube-apiserver/go.mod)
+ETCD_VERSION := $(shell sed -n 's/^require go.etcd.io\/etcd\/server\/v3 v//p' tools/controlplane/etcd/go.mod)
+TOFU_VERSION := 1.10.6
+KYVERNO_VERSION := 1.19.1
+FLUX_SOURCE_API_VERSION := 1.9.6
+
+KUBE_ASSETS := $(BIN)/k8s
+ENGINES := $(BIN)/engines
+TOFU := $(ENGINES)/opentofu/$(TOFU_VERSION)/tofu
+CONTROLLER_GEN := $(BIN)/controller-gen
+GOLANGCI_LINT := $(BIN)/golangci-lint
+
+# Every Go module of the repository; tools modules are kept out of go.work.
+WORK_MODULES := apis apis/client controllers runner
+TOOL_MODULES := tools tools/controlplane/kube-apiserver tools/controlplane/etcd
+MODULES := $(WORK_MODULES) $(TOOL_MODULES)
+CONTROLLERS := workspace project rollout variableset
+
+GO_TEST_FLAGS ?= -count=1 -timeout=30m
+
+##@ General
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} \
+		/^[a-zA-Z0-9_\/.-]+:.*?##/ { printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2 } \
+		/^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy, CRDs, RBAC, clients, third-party CRDs and API docs.
+	cd apis && $(CONTROLLER_GEN) object:headerFile=../tools/hack/boilerplate.go.txt paths=./...
+	rm -f charts/magos-crds/templates/*.yaml
+	cd apis && $(CONTROLLER_GEN) crd paths=./... output:crd:artifacts:config=../charts/magos-crds/templates
+	$(foreach c,$(CONTROLLERS),cd controllers && $(CONTROLLER_GEN) rbac:roleName=magos-$(c)-controller \
+		paths=./internal/$(c)/... paths=./internal/setup/... output:rbac:artifacts:config=../deploy/rbac/$(c) && cd $(ROOT);)
+	bash tools/hack/update-codegen.sh
+	bash tools/hack/update-thirdparty-crds.sh $(FLUX_SOURCE_API_VERSION) $(KYVERNO_VERSION)
+	cd tools && GOWORK=off go run ./apidocs -out ../docs/api-reference.md ../apis/magos/v1alpha1
+
+.PHONY: verify
+verify: generate tidy ## Regenerate everything and fail if the tree changed (generated code or go.mod/go.sum).
+	@if [ -n "$$(git status --porcelain -- . )" ]; then \
+		echo "Generated files or modules are out of date; run 'make generate tidy' and commit:"; \
+		git status --porcelain; git --no-pager diff --stat; exit 1; fi
+	@echo "verify: generated code and modules are up to date"
+
+.PHONY: tidy
+tidy: ## Run go mod tidy in every module.
+	@for m in $(MODULES); do (cd $$m && GOWORK=off go mod tidy); done
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## Run golangci-lint on every workspace module.
+	@for m in $(WORK_MODULES); do echo "lint: $$m"; (cd $$m && $(GOLANGCI_LINT) run --config $(ROOT)/.golangci.yml ./...); done
+
+.PHONY: build
+build: ## Build the controller and runner binaries into bin/, and check every module builds alone.
+	cd controllers && go build -o $(BIN)/ $(addprefix ./,$(CONTROLLERS))
+	cd runner && go build -o $(BIN)/runner .
+	@for m in $(WORK_MODULES) tools; do echo "build (GOWORK=off): $$m"; (cd $$m && GOWORK=off go build ./...); done
+
+##@ Testing
+
+.PHONY: test
+test: tools ## Run every test against the local control plane (builds the tools first if absent).
+	go test $(GO_TEST_FLAGS) $(addprefix ./,$(addsuffix /...,$(WORK_MODULES)))
+
+.PHONY: e2e
+e2e: tools ## Run only the end-to-end tests (binaries as processes).
+	go test $(GO_TEST_FLAGS) ./controllers/e2e/...
+
+.PHONY: bench
+bench: tools ## Run the benchmarks and print their figures.
+	go test -run='^$$' -bench=. -benchmem $(addprefix ./,$(addsuffix /...,$(WORK_MODULES)))
+
+##@ Local control plane
+
+.PHONY: tools
+tools: $(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/etcd $(TOFU) ## Build kube-apiserver, etcd and OpenTofu into bin/ (cached).
+
+$(KUBE_ASSETS)/kube-apiserver: tools/controlplane/kube-apiserver/go.mod tools/controlplane/kube-apiserver/main.go
+	@echo "Building kube-apiserver v$(KUBE_VERSION) (first build takes ~5 minutes)"
+	cd tools/controlplane/kube-apiserver && GOWORK=off go build -trimpath -ldflags "-s -w" -o $@.tmp . && mv $@.tmp $@
+
+$(KUBE_ASSETS)/etcd: tools/controlplane/etcd/go.mod tools/controlplane/etcd/main.go
+	@echo "Building etcd v$(ETCD_VERSION)"
+	cd tools/controlplane/etcd && GOWORK=off go build -trimpath -ldflags "-s -w" -o $@.tmp . && mv $@.tmp $@
+
+$(TOFU):
+	@echo "Building OpenTofu v$(TOFU_VERSION) from its Go module (~2 minutes)"
+	@mkdir -p $(dir $@)
+	dir=$$(GOWORK=off GOFLAGS=-mod=mod go mod download -json github.com/opentofu/opentofu@v$(TOFU_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
+		cd $$dir && GOWORK=off go build -trimpath \
+		-ldflags "-s -w -X github.com/opentofu/opentofu/version.dev=no" -o $@.tmp ./cmd/tofu && mv $@.tmp $@
+
+$(CONTROLLER_GEN): tools/go.mod
+	cd tools && GOWORK=off go build -o $(BIN)/ sigs.k8s.io/controller-tools/cmd/controller-gen
+
+$(GOLANGCI_LINT): tools/go.mod
+	cd tools && GOWORK=off go build -o $(BIN)/ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+.PHONY: clean
+clean: ## Remove built binaries (keeps the cached control plane and engines).
+	rm -f $(BIN)/runner $(addprefix $(BIN)/,$(CONTROLLERS))

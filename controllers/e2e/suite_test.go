@@ -1,0 +1,11 @@
+package e2e
+
+import (
+	"testing"
+
+	"github.com/magos-dev/magos/controllers/internal/testenv"
+)
+
+var env *testenv.Environment
+
+func TestMain(m *testing.M) { testenv.Main(m, &env) }

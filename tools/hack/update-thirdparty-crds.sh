@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Refreshes the CRDs of Magos's neighbours that the tests install: Flux's
+# source CRDs, generated with controller-gen from the source-controller API
+# types, and Kyverno's ValidatingPolicy CRDs as shipped in its module.
+# Usage: update-thirdparty-crds.sh <flux-source-api-version> <kyverno-version>
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+flux_version="$1"
+kyverno_version="$2"
+out="${root}/tools/testdata/crds"
+
+module_dir() {
+  GOWORK=off GOFLAGS=-mod=mod go mod download -json "$1" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'
+}
+
+flux_dir="$(cd /tmp && module_dir "github.com/fluxcd/source-controller/api@v${flux_version}")"
+rm -rf "${out}/flux" && mkdir -p "${out}/flux"
+(cd "${flux_dir}" && GOWORK=off "${root}/bin/controller-gen" crd paths=./... output:crd:artifacts:config="${out}/flux")
+
+kyverno_dir="$(cd /tmp && module_dir "github.com/kyverno/kyverno@v${kyverno_version}")"
+rm -rf "${out}/kyverno" && mkdir -p "${out}/kyverno"
+for kind in validatingpolicies namespacedvalidatingpolicies; do
+  install -m 0644 "${kyverno_dir}/config/crds/policies.kyverno.io/policies.kyverno.io_${kind}.yaml" "${out}/kyverno/"
+done
