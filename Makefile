@@ -7,7 +7,7 @@ BIN := $(ROOT)/bin
 export GOFLAGS ?= -buildvcs=false
 
 # Versions of the real pieces the tests and the demo run.
-KUBE_VERSION := $(shell sed -n 's/^\tk8s.io\/kubernetes v//p' tools/controlplane/kube-apiserver/go.mod)
+KUBE_VERSION := $(shell sed -n 's/^\tk8s.io\/kubernetes v//p' tools/controlplane/kubernetes/go.mod)
 ETCD_VERSION := $(shell sed -n 's/^require go.etcd.io\/etcd\/server\/v3 v//p' tools/controlplane/etcd/go.mod)
 TOFU_VERSION := 1.10.6
 KYVERNO_VERSION := 1.19.1
@@ -20,8 +20,8 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 GOLANGCI_LINT := $(BIN)/golangci-lint
 
 # Every Go module of the repository; tools modules are kept out of go.work.
-WORK_MODULES := apis apis/client controllers runner
-TOOL_MODULES := tools tools/controlplane/kube-apiserver tools/controlplane/etcd
+WORK_MODULES := apis apis/client controllers runner tools/harness
+TOOL_MODULES := tools tools/controlplane/kubernetes tools/controlplane/etcd
 MODULES := $(WORK_MODULES) $(TOOL_MODULES)
 CONTROLLERS := workspace project rollout variableset
 
@@ -86,11 +86,11 @@ bench: tools ## Run the benchmarks and print their figures.
 ##@ Local control plane
 
 .PHONY: tools
-tools: $(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/etcd $(TOFU) ## Build kube-apiserver, etcd and OpenTofu into bin/ (cached).
+tools: $(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/etcd $(KUBE_ASSETS)/kubectl $(TOFU) ## Build kube-apiserver, etcd, kubectl and OpenTofu into bin/ (cached).
 
-$(KUBE_ASSETS)/kube-apiserver: tools/controlplane/kube-apiserver/go.mod tools/controlplane/kube-apiserver/main.go
-	@echo "Building kube-apiserver v$(KUBE_VERSION) (first build takes ~5 minutes)"
-	cd tools/controlplane/kube-apiserver && GOWORK=off go build -trimpath -ldflags "-s -w" -o $@.tmp . && mv $@.tmp $@
+$(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/kubectl: $(KUBE_ASSETS)/%: tools/controlplane/kubernetes/go.mod tools/controlplane/kubernetes/cmd/%/main.go
+	@echo "Building $* v$(KUBE_VERSION) (the first kube-apiserver build takes ~5 minutes)"
+	cd tools/controlplane/kubernetes && GOWORK=off go build -trimpath -ldflags "-s -w" -o $@.tmp ./cmd/$* && mv $@.tmp $@
 
 $(KUBE_ASSETS)/etcd: tools/controlplane/etcd/go.mod tools/controlplane/etcd/main.go
 	@echo "Building etcd v$(ETCD_VERSION)"
@@ -108,6 +108,17 @@ $(CONTROLLER_GEN): tools/go.mod
 
 $(GOLANGCI_LINT): tools/go.mod
 	cd tools && GOWORK=off go build -o $(BIN)/ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+##@ Demo
+
+.PHONY: demo
+demo: tools build ## Start a local control plane with the four controllers and apply deploy/examples.
+	go build -o $(BIN)/localcp ./tools/harness/cmd/localcp
+	bash tools/hack/demo.sh
+
+.PHONY: demo-stop
+demo-stop: ## Stop what `make demo` started.
+	bash tools/hack/demo-stop.sh
 
 .PHONY: clean
 clean: ## Remove built binaries (keeps the cached control plane and engines).

@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/magos-dev/magos/apis v0.0.0
+	github.com/magos-dev/magos/tools/harness v0.0.0
 	github.com/prometheus/client_golang v1.23.2
 	github.com/stretchr/testify v1.11.1
 	k8s.io/api v0.36.4
@@ -65,4 +66,7 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-replace github.com/magos-dev/magos/apis => ../apis
+replace (
+	github.com/magos-dev/magos/apis => ../apis
+	github.com/magos-dev/magos/tools/harness => ../tools/harness
+)

@@ -3,7 +3,7 @@ package crdvalidation
 import (
 	"testing"
 
-	"github.com/magos-dev/magos/controllers/internal/testenv"
+	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
 var env *testenv.Environment

@@ -11,11 +11,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/magos-dev/magos/controllers/internal/setup"
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
 
 // Environment is a running local control plane.
@@ -73,7 +76,7 @@ func Start() (*Environment, error) {
 		return nil, fmt.Errorf("starting control plane: %w", err)
 	}
 	e := &Environment{env: te, Root: root, Config: cfg}
-	if e.Client, err = client.New(cfg, client.Options{Scheme: setup.Scheme()}); err != nil {
+	if e.Client, err = client.New(cfg, client.Options{Scheme: Scheme()}); err != nil {
 		return nil, errors.Join(err, te.Stop())
 	}
 	if e.Kubeconfig, err = e.writeKubeconfig(); err != nil {
@@ -140,4 +143,12 @@ func RepoRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// Scheme holds the core and Magos types.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(magosv1.AddToScheme(s))
+	return s
 }
