@@ -67,7 +67,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint on every workspace module.
 build: ## Build the controller and runner binaries into bin/, and check every module builds alone.
 	cd controllers && go build -o $(BIN)/ $(addprefix ./,$(CONTROLLERS))
 	cd runner && go build -o $(BIN)/runner .
-	@for m in $(WORK_MODULES) tools; do echo "build (GOWORK=off): $$m"; (cd $$m && GOWORK=off go build ./...); done
+	@for m in $(WORK_MODULES) tools; do echo "build (GOWORK=off): $$m"; (cd $$m && GOWORK=off go build -o /dev/null ./...); done
 
 ##@ Testing
 

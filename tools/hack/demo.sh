@@ -18,7 +18,7 @@ mkdir -p "${state}/logs"
 
 echo "==> Starting the local control plane (kube-apiserver + etcd)"
 rm -f "${kubeconfig}"
-"${root}/bin/localcp" -kubeconfig "${kubeconfig}" >"${state}/logs/localcp.log" 2>&1 &
+"${root}/bin/localcp" -write-kubeconfig "${kubeconfig}" >"${state}/logs/localcp.log" 2>&1 &
 echo $! >>"${state}/pids"
 for _ in $(seq 1 120); do
   [ -s "${kubeconfig}" ] && break

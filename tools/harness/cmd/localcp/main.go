@@ -15,7 +15,7 @@ import (
 )
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", "bin/demo/kubeconfig", "where to write the admin kubeconfig")
+	kubeconfig := flag.String("write-kubeconfig", "bin/demo/kubeconfig", "where to write the admin kubeconfig")
 	flag.Parse()
 	if err := run(*kubeconfig); err != nil {
 		fmt.Fprintln(os.Stderr, "localcp:", err)
