@@ -1,0 +1,136 @@
+package v1alpha1
+
+import "fmt"
+
+// The run contract: what the workspace-controller puts into a run's Job,
+// what the runner reads, and what the runner reports back. The controller,
+// the runner and the local Job executor share these names.
+
+// Labels on every object a run creates or uses.
+const (
+	// WorkspaceLabel names the Workspace a Job, ServiceAccount or plan Secret belongs to.
+	WorkspaceLabel = "magos.dev/workspace"
+	// PhaseLabel is the run phase of a Job: plan, apply or destroy.
+	PhaseLabel = "magos.dev/phase"
+	// RunLabel is the run ID of a Job.
+	RunLabel = "magos.dev/run"
+	// PlanIDLabel is the plan a plan Secret holds.
+	PlanIDLabel = "magos.dev/plan-id"
+	// ManagedByLabel marks objects created by Magos.
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	// ManagedByValue is the value of ManagedByLabel.
+	ManagedByValue = "magos"
+)
+
+// Run phases (the runner's command and the Job's PhaseLabel).
+const (
+	RunPlan    = "plan"
+	RunApply   = "apply"
+	RunDestroy = "destroy"
+)
+
+// Environment variables the controller sets on the runner container.
+const (
+	EnvNamespace          = "MAGOS_NAMESPACE"           // the Workspace's namespace
+	EnvWorkspace          = "MAGOS_WORKSPACE"           // the Workspace's name
+	EnvWorkspaceUID       = "MAGOS_WORKSPACE_UID"       // owner of the plan Secrets
+	EnvRunID              = "MAGOS_RUN_ID"              // this run's ID
+	EnvArtifactURL        = "MAGOS_ARTIFACT_URL"        // Flux artifact (tar.gz) URL
+	EnvArtifactDigest     = "MAGOS_ARTIFACT_DIGEST"     // "sha256:<hex>" of the artifact
+	EnvRevision           = "MAGOS_REVISION"            // source revision, for reports
+	EnvPath               = "MAGOS_PATH"                // config directory inside the artifact
+	EnvEngine             = "MAGOS_ENGINE"              // opentofu or terraform
+	EnvEngineVersion      = "MAGOS_ENGINE_VERSION"      // e.g. 1.10.6
+	EnvVersionsDir        = "MAGOS_VERSIONS_DIR"        // <dir>/<engine>/<version>/<binary>
+	EnvPlanID             = "MAGOS_PLAN_ID"             // plan: ID to store under; apply: ID to apply
+	EnvPlanDigest         = "MAGOS_PLAN_DIGEST"         // apply: approved "sha256:<hex>" of the plan JSON
+	EnvStateSecret        = "MAGOS_STATE_SECRET"        // name of the state Secret
+	EnvLockLease          = "MAGOS_LOCK_LEASE"          // name of the state lock Lease
+	EnvBackendConfig      = "MAGOS_BACKEND_CONFIG"      // path of a user backend block (replaces the default)
+	EnvOutputsSecret      = "MAGOS_OUTPUTS_SECRET"      // Secret that receives outputs
+	EnvOutputNames        = "MAGOS_OUTPUT_NAMES"        // comma-separated outputs to write; empty = all
+	EnvSensitiveEnv       = "MAGOS_SENSITIVE_ENV"       // comma-separated env names whose values are masked
+	EnvWorkDir            = "MAGOS_WORK_DIR"            // writable scratch directory
+	EnvTerminationMessage = "MAGOS_TERMINATION_MESSAGE" // where to write the RunResult JSON
+	EnvDriftCheck         = "MAGOS_DRIFT"               // "true" for a drift re-plan
+)
+
+// DefaultTerminationMessagePath is where Kubernetes reads a container's
+// termination message from.
+const DefaultTerminationMessagePath = "/dev/termination-log"
+
+// Run results.
+const (
+	ResultSucceeded = "Succeeded"
+	ResultFailed    = "Failed"
+	// ResultStale: the stored plan no longer matches the approved digest or
+	// the state moved on; it must be re-planned, not retried.
+	ResultStale = "Stale"
+	// ResultLocked: the state lock is held by another run.
+	ResultLocked = "Locked"
+)
+
+// +kubebuilder:object:generate=false
+
+// RunResult is the runner's report, written as JSON to the container's
+// termination message (Kubernetes keeps at most 4 KiB of it). It never holds
+// a variable or output value.
+type RunResult struct {
+	Phase   string `json:"phase"`
+	Result  string `json:"result"`
+	Message string `json:"message,omitempty"`
+	// Reason is a CamelCase reason for conditions, e.g. ArtifactDigestMismatch.
+	Reason string `json:"reason,omitempty"`
+	// Plan fields (plan runs).
+	PlanID     string `json:"planID,omitempty"`
+	PlanDigest string `json:"planDigest,omitempty"`
+	Add        int32  `json:"add,omitempty"`
+	Change     int32  `json:"change,omitempty"`
+	Destroy    int32  `json:"destroy,omitempty"`
+	HasChanges bool   `json:"hasChanges,omitempty"`
+	// Storage is the name prefix of the plan Secrets.
+	Storage string `json:"storage,omitempty"`
+	// Outputs are the names of the outputs written (apply runs).
+	Outputs []string `json:"outputs,omitempty"`
+	// LockHolder is who holds the state lock (ResultLocked).
+	LockHolder string `json:"lockHolder,omitempty"`
+}
+
+// Plan storage: a plan is stored as gzip(tar{plan.bin, plan.json}) split
+// into chunks of at most PlanChunkBytes, one Secret each, named
+// PlanSecretName(workspace, i). Chunk 0 is written last and carries the
+// annotations below; a reader verifies PlanSHA256Annotation over the joined
+// chunks. Names are fixed per Workspace so the runner's Role can name them.
+const (
+	PlanSecretType       = "magos.dev/plan"
+	PlanChunkKey         = "chunk"
+	PlanChunkBytes       = 768 * 1024
+	MaxPlanChunks        = 128
+	PlanChunksAnnotation = "magos.dev/chunks"
+	PlanSHA256Annotation = "magos.dev/sha256"
+	PlanDigestAnnotation = "magos.dev/plan-digest" // sha256 of plan.json
+	PlanIDAnnotation     = "magos.dev/plan-id"
+	PlanBinaryFile       = "plan.bin"
+	PlanJSONFile         = "plan.json"
+)
+
+// State storage, compatible with the OpenTofu/Terraform "kubernetes" backend
+// layout: the state Secret holds gzip'd state JSON under key StateKey and a
+// Lease of the same suffix is the lock.
+const (
+	StateKey = "tfstate"
+)
+
+// PlanSecretName is the name of chunk i of a Workspace's stored plan.
+func PlanSecretName(workspace string, i int) string {
+	return fmt.Sprintf("%s-plan-%02d", workspace, i)
+}
+
+// StateSecretName is the default state Secret of a Workspace.
+func StateSecretName(workspace string) string { return "tfstate-default-" + workspace }
+
+// LockLeaseName is the default state lock Lease of a Workspace.
+func LockLeaseName(workspace string) string { return "lock-tfstate-default-" + workspace }
+
+// RunnerServiceAccountName is the ServiceAccount a Workspace's runs use.
+func RunnerServiceAccountName(workspace string) string { return "magos-runner-" + workspace }
