@@ -1,0 +1,141 @@
+package artifact
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+)
+
+// ErrDigestMismatch means the downloaded bytes do not have the expected digest.
+var ErrDigestMismatch = errors.New("artifact digest mismatch")
+
+// Fetcher downloads artifacts.
+type Fetcher struct {
+	// Client is the HTTP client; nil means one with AttemptTimeout.
+	Client *http.Client
+	// Attempts is how many times a download is tried (transport errors,
+	// 429 and 5xx answers are retried).
+	Attempts int
+	// Backoff is the wait before the second attempt; it doubles each time.
+	Backoff time.Duration
+	// AttemptTimeout bounds one download attempt.
+	AttemptTimeout time.Duration
+	// MaxBytes is the largest artifact accepted.
+	MaxBytes int64
+}
+
+// DefaultFetcher returns the runner's download settings.
+func DefaultFetcher() *Fetcher {
+	return &Fetcher{Attempts: 4, Backoff: time.Second, AttemptTimeout: 5 * time.Minute, MaxBytes: DefaultLimits().MaxArchiveBytes}
+}
+
+// Fetch downloads rawURL into the file dst and checks that its sha256 is
+// digest ("sha256:<hex>"). A mismatch is not retried and wraps
+// ErrDigestMismatch.
+func (f *Fetcher) Fetch(ctx context.Context, rawURL, digest, dst string) error {
+	want, ok := strings.CutPrefix(digest, "sha256:")
+	if !ok {
+		return fmt.Errorf("unsupported digest %q: want sha256:<hex>", digest)
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return fmt.Errorf("artifact URL %q is not an http(s) URL", Redact(rawURL))
+	}
+	var lastErr error
+	wait := f.Backoff
+	for attempt := 1; attempt <= max(f.Attempts, 1); attempt++ {
+		if attempt > 1 {
+			select {
+			case <-ctx.Done():
+				return errors.Join(lastErr, ctx.Err())
+			case <-time.After(wait):
+			}
+			wait *= 2
+		}
+		var retry bool
+		var got string
+		got, retry, lastErr = f.download(ctx, u.String(), dst)
+		if lastErr == nil {
+			if got != want {
+				return fmt.Errorf("%w: %s has sha256:%s, expected %s", ErrDigestMismatch, Redact(rawURL), got, digest)
+			}
+			return nil
+		}
+		if !retry {
+			break
+		}
+	}
+	return fmt.Errorf("fetching %s: %w", Redact(rawURL), lastErr)
+}
+
+// download makes one attempt. It returns the hex sha256 of what it wrote and
+// whether a failure is worth retrying.
+func (f *Fetcher) download(ctx context.Context, u, dst string) (string, bool, error) {
+	timeout := f.AttemptTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return "", false, err
+	}
+	client := f.Client
+	if client == nil {
+		client = &http.Client{}
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded), err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		retry := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
+		return "", retry, fmt.Errorf("HTTP %s", resp.Status)
+	}
+	if f.MaxBytes > 0 && resp.ContentLength > f.MaxBytes {
+		return "", false, fmt.Errorf("%w: artifact is %d bytes, more than the limit of %d", ErrRejected, resp.ContentLength, f.MaxBytes)
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return "", false, err
+	}
+	h := sha256.New()
+	var body io.Reader = resp.Body
+	if f.MaxBytes > 0 {
+		body = io.LimitReader(resp.Body, f.MaxBytes+1)
+	}
+	n, err := io.Copy(io.MultiWriter(out, h), body)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", true, fmt.Errorf("reading the artifact: %w", err)
+	}
+	if f.MaxBytes > 0 && n > f.MaxBytes {
+		return "", false, fmt.Errorf("%w: artifact is larger than the limit of %d bytes", ErrRejected, f.MaxBytes)
+	}
+	return hex.EncodeToString(h.Sum(nil)), false, nil
+}
+
+// Redact drops the user info and query of a URL, which may hold tokens, so
+// that it can be logged and reported.
+func Redact(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	u.User = nil
+	u.RawQuery = ""
+	u.Fragment = ""
+	return u.String()
+}

@@ -1,0 +1,97 @@
+package artifact
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func digestOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+func testFetcher() *Fetcher {
+	return &Fetcher{Attempts: 3, Backoff: time.Millisecond, AttemptTimeout: 10 * time.Second, MaxBytes: 1 << 20}
+}
+
+func TestFetchAndExtract(t *testing.T) {
+	data := archive(t, file("main.tf", "# config"))
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The first attempt fails with a retryable answer.
+		if calls.Add(1) == 1 {
+			http.Error(w, "try later", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write(data)
+	}))
+	defer srv.Close()
+
+	root := filepath.Join(t.TempDir(), "src")
+	require.NoError(t, FetchAndExtract(context.Background(), testFetcher(), srv.URL+"/a.tar.gz?token=x", digestOf(data), root, DefaultLimits()))
+	assert.Equal(t, int32(2), calls.Load())
+	b, err := os.ReadFile(filepath.Join(root, "main.tf"))
+	require.NoError(t, err)
+	assert.Equal(t, "# config", string(b))
+	_, err = os.Stat(root + ".tar.gz")
+	assert.True(t, os.IsNotExist(err), "the downloaded archive is removed")
+}
+
+func TestFetchRefuses(t *testing.T) {
+	data := archive(t, file("main.tf", "# config"))
+	big := make([]byte, 2<<20)
+	tests := []struct {
+		name      string
+		body      []byte
+		status    int
+		digest    string
+		wantIs    error
+		wantErr   string
+		wantCalls int32
+	}{
+		{name: "digest mismatch", body: data, digest: digestOf([]byte("other")), wantIs: ErrDigestMismatch, wantErr: "expected sha256:", wantCalls: 1},
+		{name: "not found is not retried", status: http.StatusNotFound, digest: digestOf(data), wantErr: "404", wantCalls: 1},
+		{name: "server errors are retried", status: http.StatusInternalServerError, digest: digestOf(data), wantErr: "500", wantCalls: 3},
+		{name: "too large", body: big, digest: digestOf(big), wantIs: ErrRejected, wantErr: "limit", wantCalls: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var calls atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				calls.Add(1)
+				if tt.status != 0 {
+					http.Error(w, "no", tt.status)
+					return
+				}
+				_, _ = w.Write(tt.body)
+			}))
+			defer srv.Close()
+			err := testFetcher().Fetch(context.Background(), srv.URL+"/a.tar.gz?token=secret-token", tt.digest, filepath.Join(t.TempDir(), "a.tar.gz"))
+			require.Error(t, err)
+			if tt.wantIs != nil {
+				assert.ErrorIs(t, err, tt.wantIs)
+			}
+			assert.ErrorContains(t, err, tt.wantErr)
+			assert.NotContains(t, err.Error(), "secret-token", "URL queries are not reported")
+			assert.Equal(t, tt.wantCalls, calls.Load())
+		})
+	}
+}
+
+func TestFetchRejectsBadInput(t *testing.T) {
+	f := testFetcher()
+	dst := filepath.Join(t.TempDir(), "a")
+	assert.ErrorContains(t, f.Fetch(context.Background(), "file:///etc/passwd", digestOf(nil), dst), "not an http(s) URL")
+	assert.ErrorContains(t, f.Fetch(context.Background(), "http://127.0.0.1/", "md5:abc", dst), "unsupported digest")
+}

@@ -1,0 +1,125 @@
+package mask
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"strings"
+)
+
+// Replacement is what a secret value is replaced with.
+const Replacement = "(sensitive value)"
+
+// minLineLen is the shortest line of a multi-line secret that is also
+// masked on its own (engines re-indent multi-line strings when they print
+// them, so the whole value rarely appears verbatim).
+const minLineLen = 8
+
+// Masker replaces known secret values. The zero value masks nothing.
+type Masker struct {
+	// values are the byte strings to hide, longest first so that a value
+	// containing another one is replaced whole.
+	values [][]byte
+	// maxLen is the length of the longest value.
+	maxLen int
+	// multiline is true when a value contains a newline.
+	multiline bool
+}
+
+// New returns a Masker for values. Empty and whitespace-only values are
+// ignored; for each value its JSON-escaped form and, for a multi-line value,
+// each of its longer lines are masked too.
+func New(values ...string) *Masker {
+	set := map[string]bool{}
+	for _, v := range values {
+		if strings.TrimSpace(v) == "" {
+			continue
+		}
+		set[v] = true
+		if esc := jsonEscaped(v); esc != v {
+			set[esc] = true
+		}
+		if strings.Contains(v, "\n") {
+			for _, line := range strings.Split(v, "\n") {
+				if line = strings.TrimSpace(line); len(line) >= minLineLen {
+					set[line] = true
+				}
+			}
+		}
+	}
+	m := &Masker{}
+	for v := range set {
+		m.values = append(m.values, []byte(v))
+		m.maxLen = max(m.maxLen, len(v))
+		if strings.Contains(v, "\n") {
+			m.multiline = true
+		}
+	}
+	sort.Slice(m.values, func(i, j int) bool {
+		if len(m.values[i]) != len(m.values[j]) {
+			return len(m.values[i]) > len(m.values[j])
+		}
+		return bytes.Compare(m.values[i], m.values[j]) < 0
+	})
+	return m
+}
+
+// FromEnv returns a Masker for the values of the environment variables
+// listed (comma-separated) in names, looked up with getenv.
+func FromEnv(names string, getenv func(string) string) *Masker {
+	var values []string
+	for _, n := range strings.Split(names, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			values = append(values, getenv(n))
+		}
+	}
+	return New(values...)
+}
+
+// With returns a Masker that also hides values.
+func (m *Masker) With(values ...string) *Masker {
+	all := make([]string, 0, len(m.values)+len(values))
+	for _, v := range m.values {
+		all = append(all, string(v))
+	}
+	return New(append(all, values...)...)
+}
+
+// String returns s with every secret value replaced.
+func (m *Masker) String(s string) string {
+	if m == nil || len(m.values) == 0 {
+		return s
+	}
+	out, _ := m.mask([]byte(s), len(s))
+	return string(out)
+}
+
+// mask rewrites buf[:limit] plus any secret that starts before limit and
+// ends inside buf. It returns the masked bytes and how many bytes of buf
+// they consumed.
+func (m *Masker) mask(buf []byte, limit int) ([]byte, int) {
+	out := make([]byte, 0, limit+len(Replacement))
+	i := 0
+scan:
+	for i < limit {
+		for _, v := range m.values {
+			if bytes.HasPrefix(buf[i:], v) {
+				out = append(out, Replacement...)
+				i += len(v)
+				continue scan
+			}
+		}
+		out = append(out, buf[i])
+		i++
+	}
+	return out, i
+}
+
+// jsonEscaped is v as it appears inside a JSON or HCL string literal.
+func jsonEscaped(v string) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	return string(b[1 : len(b)-1])
+}
