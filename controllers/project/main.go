@@ -9,5 +9,5 @@ import (
 )
 
 func main() {
-	os.Exit(setup.Run("project", project.Register))
+	os.Exit(setup.Run("project", setup.RegisterFunc(project.Register)))
 }

@@ -9,5 +9,5 @@ import (
 )
 
 func main() {
-	os.Exit(setup.Run("rollout", rollout.Register))
+	os.Exit(setup.Run("rollout", setup.RegisterFunc(rollout.Register)))
 }

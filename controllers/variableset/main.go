@@ -9,5 +9,5 @@ import (
 )
 
 func main() {
-	os.Exit(setup.Run("variableset", variableset.Register))
+	os.Exit(setup.Run("variableset", setup.RegisterFunc(variableset.Register)))
 }

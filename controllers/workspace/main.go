@@ -9,5 +9,5 @@ import (
 )
 
 func main() {
-	os.Exit(setup.Run("workspace", workspace.Register))
+	os.Exit(setup.Run("workspace", workspace.NewController()))
 }

@@ -225,6 +225,15 @@ type RunStatus struct {
 	// Revision the run worked on.
 	// +optional
 	Revision string `json:"revision,omitempty"`
+	// InputsDigest of the inputs the run used.
+	// +optional
+	InputsDigest string `json:"inputsDigest,omitempty"`
+	// PlanID the run produced (plan) or applied (apply).
+	// +optional
+	PlanID string `json:"planID,omitempty"`
+	// Drift is true for a drift re-plan.
+	// +optional
+	Drift bool `json:"drift,omitempty"`
 	// Started is when the run started.
 	// +optional
 	Started *metav1.Time `json:"started,omitempty"`
@@ -286,6 +295,14 @@ type WorkspaceStatus struct {
 	// Lock shows the holder of a stuck state lock.
 	// +optional
 	Lock *LockStatus `json:"lock,omitempty"`
+
+	// Runs counts the runs started; it makes run names unique.
+	// +optional
+	Runs int64 `json:"runs,omitempty"`
+
+	// InputsDigest is the digest of the inputs the Workspace uses now.
+	// +optional
+	InputsDigest string `json:"inputsDigest,omitempty"`
 
 	// History holds the most recent runs, newest first.
 	// +kubebuilder:validation:MaxItems=10

@@ -21,8 +21,21 @@ import (
 // Version is the build version, set with -ldflags "-X ...setup.Version=v1.2.3".
 var Version = "dev"
 
-// RegisterFunc wires a controller's reconcilers into the manager.
+// Controller is what a binary plugs into Run: its own flags and the
+// function that registers its reconcilers.
+type Controller interface {
+	BindFlags(fs *flag.FlagSet)
+	Register(mgr ctrl.Manager, opts Options) error
+}
+
+// RegisterFunc is a Controller without flags of its own.
 type RegisterFunc func(mgr ctrl.Manager, opts Options) error
+
+// BindFlags binds nothing.
+func (f RegisterFunc) BindFlags(*flag.FlagSet) {}
+
+// Register calls f.
+func (f RegisterFunc) Register(mgr ctrl.Manager, opts Options) error { return f(mgr, opts) }
 
 // Scheme holds the core, Magos and Flux source types every controller uses.
 func Scheme() *runtime.Scheme {
@@ -35,9 +48,10 @@ func Scheme() *runtime.Scheme {
 // Run parses flags, builds the manager for the controller called name
 // (e.g. "workspace"), registers its reconcilers and blocks until the
 // process is signalled. It returns the process exit code.
-func Run(name string, register RegisterFunc) int {
+func Run(name string, c Controller) int {
 	var opts Options
 	opts.BindFlags(flag.CommandLine)
+	c.BindFlags(flag.CommandLine)
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -50,7 +64,7 @@ func Run(name string, register RegisterFunc) int {
 		log.Error(err, "Unable to create manager")
 		return 1
 	}
-	if err := register(mgr, opts); err != nil {
+	if err := c.Register(mgr, opts); err != nil {
 		log.Error(err, "Unable to register reconcilers")
 		return 1
 	}

@@ -1,23 +1,66 @@
 package workspace
 
 import (
+	"flag"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/observe"
 	"github.com/magos-dev/magos/controllers/internal/setup"
 )
 
-// +kubebuilder:rbac:groups=magos.dev,resources=workspaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups=magos.dev,resources=workspaces,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=magos.dev,resources=workspaces/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=magos.dev,resources=workspaces/finalizers,verbs=update
+// +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories;ocirepositories;buckets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch
+// The runner Role grants these on named objects, so the controller holds them too:
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update;patch;delete
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update;patch;delete
 
-// Register wires the workspace-controller's reconcilers into mgr.
-func Register(mgr ctrl.Manager, _ setup.Options) error {
-	r := &observe.Reconciler[*magosv1.Workspace]{
-		Client:    mgr.GetClient(),
-		Kind:      magosv1.WorkspaceKind,
-		New:       func() *magosv1.Workspace { return &magosv1.Workspace{} },
-		Suspended: (*magosv1.Workspace).IsSuspended,
+// Controller is the workspace-controller's entry for setup.Run.
+type Controller struct {
+	opts Options
+}
+
+// NewController returns the workspace-controller.
+func NewController() *Controller { return &Controller{} }
+
+// BindFlags registers the workspace-controller's own flags.
+func (c *Controller) BindFlags(fs *flag.FlagSet) { c.opts.BindFlags(fs) }
+
+// Register wires the Workspace reconciler into mgr.
+func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
+	r := &Reconciler{
+		Client:   mgr.GetClient(),
+		Events:   mgr.GetEventRecorder("workspace-controller"),
+		Options:  c.opts,
+		APIReader: mgr.GetAPIReader(),
 	}
-	return r.SetupWithManager(mgr)
+	if err := indexSourceRefs(mgr); err != nil {
+		return err
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named("workspace").
+		For(&magosv1.Workspace{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Owns(&batchv1.Job{}).
+		Owns(&corev1.ServiceAccount{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&rbacv1.Role{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency})
+	for _, kind := range sourceKinds {
+		b = b.Watches(newSourceObject(kind), handler.EnqueueRequestsFromMapFunc(r.workspacesForSource(kind)),
+			builder.WithPredicates(artifactChanged{}))
+	}
+	return b.Complete(r)
 }

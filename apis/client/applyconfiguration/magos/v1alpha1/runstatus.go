@@ -35,6 +35,12 @@ type RunStatusApplyConfiguration struct {
 	Result *string `json:"result,omitempty"`
 	// Revision the run worked on.
 	Revision *string `json:"revision,omitempty"`
+	// InputsDigest of the inputs the run used.
+	InputsDigest *string `json:"inputsDigest,omitempty"`
+	// PlanID the run produced (plan) or applied (apply).
+	PlanID *string `json:"planID,omitempty"`
+	// Drift is true for a drift re-plan.
+	Drift *bool `json:"drift,omitempty"`
 	// Started is when the run started.
 	Started *v1.Time `json:"started,omitempty"`
 	// Finished is when the run finished.
@@ -78,6 +84,30 @@ func (b *RunStatusApplyConfiguration) WithResult(value string) *RunStatusApplyCo
 // If called multiple times, the Revision field is set to the value of the last call.
 func (b *RunStatusApplyConfiguration) WithRevision(value string) *RunStatusApplyConfiguration {
 	b.Revision = &value
+	return b
+}
+
+// WithInputsDigest sets the InputsDigest field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the InputsDigest field is set to the value of the last call.
+func (b *RunStatusApplyConfiguration) WithInputsDigest(value string) *RunStatusApplyConfiguration {
+	b.InputsDigest = &value
+	return b
+}
+
+// WithPlanID sets the PlanID field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PlanID field is set to the value of the last call.
+func (b *RunStatusApplyConfiguration) WithPlanID(value string) *RunStatusApplyConfiguration {
+	b.PlanID = &value
+	return b
+}
+
+// WithDrift sets the Drift field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Drift field is set to the value of the last call.
+func (b *RunStatusApplyConfiguration) WithDrift(value bool) *RunStatusApplyConfiguration {
+	b.Drift = &value
 	return b
 }
 

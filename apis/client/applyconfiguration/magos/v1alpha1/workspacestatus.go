@@ -46,6 +46,10 @@ type WorkspaceStatusApplyConfiguration struct {
 	Outputs []string `json:"outputs,omitempty"`
 	// Lock shows the holder of a stuck state lock.
 	Lock *LockStatusApplyConfiguration `json:"lock,omitempty"`
+	// Runs counts the runs started; it makes run names unique.
+	Runs *int64 `json:"runs,omitempty"`
+	// InputsDigest is the digest of the inputs the Workspace uses now.
+	InputsDigest *string `json:"inputsDigest,omitempty"`
 	// History holds the most recent runs, newest first.
 	History []RunStatusApplyConfiguration `json:"history,omitempty"`
 }
@@ -132,6 +136,22 @@ func (b *WorkspaceStatusApplyConfiguration) WithOutputs(values ...string) *Works
 // If called multiple times, the Lock field is set to the value of the last call.
 func (b *WorkspaceStatusApplyConfiguration) WithLock(value *LockStatusApplyConfiguration) *WorkspaceStatusApplyConfiguration {
 	b.Lock = value
+	return b
+}
+
+// WithRuns sets the Runs field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Runs field is set to the value of the last call.
+func (b *WorkspaceStatusApplyConfiguration) WithRuns(value int64) *WorkspaceStatusApplyConfiguration {
+	b.Runs = &value
+	return b
+}
+
+// WithInputsDigest sets the InputsDigest field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the InputsDigest field is set to the value of the last call.
+func (b *WorkspaceStatusApplyConfiguration) WithInputsDigest(value string) *WorkspaceStatusApplyConfiguration {
+	b.InputsDigest = &value
 	return b
 }
 

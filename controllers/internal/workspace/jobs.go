@@ -1,0 +1,199 @@
+package workspace
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+// run describes one run the controller wants.
+type run struct {
+	Phase    string
+	ID       string
+	Artifact artifact
+	// PlanID and PlanDigest: for plan runs the ID to store under; for apply
+	// runs the plan to apply and its approved digest.
+	PlanID     string
+	PlanDigest string
+	Drift      bool
+}
+
+// runID derives a deterministic run ID, so a restarted controller computes
+// the same Job name and adopts the Job instead of starting a second one.
+func runID(parts ...string) string {
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return hex.EncodeToString(h[:])[:10]
+}
+
+// jobName is the deterministic name of a run's Job (at most 63 characters).
+func jobName(ws *magosv1.Workspace, r run) string {
+	base := ws.Name
+	if len(base) > 40 {
+		base = strings.TrimRight(base[:40], "-.")
+	}
+	return base + "-" + r.Phase + "-" + r.ID
+}
+
+// settings are a Workspace's effective engine and runner settings.
+type settings struct {
+	Engine  magosv1.Engine
+	Version string
+	Runner  magosv1.RunnerSpec
+	Timeout time.Duration
+}
+
+func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace) settings {
+	s := settings{Engine: magosv1.EngineOpenTofu, Version: r.Options.DefaultEngineVersion, Timeout: r.Options.RunTimeout}
+	if t := ws.Spec.Terraform; t != nil {
+		if t.Engine != "" {
+			s.Engine = t.Engine
+		}
+		if t.Version != "" {
+			s.Version = strings.TrimPrefix(t.Version, "v")
+		}
+	}
+	if ws.Spec.Runner != nil {
+		s.Runner = *ws.Spec.Runner
+		if ws.Spec.Runner.Timeout != nil {
+			s.Timeout = ws.Spec.Runner.Timeout.Duration
+		}
+	}
+	if s.Runner.Image == "" {
+		s.Runner.Image = r.Options.RunnerImage
+	}
+	return s
+}
+
+// variableEnv renders the Workspace's inline variables as TF_VAR_ env
+// entries; values from Secrets stay valueFrom references. It also returns
+// the names of the entries whose values must be masked.
+func variableEnv(vars []magosv1.Variable) (env []corev1.EnvVar, sensitive []string) {
+	for _, v := range vars {
+		e := corev1.EnvVar{Name: "TF_VAR_" + v.Name}
+		switch {
+		case v.Value != nil:
+			e.Value = *v.Value
+		case v.ValueFrom != nil:
+			e.ValueFrom = &corev1.EnvVarSource{
+				SecretKeyRef:    v.ValueFrom.SecretKeyRef,
+				ConfigMapKeyRef: v.ValueFrom.ConfigMapKeyRef,
+			}
+		}
+		if v.Sensitive || (v.ValueFrom != nil && v.ValueFrom.SecretKeyRef != nil) {
+			sensitive = append(sensitive, e.Name)
+		}
+		env = append(env, e)
+	}
+	return env, sensitive
+}
+
+// buildJob renders the Job of run r for ws.
+func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv1.Job {
+	varEnv, sensitive := variableEnv(ws.Spec.Vars)
+	env := []corev1.EnvVar{
+		{Name: magosv1.EnvNamespace, Value: ws.Namespace},
+		{Name: magosv1.EnvWorkspace, Value: ws.Name},
+		{Name: magosv1.EnvWorkspaceUID, Value: string(ws.UID)},
+		{Name: magosv1.EnvRunID, Value: rn.ID},
+		{Name: magosv1.EnvArtifactURL, Value: rn.Artifact.URL},
+		{Name: magosv1.EnvArtifactDigest, Value: rn.Artifact.Digest},
+		{Name: magosv1.EnvRevision, Value: rn.Artifact.Revision},
+		{Name: magosv1.EnvPath, Value: ws.Spec.Path},
+		{Name: magosv1.EnvEngine, Value: string(s.Engine)},
+		{Name: magosv1.EnvEngineVersion, Value: s.Version},
+		{Name: magosv1.EnvVersionsDir, Value: r.Options.VersionsDir},
+		{Name: magosv1.EnvPlanID, Value: rn.PlanID},
+		{Name: magosv1.EnvPlanDigest, Value: rn.PlanDigest},
+		{Name: magosv1.EnvStateSecret, Value: magosv1.StateSecretName(ws.Name)},
+		{Name: magosv1.EnvLockLease, Value: magosv1.LockLeaseName(ws.Name)},
+		{Name: magosv1.EnvWorkDir, Value: "/tmp/magos"},
+		{Name: magosv1.EnvTerminationMessage, Value: magosv1.DefaultTerminationMessagePath},
+		{Name: magosv1.EnvSensitiveEnv, Value: strings.Join(sensitive, ",")},
+		{Name: "HOME", Value: "/tmp/magos/home"},
+	}
+	if rn.Drift {
+		env = append(env, corev1.EnvVar{Name: magosv1.EnvDriftCheck, Value: "true"})
+	}
+	if o := ws.Spec.Outputs; o != nil {
+		env = append(env,
+			corev1.EnvVar{Name: magosv1.EnvOutputsSecret, Value: o.SecretName},
+			corev1.EnvVar{Name: magosv1.EnvOutputNames, Value: strings.Join(o.Names, ",")})
+	}
+	var volumes []corev1.Volume
+	mounts := []corev1.VolumeMount{{Name: "work", MountPath: "/tmp"}}
+	volumes = append(volumes, corev1.Volume{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	if b := ws.Spec.Backend; b != nil && b.SecretRef != nil {
+		volumes = append(volumes, corev1.Volume{Name: "backend", VolumeSource: corev1.VolumeSource{
+			Secret: &corev1.SecretVolumeSource{SecretName: b.SecretRef.Name, Items: []corev1.KeyToPath{{Key: "backend.tf", Path: "backend.tf"}}},
+		}})
+		mounts = append(mounts, corev1.VolumeMount{Name: "backend", MountPath: "/etc/magos/backend", ReadOnly: true})
+		env = append(env, corev1.EnvVar{Name: magosv1.EnvBackendConfig, Value: "/etc/magos/backend/backend.tf"})
+	}
+	env = append(env, varEnv...)
+
+	container := corev1.Container{
+		Name:                     "runner",
+		Image:                    s.Runner.Image,
+		Args:                     []string{rn.Phase},
+		Env:                      env,
+		VolumeMounts:             mounts,
+		TerminationMessagePath:   magosv1.DefaultTerminationMessagePath,
+		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+		SecurityContext: &corev1.SecurityContext{
+			RunAsNonRoot:             ptr.To(true),
+			ReadOnlyRootFilesystem:   ptr.To(true),
+			AllowPrivilegeEscalation: ptr.To(false),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+	}
+	if s.Runner.Resources != nil {
+		container.Resources = *s.Runner.Resources
+	}
+
+	labels := runnerLabels(ws)
+	labels[magosv1.PhaseLabel] = rn.Phase
+	labels[magosv1.RunLabel] = rn.ID
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      jobName(ws, rn),
+			Namespace: ws.Namespace,
+			Labels:    labels,
+			Annotations: map[string]string{
+				"magos.dev/revision": rn.Artifact.Revision,
+				"magos.dev/plan-id":  rn.PlanID,
+			},
+		},
+		Spec: batchv1.JobSpec{
+			BackoffLimit:            ptr.To[int32](0),
+			ActiveDeadlineSeconds:   ptr.To(int64(s.Timeout.Seconds())),
+			TTLSecondsAfterFinished: ptr.To(int32(r.Options.JobTTL.Seconds())),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					ServiceAccountName: magosv1.RunnerServiceAccountName(ws.Name),
+					RestartPolicy:      corev1.RestartPolicyNever,
+					NodeSelector:       s.Runner.NodeSelector,
+					Tolerations:        s.Runner.Tolerations,
+					Volumes:            volumes,
+					Containers:         []corev1.Container{container},
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot:   ptr.To(true),
+						RunAsUser:      ptr.To[int64](65532),
+						RunAsGroup:     ptr.To[int64](65532),
+						FSGroup:        ptr.To[int64](65532),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+				},
+			},
+		},
+	}
+}

@@ -1,0 +1,33 @@
+package workspace
+
+import (
+	"flag"
+	"time"
+)
+
+// Options configure the workspace-controller.
+type Options struct {
+	// RunnerImage is the default runner image.
+	RunnerImage string
+	// VersionsDir is where the runner finds engine binaries.
+	VersionsDir string
+	// DefaultEngineVersion is used when neither Workspace nor Project names one.
+	DefaultEngineVersion string
+	// RunTimeout is the default deadline of one run.
+	RunTimeout time.Duration
+	// JobTTL is how long finished Jobs are kept.
+	JobTTL time.Duration
+	// RetryInterval is how long a failed run waits before it is retried
+	// with the same inputs.
+	RetryInterval time.Duration
+}
+
+// BindFlags registers the options on fs.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.RunnerImage, "runner-image", "ghcr.io/magos-dev/magos-runner:latest", "Default image of the runner container.")
+	fs.StringVar(&o.VersionsDir, "runner-versions-dir", "/opt/magos/engines", "Directory of engine binaries inside the runner (<dir>/<engine>/<version>/<binary>).")
+	fs.StringVar(&o.DefaultEngineVersion, "default-engine-version", "1.10.6", "Engine version for Workspaces that name none.")
+	fs.DurationVar(&o.RunTimeout, "run-timeout", 30*time.Minute, "Default deadline of one plan or apply run.")
+	fs.DurationVar(&o.JobTTL, "job-ttl", time.Hour, "How long finished run Jobs are kept.")
+	fs.DurationVar(&o.RetryInterval, "retry-interval", 5*time.Minute, "How long a failed run waits before it is retried with unchanged inputs.")
+}

@@ -1,0 +1,79 @@
+package workspace
+
+import (
+	"context"
+	"maps"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+// runnerLabels are the labels of every object created for a Workspace's runs.
+func runnerLabels(ws *magosv1.Workspace) map[string]string {
+	return map[string]string{
+		magosv1.WorkspaceLabel: ws.Name,
+		magosv1.ManagedByLabel: magosv1.ManagedByValue,
+	}
+}
+
+// runnerRules is the least the runner needs: its own state Secret, plan
+// chunk Secrets and outputs Secret by name, and its lock Lease by name.
+// Kubernetes cannot restrict create by name, so create is granted on its own.
+func runnerRules(ws *magosv1.Workspace) []rbacv1.PolicyRule {
+	secrets := []string{magosv1.StateSecretName(ws.Name)}
+	for i := range magosv1.MaxPlanChunks {
+		secrets = append(secrets, magosv1.PlanSecretName(ws.Name, i))
+	}
+	if ws.Spec.Outputs != nil {
+		secrets = append(secrets, ws.Spec.Outputs.SecretName)
+	}
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "update", "patch", "delete"}, ResourceNames: secrets},
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}},
+		{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, Verbs: []string{"get", "update", "patch", "delete"}, ResourceNames: []string{magosv1.LockLeaseName(ws.Name)}},
+		{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, Verbs: []string{"create"}},
+	}
+}
+
+// reconcileRunnerIdentity ensures the Workspace's runner ServiceAccount,
+// Role and RoleBinding. It sets no condition; errors are retried.
+func (r *Reconciler) reconcileRunnerIdentity(ctx context.Context, ws *magosv1.Workspace, annotations map[string]string) error {
+	name := magosv1.RunnerServiceAccountName(ws.Name)
+	meta := func(o metav1.Object) {
+		o.SetLabels(runnerLabels(ws))
+	}
+
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ws.Namespace}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, sa, func() error {
+		meta(sa)
+		if len(annotations) > 0 || len(sa.Annotations) > 0 {
+			sa.Annotations = maps.Clone(annotations)
+		}
+		return controllerutil.SetControllerReference(ws, sa, r.Scheme())
+	}); err != nil {
+		return err
+	}
+
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ws.Namespace}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, role, func() error {
+		meta(role)
+		role.Rules = runnerRules(ws)
+		return controllerutil.SetControllerReference(ws, role, r.Scheme())
+	}); err != nil {
+		return err
+	}
+
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ws.Namespace}}
+	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, rb, func() error {
+		meta(rb)
+		rb.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name}
+		rb.Subjects = []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ws.Namespace}}
+		return controllerutil.SetControllerReference(ws, rb, r.Scheme())
+	})
+	return err
+}

@@ -1,0 +1,132 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/metrics"
+	"github.com/magos-dev/magos/controllers/internal/rerror"
+)
+
+// DestroyFinalizer holds a Workspace with destroyOnDelete until its destroy run finished.
+const DestroyFinalizer = "magos.dev/destroy"
+
+// UnlockAnnotation, set to the holder shown in status.lock.holder, releases a
+// stuck state lock.
+const UnlockAnnotation = "magos.dev/unlock"
+
+// Reconciler reconciles Workspaces.
+type Reconciler struct {
+	client.Client
+	// APIReader reads uncached objects (Pods of finished runs).
+	APIReader client.Reader
+	Events    events.EventRecorder
+	Options   Options
+}
+
+// Reconcile drives one Workspace: get, patch base, deferred status patch,
+// deletion, finalizer, suspend, then source → runner identity → runs.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	log := ctrl.LoggerFrom(ctx)
+	ws := &magosv1.Workspace{}
+	if err := r.Get(ctx, req.NamespacedName, ws); err != nil {
+		if apierrors.IsNotFound(err) {
+			metrics.TrackWorkspace(req.String(), "", false)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	base := ws.DeepCopy()
+	obs := observation{}
+
+	defer func() {
+		obs.Err = retErr
+		computeStatus(ws, obs)
+		if err := r.Status().Patch(ctx, ws, client.MergeFrom(base)); err != nil && !apierrors.IsNotFound(err) {
+			log.Error(err, "Failed to patch status")
+			retErr = errors.Join(retErr, err)
+		}
+		metrics.TrackWorkspace(req.String(), string(ws.Status.Phase), ws.Status.Lock != nil)
+		metrics.RecordReconcile(magosv1.WorkspaceKind, resultLabel(retErr))
+		retErr = rerror.ForRuntime(retErr)
+	}()
+
+	if !ws.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, ws, &obs)
+	}
+	if err := r.reconcileFinalizer(ctx, ws); err != nil {
+		return ctrl.Result{}, err
+	}
+	if ws.Spec.Suspend {
+		obs.Suspended = true
+		return ctrl.Result{}, nil
+	}
+
+	art, err := r.fetchArtifact(ctx, ws)
+	var notReady errSourceNotReady
+	if errors.As(err, &notReady) {
+		obs.SourceMessage = notReady.msg
+		return ctrl.Result{}, nil
+	}
+	if err != nil {
+		return ctrl.Result{}, rerror.Retry(SourceNotReadyReason, err)
+	}
+	obs.Revision = art.Revision
+
+	s := r.effectiveSettings(ws)
+	annotations := map[string]string(nil)
+	if ws.Spec.Runner != nil {
+		annotations = ws.Spec.Runner.ServiceAccountAnnotations
+	}
+	if err := r.reconcileRunnerIdentity(ctx, ws, annotations); err != nil {
+		return ctrl.Result{}, rerror.Retry("RunnerIdentityFailed", err)
+	}
+	return r.reconcileRuns(ctx, ws, art, s, &obs)
+}
+
+// reconcileFinalizer keeps the destroy finalizer in step with destroyOnDelete.
+func (r *Reconciler) reconcileFinalizer(ctx context.Context, ws *magosv1.Workspace) error {
+	want := ws.Spec.DestroyOnDelete
+	if want == controllerutil.ContainsFinalizer(ws, DestroyFinalizer) {
+		return nil
+	}
+	patch := client.MergeFrom(ws.DeepCopy())
+	if want {
+		controllerutil.AddFinalizer(ws, DestroyFinalizer)
+	} else {
+		controllerutil.RemoveFinalizer(ws, DestroyFinalizer)
+	}
+	return r.Patch(ctx, ws, patch)
+}
+
+// removeFinalizer lets a deleted Workspace go.
+func (r *Reconciler) removeFinalizer(ctx context.Context, ws *magosv1.Workspace) error {
+	if !controllerutil.ContainsFinalizer(ws, DestroyFinalizer) {
+		return nil
+	}
+	patch := client.MergeFrom(ws.DeepCopy())
+	controllerutil.RemoveFinalizer(ws, DestroyFinalizer)
+	return client.IgnoreNotFound(r.Patch(ctx, ws, patch))
+}
+
+func resultLabel(err error) string {
+	if err == nil {
+		return "success"
+	}
+	if e, ok := rerror.As(err); ok && e.Stalling {
+		return "stalled"
+	}
+	return "retry"
+}
+
+// requeueAfter bounds a wait to at least a second.
+func requeueAfter(d time.Duration) ctrl.Result {
+	return ctrl.Result{RequeueAfter: max(d, time.Second)}
+}

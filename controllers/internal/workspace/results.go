@@ -1,0 +1,114 @@
+package workspace
+
+import (
+	"context"
+	"encoding/json"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/metrics"
+)
+
+// readRunResult reads the runner's report from the termination message of
+// the Job's Pod. A run without a report (killed, deadline) gets one built
+// from the Job's status.
+func (r *Reconciler) readRunResult(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job, phase string) magosv1.RunResult {
+	if job == nil {
+		return magosv1.RunResult{Phase: phase, Result: magosv1.ResultFailed, Reason: "JobMissing", Message: "the run's Job disappeared before its result was read"}
+	}
+	_, succeeded := jobFinished(job)
+	var pods corev1.PodList
+	if err := r.APIReader.List(ctx, &pods, client.InNamespace(ws.Namespace), client.MatchingLabels{"job-name": job.Name}); err == nil {
+		for _, p := range pods.Items {
+			for _, cs := range p.Status.ContainerStatuses {
+				if t := cs.State.Terminated; t != nil && t.Message != "" {
+					var res magosv1.RunResult
+					if err := json.Unmarshal([]byte(t.Message), &res); err == nil && res.Result != "" {
+						if !succeeded && res.Result == magosv1.ResultSucceeded {
+							res.Result = magosv1.ResultFailed
+						}
+						return res
+					}
+				}
+			}
+		}
+	}
+	if succeeded {
+		return magosv1.RunResult{Phase: phase, Result: magosv1.ResultFailed, Reason: "NoReport", Message: "the runner exited without a report"}
+	}
+	return magosv1.RunResult{Phase: phase, Result: magosv1.ResultFailed, Reason: RunFailedReason, Message: jobFailureMessage(job)}
+}
+
+// recordResult folds a finished run into status: a new plan, an applied
+// plan, a stale plan to redo or a held lock; history, events and metrics.
+func (r *Reconciler) recordResult(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job) error {
+	cr := ws.Status.CurrentRun
+	res := r.readRunResult(ctx, ws, job, cr.Phase)
+	now := metav1.Now()
+	cr.Finished = &now
+	cr.Result = res.Result
+	cr.Message = truncate(res.Message, 512)
+	if cr.Started != nil {
+		metrics.RecordRun(cr.Phase, res.Result, now.Sub(cr.Started.Time).Seconds())
+	}
+
+	switch {
+	case res.Result == magosv1.ResultSucceeded && cr.Phase == magosv1.RunPlan:
+		ws.Status.Plan = &magosv1.PlanStatus{
+			ID: res.PlanID, Revision: cr.Revision, Digest: res.PlanDigest, InputsDigest: cr.InputsDigest,
+			Add: res.Add, Change: res.Change, Destroy: res.Destroy, HasChanges: res.HasChanges,
+			Drift: cr.Drift, Storage: res.Storage, Time: &now,
+		}
+		if cr.Drift && res.HasChanges {
+			metrics.RecordDrift()
+			r.event(ws, corev1.EventTypeWarning, DriftDetectedReason, "Drift check %s found changes made outside Magos: %s", res.PlanID, PlanSummary(ws.Status.Plan))
+		} else {
+			r.event(ws, corev1.EventTypeNormal, PlannedReason, "Plan %s of revision %s: %s", res.PlanID, cr.Revision, PlanSummary(ws.Status.Plan))
+		}
+	case res.Result == magosv1.ResultSucceeded && cr.Phase == magosv1.RunApply:
+		ws.Status.LastApplied = &magosv1.AppliedStatus{PlanID: cr.PlanID, Revision: cr.Revision, Time: now}
+		ws.Status.Outputs = res.Outputs
+		r.event(ws, corev1.EventTypeNormal, AppliedReason, "Applied plan %s of revision %s", cr.PlanID, cr.Revision)
+	case res.Result == magosv1.ResultSucceeded:
+		r.event(ws, corev1.EventTypeNormal, "Destroyed", "Destroyed the resources of revision %s", cr.Revision)
+	case res.Result == magosv1.ResultStale:
+		ws.Status.Plan = nil
+		r.event(ws, corev1.EventTypeWarning, PlanStaleReason, "Plan %s is stale (%s); re-planning", cr.PlanID, res.Message)
+	default:
+		if cr.Phase == magosv1.RunApply {
+			ws.Status.Plan = nil // the state may have moved; re-plan after the retry interval
+		}
+		r.event(ws, corev1.EventTypeWarning, RunFailedReason, "The %s run %s failed: %s", cr.Phase, cr.Job, cr.Message)
+	}
+	if res.Result == magosv1.ResultLocked || res.Result == magosv1.ResultFailed {
+		if err := r.observeLock(ctx, ws, res.LockHolder); err != nil {
+			return err
+		}
+	}
+
+	ws.Status.History = append([]magosv1.RunStatus{*cr}, ws.Status.History...)
+	if len(ws.Status.History) > magosv1.RunHistoryLimit {
+		ws.Status.History = ws.Status.History[:magosv1.RunHistoryLimit]
+	}
+	ws.Status.CurrentRun = nil
+	return nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// event records a Kubernetes event on ws.
+func (r *Reconciler) event(ws *magosv1.Workspace, eventType, reason, format string, args ...any) {
+	if r.Events == nil {
+		return
+	}
+	r.Events.Eventf(ws, nil, eventType, reason, reason, format, args...)
+}

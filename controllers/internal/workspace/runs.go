@@ -1,0 +1,234 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+const (
+	revisionAnnotation  = "magos.dev/revision"
+	inputsAnnotation    = "magos.dev/inputs-digest"
+	driftAnnotation     = "magos.dev/drift"
+	runNumberAnnotation = "magos.dev/run-number"
+)
+
+// phaseOfRun maps a run phase to the Workspace phase while it runs.
+var phaseOfRun = map[string]magosv1.WorkspacePhase{
+	magosv1.RunPlan:    magosv1.PhasePlanning,
+	magosv1.RunApply:   magosv1.PhaseApplying,
+	magosv1.RunDestroy: magosv1.PhaseDestroying,
+}
+
+// reconcileRuns records finished runs, releases an explicitly unlocked
+// state lock and starts the next run the Workspace needs: a plan when the
+// revision or inputs changed or a drift check is due, an apply when a plan
+// with changes is approved. It decides obs.Phase; computeStatus turns that
+// into Ready/Reconciling/Stalled, Planned, Applied and Drifted.
+func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, art artifact, s settings, obs *observation) (ctrl.Result, error) {
+	inputs := inputsDigest(ws, s)
+	ws.Status.InputsDigest = inputs
+	ws.Status.Source = &magosv1.SourceStatus{URL: art.URL, Revision: art.Revision, Digest: art.Digest}
+
+	busy, err := r.reconcileCurrentRun(ctx, ws, obs)
+	if err != nil || busy {
+		return ctrl.Result{}, err
+	}
+	if held, err := r.reconcileLock(ctx, ws, obs); err != nil || held {
+		return ctrl.Result{}, err
+	}
+
+	plan, applied := ws.Status.Plan, ws.Status.LastApplied
+	if wait, ok := r.retryWait(ws, art.Revision, inputs); ok {
+		last := ws.Status.History[0]
+		obs.Phase, obs.Reason = magosv1.PhaseFailed, RunFailedReason
+		obs.Message = fmt.Sprintf("The %s run %s failed: %s; retrying in %s", last.Phase, last.Job, last.Message, wait.Round(time.Second))
+		return requeueAfter(wait), nil
+	}
+
+	if plan == nil || plan.Revision != art.Revision || plan.InputsDigest != inputs {
+		return ctrl.Result{}, r.startRun(ctx, ws, run{Phase: magosv1.RunPlan, Artifact: art}, inputs, s, obs)
+	}
+
+	if !plan.HasChanges || (applied != nil && applied.PlanID == plan.ID) {
+		if !plan.HasChanges && (applied == nil || applied.Revision != plan.Revision) {
+			ws.Status.LastApplied = &magosv1.AppliedStatus{PlanID: plan.ID, Revision: plan.Revision, Time: metav1.Now()}
+			r.event(ws, corev1.EventTypeNormal, NoChangesReason, "Plan %s of revision %s has no changes; nothing to apply", plan.ID, plan.Revision)
+		}
+		obs.Phase = magosv1.PhaseIdle
+		obs.Message = fmt.Sprintf("Applied revision %s", art.Revision)
+		return r.scheduleDrift(ctx, ws, art, inputs, s, obs)
+	}
+
+	if approval(ws) == magosv1.ApprovalManual && ws.Spec.ApprovedPlan != plan.ID {
+		if ws.Status.Phase != magosv1.PhaseAwaitingApproval {
+			r.event(ws, corev1.EventTypeNormal, AwaitingApprovalReason, "Plan %s (%s) awaits approval", plan.ID, PlanSummary(plan))
+		}
+		obs.Phase, obs.Reason = magosv1.PhaseAwaitingApproval, AwaitingApprovalReason
+		obs.Message = fmt.Sprintf("Plan %s (%s) of revision %s awaits approval: set spec.approvedPlan to %q",
+			plan.ID, PlanSummary(plan), plan.Revision, plan.ID)
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, r.startRun(ctx, ws, run{Phase: magosv1.RunApply, Artifact: art, PlanID: plan.ID, PlanDigest: plan.Digest}, inputs, s, obs)
+}
+
+// scheduleDrift starts a drift re-plan of the applied revision once the
+// interval since the last plan has passed, or requeues until then.
+func (r *Reconciler) scheduleDrift(ctx context.Context, ws *magosv1.Workspace, art artifact, inputs string, s settings, obs *observation) (ctrl.Result, error) {
+	if ws.Spec.Interval == nil || ws.Spec.Interval.Duration <= 0 {
+		return ctrl.Result{}, nil
+	}
+	last := ws.Status.Plan.Time
+	if last != nil {
+		if wait := time.Until(last.Add(ws.Spec.Interval.Duration)); wait > 0 {
+			return requeueAfter(wait), nil
+		}
+	}
+	return ctrl.Result{}, r.startRun(ctx, ws, run{Phase: magosv1.RunPlan, Artifact: art, Drift: true}, inputs, s, obs)
+}
+
+func approval(ws *magosv1.Workspace) magosv1.ApprovalMode {
+	if ws.Spec.Approval == "" {
+		return magosv1.ApprovalAuto
+	}
+	return ws.Spec.Approval
+}
+
+// retryWait says how long to wait before retrying after the newest run
+// failed for the same revision and inputs.
+func (r *Reconciler) retryWait(ws *magosv1.Workspace, revision, inputs string) (time.Duration, bool) {
+	if len(ws.Status.History) == 0 {
+		return 0, false
+	}
+	last := ws.Status.History[0]
+	if last.Result != magosv1.ResultFailed || last.Revision != revision || last.InputsDigest != inputs || last.Finished == nil {
+		return 0, false
+	}
+	wait := time.Until(last.Finished.Add(r.Options.RetryInterval))
+	return wait, wait > 0
+}
+
+// startRun creates the Job of run rn (or adopts it if it already exists).
+func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn run, inputs string, s settings, obs *observation) error {
+	number := ws.Status.Runs + 1
+	rn.ID = runID(string(ws.UID), rn.Phase, strconv.FormatInt(number, 10))
+	if rn.Phase == magosv1.RunPlan {
+		rn.PlanID = rn.ID
+	}
+	job := r.buildJob(ws, rn, s)
+	job.Annotations[inputsAnnotation] = inputs
+	job.Annotations[runNumberAnnotation] = strconv.FormatInt(number, 10)
+	if rn.Drift {
+		job.Annotations[driftAnnotation] = "true"
+	}
+	if err := controllerutil.SetControllerReference(ws, job, r.Scheme()); err != nil {
+		return err
+	}
+	ctrl.LoggerFrom(ctx).Info("Starting run", "phase", rn.Phase, "job", job.Name, "revision", rn.Artifact.Revision, "planID", rn.PlanID)
+	if err := r.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating %s Job: %w", rn.Phase, err)
+	}
+	now := metav1.Now()
+	ws.Status.Runs = number
+	ws.Status.CurrentRun = &magosv1.RunStatus{
+		Job: job.Name, Phase: rn.Phase, Result: "Running", Revision: rn.Artifact.Revision,
+		InputsDigest: inputs, PlanID: rn.PlanID, Drift: rn.Drift, Started: &now,
+	}
+	r.describeRunning(ws, obs)
+	what := rn.Phase
+	if rn.Drift {
+		what = "drift " + rn.Phase
+	}
+	r.event(ws, corev1.EventTypeNormal, string(phaseOfRun[rn.Phase]), "Started %s run %s for revision %s", what, job.Name, rn.Artifact.Revision)
+	return nil
+}
+
+func (r *Reconciler) describeRunning(ws *magosv1.Workspace, obs *observation) {
+	cr := ws.Status.CurrentRun
+	obs.Phase = phaseOfRun[cr.Phase]
+	obs.Reason = string(obs.Phase)
+	obs.Message = fmt.Sprintf("Run %s (%s) of revision %s is in progress", cr.Job, cr.Phase, cr.Revision)
+}
+
+// reconcileCurrentRun adopts a running Job (also one started before a
+// controller restart) and records the result of a finished one. It reports
+// whether a run is still in progress.
+func (r *Reconciler) reconcileCurrentRun(ctx context.Context, ws *magosv1.Workspace, obs *observation) (bool, error) {
+	var jobs batchv1.JobList
+	if err := r.List(ctx, &jobs, client.InNamespace(ws.Namespace), client.MatchingLabels{magosv1.WorkspaceLabel: ws.Name}); err != nil {
+		return false, err
+	}
+	for i := range jobs.Items {
+		job := &jobs.Items[i]
+		if !metav1.IsControlledBy(job, ws) || job.DeletionTimestamp != nil {
+			continue
+		}
+		if done, _ := jobFinished(job); !done {
+			r.adopt(ws, job)
+			r.describeRunning(ws, obs)
+			return true, nil
+		}
+	}
+	cr := ws.Status.CurrentRun
+	if cr == nil || cr.Result != "Running" {
+		return false, nil
+	}
+	var job *batchv1.Job
+	for i := range jobs.Items {
+		if jobs.Items[i].Name == cr.Job {
+			job = &jobs.Items[i]
+		}
+	}
+	return false, r.recordResult(ctx, ws, job)
+}
+
+// adopt points status.currentRun at a running Job found in the cluster.
+func (r *Reconciler) adopt(ws *magosv1.Workspace, job *batchv1.Job) {
+	if cr := ws.Status.CurrentRun; cr != nil && cr.Job == job.Name {
+		return
+	}
+	n, _ := strconv.ParseInt(job.Annotations[runNumberAnnotation], 10, 64)
+	ws.Status.Runs = max(ws.Status.Runs, n)
+	started := job.CreationTimestamp
+	ws.Status.CurrentRun = &magosv1.RunStatus{
+		Job: job.Name, Phase: job.Labels[magosv1.PhaseLabel], Result: "Running",
+		Revision: job.Annotations[revisionAnnotation], InputsDigest: job.Annotations[inputsAnnotation],
+		PlanID: job.Annotations["magos.dev/plan-id"], Drift: job.Annotations[driftAnnotation] == "true", Started: &started,
+	}
+}
+
+// jobFinished reports whether job finished and whether it succeeded.
+func jobFinished(job *batchv1.Job) (done, succeeded bool) {
+	for _, c := range job.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			return true, true
+		case batchv1.JobFailed:
+			return true, false
+		}
+	}
+	return false, false
+}
+
+func jobFailureMessage(job *batchv1.Job) string {
+	for _, c := range job.Status.Conditions {
+		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+			return fmt.Sprintf("Job failed (%s): %s", c.Reason, c.Message)
+		}
+	}
+	return "Job failed"
+}

@@ -1,0 +1,150 @@
+package workspace
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/conditions"
+	"github.com/magos-dev/magos/controllers/internal/rerror"
+)
+
+// Reasons of Workspace conditions and events.
+const (
+	SourceNotReadyReason   = "SourceNotReady"
+	PlanningReason         = "Planning"
+	ApplyingReason         = "Applying"
+	DestroyingReason       = "Destroying"
+	AwaitingApprovalReason = "AwaitingApproval"
+	AppliedReason          = "Applied"
+	PlannedReason          = "Planned"
+	NoChangesReason        = "NoChanges"
+	RunFailedReason        = "RunFailed"
+	PlanStaleReason        = "PlanStale"
+	StateLockedReason      = "StateLocked"
+	DriftDetectedReason    = "DriftDetected"
+	NoDriftReason          = "NoDrift"
+	DestroyFailedReason    = "DestroyFailed"
+	UnlockedReason         = "Unlocked"
+)
+
+// observation is what one reconcile of a Workspace saw and decided.
+type observation struct {
+	Suspended bool
+	// SourceMessage is set while the source has no usable artifact.
+	SourceMessage string
+	// Revision is the source revision the Workspace should be at.
+	Revision string
+	// Phase is what the run logic decided.
+	Phase magosv1.WorkspacePhase
+	// Reason and Message explain Phase when it is a waiting or failed one.
+	Reason, Message string
+	// Err is the reconcile error, if any.
+	Err error
+}
+
+// computeStatus sets phase, conditions and observedGeneration from the
+// observation and the run data already in ws.Status. It is pure.
+func computeStatus(ws *magosv1.Workspace, o observation) {
+	st := &ws.Status
+	if o.Phase != "" {
+		st.Phase = o.Phase
+	}
+	setPlanned(ws, o)
+	setApplied(ws, o)
+	setDrifted(ws)
+
+	switch {
+	case o.Err != nil:
+		if e, ok := rerror.As(o.Err); ok && e.Stalling {
+			st.Phase = magosv1.PhaseFailed
+			conditions.MarkStalled(ws, e.Reason, e.Error())
+			return
+		}
+		reason := magosv1.ProgressingWithRetryReason
+		if e, ok := rerror.As(o.Err); ok {
+			reason = e.Reason
+		}
+		conditions.MarkReconciling(ws, magosv1.ProgressingWithRetryReason, o.Err.Error())
+		conditions.Set(ws, magosv1.ReadyCondition, metav1.ConditionFalse, reason, o.Err.Error())
+		return
+	case o.Suspended:
+		conditions.MarkReady(ws, metav1.ConditionFalse, magosv1.SuspendedReason, "Workspace is suspended; no runs start")
+	case o.SourceMessage != "":
+		conditions.MarkReconciling(ws, SourceNotReadyReason, o.SourceMessage)
+	default:
+		switch o.Phase {
+		case magosv1.PhasePlanning, magosv1.PhaseValidating, magosv1.PhaseApplying, magosv1.PhaseDestroying:
+			conditions.MarkReconciling(ws, orDefault(o.Reason, magosv1.ProgressingReason), o.Message)
+		case magosv1.PhaseAwaitingApproval, magosv1.PhaseAwaitingPromotion:
+			conditions.MarkReady(ws, metav1.ConditionFalse, o.Reason, o.Message)
+		case magosv1.PhaseFailed:
+			if o.Reason == StateLockedReason || o.Reason == DestroyFailedReason {
+				conditions.MarkStalled(ws, o.Reason, o.Message)
+			} else {
+				conditions.MarkReady(ws, metav1.ConditionFalse, orDefault(o.Reason, RunFailedReason), o.Message)
+			}
+		default:
+			conditions.MarkReady(ws, metav1.ConditionTrue, magosv1.ReconciliationSucceededReason, orDefault(o.Message, "Applied revision "+o.Revision))
+		}
+	}
+	st.ObservedGeneration = ws.Generation
+}
+
+func setPlanned(ws *magosv1.Workspace, o observation) {
+	p := ws.Status.Plan
+	switch {
+	case p == nil:
+		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionFalse, "NoPlan", "No plan for the current revision and inputs yet")
+	case p.Revision != o.Revision && o.Revision != "":
+		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionFalse, "Outdated",
+			fmt.Sprintf("Plan %s is for revision %s; revision %s is not planned yet", p.ID, p.Revision, o.Revision))
+	case !p.HasChanges:
+		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionTrue, NoChangesReason, fmt.Sprintf("Plan %s has no changes", p.ID))
+	default:
+		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionTrue, PlannedReason, PlanSummary(p))
+	}
+}
+
+func setApplied(ws *magosv1.Workspace, o observation) {
+	a, p := ws.Status.LastApplied, ws.Status.Plan
+	switch {
+	case a == nil:
+		conditions.Set(ws, magosv1.AppliedCondition, metav1.ConditionFalse, "NotApplied", "Nothing applied yet")
+	case p != nil && p.HasChanges && p.ID != a.PlanID:
+		conditions.Set(ws, magosv1.AppliedCondition, metav1.ConditionFalse, "PendingPlan",
+			fmt.Sprintf("Plan %s (%s) is not applied yet; last applied revision %s", p.ID, PlanSummary(p), a.Revision))
+	default:
+		conditions.Set(ws, magosv1.AppliedCondition, metav1.ConditionTrue, AppliedReason,
+			fmt.Sprintf("Applied plan %s of revision %s", a.PlanID, a.Revision))
+	}
+}
+
+func setDrifted(ws *magosv1.Workspace) {
+	p, a := ws.Status.Plan, ws.Status.LastApplied
+	if p == nil || !p.Drift {
+		return
+	}
+	switch {
+	case !p.HasChanges:
+		conditions.Set(ws, magosv1.DriftedCondition, metav1.ConditionFalse, NoDriftReason, fmt.Sprintf("Drift check %s found no changes", p.ID))
+	case a != nil && a.PlanID == p.ID:
+		conditions.Set(ws, magosv1.DriftedCondition, metav1.ConditionFalse, AppliedReason, fmt.Sprintf("Drift corrected by plan %s", p.ID))
+	default:
+		conditions.Set(ws, magosv1.DriftedCondition, metav1.ConditionTrue, DriftDetectedReason,
+			fmt.Sprintf("Drift check %s found changes made outside Magos: %s", p.ID, PlanSummary(p)))
+	}
+}
+
+// PlanSummary is "+add ~change -destroy".
+func PlanSummary(p *magosv1.PlanStatus) string {
+	return fmt.Sprintf("+%d ~%d -%d", p.Add, p.Change, p.Destroy)
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
