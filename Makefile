@@ -16,6 +16,13 @@ FLUX_SOURCE_API_VERSION := 1.9.6
 KUBE_ASSETS := $(BIN)/k8s
 ENGINES := $(BIN)/engines
 TOFU := $(ENGINES)/opentofu/$(TOFU_VERSION)/tofu
+# The magostest provider, in the filesystem mirror layout OpenTofu installs from
+# (tools/testprovider/tofurc.tmpl is the CLI configuration that points there).
+PROVIDERS := $(BIN)/providers
+TESTPROVIDER_VERSION := 0.1.0
+TESTPROVIDER_PLATFORM := $(shell go env GOOS)_$(shell go env GOARCH)
+TESTPROVIDER := $(PROVIDERS)/registry.opentofu.org/magos/magostest/$(TESTPROVIDER_VERSION)/$(TESTPROVIDER_PLATFORM)/terraform-provider-magostest_v$(TESTPROVIDER_VERSION)
+TESTPROVIDER_SOURCES := $(shell find tools/testprovider -name '*.go' ! -name '*_test.go')
 CONTROLLER_GEN := $(BIN)/controller-gen
 GOLANGCI_LINT := $(BIN)/golangci-lint
 
@@ -86,7 +93,7 @@ bench: tools ## Run the benchmarks and print their figures.
 ##@ Local control plane
 
 .PHONY: tools
-tools: $(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/etcd $(KUBE_ASSETS)/kubectl $(TOFU) ## Build kube-apiserver, etcd, kubectl and OpenTofu into bin/ (cached).
+tools: $(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/etcd $(KUBE_ASSETS)/kubectl $(TOFU) $(TESTPROVIDER) ## Build kube-apiserver, etcd, kubectl, OpenTofu and the test provider into bin/ (cached).
 
 $(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/kubectl: $(KUBE_ASSETS)/%: tools/controlplane/kubernetes/go.mod tools/controlplane/kubernetes/cmd/%/main.go
 	@echo "Building $* v$(KUBE_VERSION) (the first kube-apiserver build takes ~5 minutes)"
@@ -102,6 +109,14 @@ $(TOFU):
 	dir=$$(GOWORK=off GOFLAGS=-mod=mod go mod download -json github.com/opentofu/opentofu@v$(TOFU_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
 		cd $$dir && GOWORK=off go build -trimpath \
 		-ldflags "-s -w -X github.com/opentofu/opentofu/version.dev=no" -o $@.tmp ./cmd/tofu && mv $@.tmp $@
+
+.PHONY: testprovider
+testprovider: $(TESTPROVIDER) ## Build the magostest provider into the filesystem mirror bin/providers (see tools/testprovider/README.md).
+
+$(TESTPROVIDER): tools/testprovider/go.mod tools/testprovider/go.sum $(TESTPROVIDER_SOURCES)
+	@echo "Building the magostest provider v$(TESTPROVIDER_VERSION) into $(PROVIDERS)"
+	@mkdir -p $(dir $@)
+	cd tools/testprovider && GOWORK=off go build -trimpath -ldflags "-s -w" -o $@.tmp . && mv $@.tmp $@
 
 $(CONTROLLER_GEN): tools/go.mod
 	cd tools && GOWORK=off go build -o $(BIN)/ sigs.k8s.io/controller-tools/cmd/controller-gen
