@@ -20,9 +20,11 @@ type entry struct {
 	linkname string
 }
 
-func file(name, body string) entry      { return entry{name: name, typ: tar.TypeReg, body: body} }
-func dir(name string) entry             { return entry{name: name, typ: tar.TypeDir} }
-func symlink(name, target string) entry { return entry{name: name, typ: tar.TypeSymlink, linkname: target} }
+func file(name, body string) entry { return entry{name: name, typ: tar.TypeReg, body: body} }
+func dir(name string) entry        { return entry{name: name, typ: tar.TypeDir} }
+func symlink(name, target string) entry {
+	return entry{name: name, typ: tar.TypeSymlink, linkname: target}
+}
 func hardlink(name, target string) entry {
 	return entry{name: name, typ: tar.TypeLink, linkname: target}
 }

@@ -1,0 +1,20 @@
+// Package planstore stores a saved plan in Kubernetes Secrets and loads it
+// back, as the run contract (apis/magos/v1alpha1, run_contract.go) lays out:
+//
+//   - the plan is gzip(tar{plan.json, plan.bin}): the engine's JSON rendering
+//     and its binary plan file;
+//   - the stream is cut into chunks of at most PlanChunkBytes, one Secret
+//     each, named PlanSecretName(workspace, i), of type PlanSecretType, with
+//     the chunk under PlanChunkKey;
+//   - chunks 1..n-1 are written first and chunk 0 last; chunk 0 carries the
+//     annotations (chunk count, sha256 of the joined stream, plan digest and
+//     plan ID), so a reader never takes a half-written plan for a whole one;
+//   - higher chunks left over from a bigger earlier plan are deleted.
+//
+// Names are fixed per Workspace, so every call is a get, create, update or
+// delete by name and a Role can restrict the runner to those names. Load
+// verifies the chunk count, the stream's sha256 and the plan digest before
+// it returns anything. The runner stores plans; the workspace-controller
+// uses Load or Stat to read them (with any client that can get a Secret, see
+// Getter and GetterFunc).
+package planstore

@@ -1,0 +1,144 @@
+package planstore
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"golang.org/x/sync/errgroup"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/runner/internal/plansummary"
+)
+
+// writers is how many chunks are written at once.
+const writers = 2
+
+// Store writes in as the Workspace's stored plan, replacing any earlier one,
+// and returns what it wrote.
+func Store(ctx context.Context, w Writer, in Input) (Meta, error) {
+	stream, err := pack(in.JSON, in.Binary)
+	if err != nil {
+		return Meta{}, err
+	}
+	n := (len(stream) + magosv1.PlanChunkBytes - 1) / magosv1.PlanChunkBytes
+	if n > magosv1.MaxPlanChunks {
+		return Meta{}, fmt.Errorf("%w: %d bytes compressed need %d Secrets of %d bytes, more than %d",
+			ErrTooLarge, len(stream), n, magosv1.PlanChunkBytes, magosv1.MaxPlanChunks)
+	}
+	sum := sha256.Sum256(stream)
+	meta := Meta{
+		ID:     in.ID,
+		Digest: plansummary.Digest(in.JSON),
+		SHA256: "sha256:" + hex.EncodeToString(sum[:]),
+		Chunks: n,
+		Size:   int64(len(stream)),
+	}
+	// Chunk 0 last: until it is written, chunk 0 still describes the old
+	// plan, whose checksum the new chunks do not match.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(writers)
+	for i := 1; i < n; i++ {
+		g.Go(func() error { return put(gctx, w, chunkSecret(in, meta, i, chunkOf(stream, i))) })
+	}
+	if err := g.Wait(); err != nil {
+		return Meta{}, err
+	}
+	if err := put(ctx, w, chunkSecret(in, meta, 0, chunkOf(stream, 0))); err != nil {
+		return Meta{}, err
+	}
+	// Chunks beyond n belong to an earlier, bigger plan.
+	for i := n; i < magosv1.MaxPlanChunks; i++ {
+		err := w.Delete(ctx, magosv1.PlanSecretName(in.Workspace, i), metav1.DeleteOptions{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if err != nil {
+			return Meta{}, fmt.Errorf("deleting leftover plan chunk %d: %w", i, err)
+		}
+	}
+	return meta, nil
+}
+
+func chunkOf(stream []byte, i int) []byte {
+	start := i * magosv1.PlanChunkBytes
+	return stream[start:min(start+magosv1.PlanChunkBytes, len(stream))]
+}
+
+// chunkSecret is the Secret holding chunk i.
+func chunkSecret(in Input, meta Meta, i int, chunk []byte) *corev1.Secret {
+	s := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: magosv1.PlanSecretName(in.Workspace, i),
+			Labels: map[string]string{
+				magosv1.WorkspaceLabel: in.Workspace,
+				magosv1.PlanIDLabel:    in.ID,
+				magosv1.ManagedByLabel: magosv1.ManagedByValue,
+			},
+			Annotations:     map[string]string{magosv1.PlanIDAnnotation: in.ID},
+			OwnerReferences: []metav1.OwnerReference{in.Owner},
+		},
+		Type: magosv1.PlanSecretType,
+		Data: map[string][]byte{magosv1.PlanChunkKey: chunk},
+	}
+	if i == 0 {
+		s.Annotations[magosv1.PlanChunksAnnotation] = strconv.Itoa(meta.Chunks)
+		s.Annotations[magosv1.PlanSHA256Annotation] = meta.SHA256
+		s.Annotations[magosv1.PlanDigestAnnotation] = meta.Digest
+	}
+	return s
+}
+
+// put replaces s whole or, when it does not exist, creates it. Replacing
+// is tried first: a Workspace is planned again and again, so its chunks
+// usually exist, and each attempt sends the whole chunk.
+func put(ctx context.Context, w Writer, s *corev1.Secret) error {
+	// Secrets allow unconditional updates, so no read is needed first.
+	_, err := w.Update(ctx, s, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = w.Create(ctx, s, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			_, err = w.Update(ctx, s, metav1.UpdateOptions{})
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("writing plan Secret %s: %w", s.Name, err)
+	}
+	return nil
+}
+
+// pack returns gzip(tar{plan.json, plan.bin}). The JSON comes first so a
+// reader that only needs it can stop early; headers carry no owner or time,
+// so the same plan packs to the same bytes.
+func pack(planJSON, planBin []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{magosv1.PlanJSONFile, planJSON}, {magosv1.PlanBinaryFile, planBin}} {
+		hdr := &tar.Header{Name: f.name, Typeflag: tar.TypeReg, Mode: 0o600, Size: int64(len(f.data)), Format: tar.FormatPAX}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := gz.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
