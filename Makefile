@@ -28,7 +28,7 @@ GOLANGCI_LINT := $(BIN)/golangci-lint
 
 # Every Go module of the repository; tools modules are kept out of go.work.
 WORK_MODULES := apis apis/client controllers runner tools/harness
-TOOL_MODULES := tools tools/controlplane/kubernetes tools/controlplane/etcd
+TOOL_MODULES := tools tools/controlplane/kubernetes tools/controlplane/etcd tools/testprovider
 MODULES := $(WORK_MODULES) $(TOOL_MODULES)
 CONTROLLERS := workspace project rollout variableset
 
