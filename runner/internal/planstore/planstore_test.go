@@ -162,7 +162,9 @@ func TestLoadRefusesBrokenPlans(t *testing.T) {
 		{
 			name: "a wrong chunk count",
 			breakIt: func(t *testing.T, s corev1Secrets) {
-				editChunk(t, s, 0, func(sec *corev1.Secret) { sec.Annotations[magosv1.PlanChunksAnnotation] = strconv.Itoa(magosv1.MaxPlanChunks + 1) })
+				editChunk(t, s, 0, func(sec *corev1.Secret) {
+					sec.Annotations[magosv1.PlanChunksAnnotation] = strconv.Itoa(magosv1.MaxPlanChunks + 1)
+				})
 			},
 			wantIs: planstore.ErrCorrupt, wantErr: "no valid magos.dev/chunks annotation",
 		},

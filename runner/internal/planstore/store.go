@@ -10,10 +10,10 @@ import (
 	"fmt"
 	"strconv"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"golang.org/x/sync/errgroup"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/runner/internal/plansummary"

@@ -1,0 +1,85 @@
+package statebackend
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// OverrideFile is the name of the file the runner writes into the
+// configuration directory. An override file's backend block replaces the
+// configuration's own backend or cloud block, or adds one where there is
+// none (OpenTofu and Terraform merge `*_override.tf` files after the rest).
+const OverrideFile = "zz_magos_backend_override.tf"
+
+// httpBackendBlock points the engine at Server; the addresses and the
+// password come from the TF_HTTP_* environment (see Server.Env), so that a
+// saved plan, which records this block, applies in a run serving another
+// port.
+const httpBackendBlock = `# Written by the Magos runner: state is served by the runner itself.
+terraform {
+  backend "http" {}
+}
+`
+
+// WriteHTTPOverride writes the override that selects the runner's server.
+func WriteHTTPOverride(configDir string) error {
+	return os.WriteFile(filepath.Join(configDir, OverrideFile), []byte(httpBackendBlock), 0o600)
+}
+
+// WriteUserOverride writes the user's backend configuration file as the
+// override. The file may hold a whole `terraform { backend "..." { ... } }`
+// block or just the `backend "..." { ... }` block, which is then wrapped.
+func WriteUserOverride(configDir, userFile string) error {
+	b, err := os.ReadFile(userFile)
+	if err != nil {
+		return fmt.Errorf("reading the backend configuration: %w", err)
+	}
+	var out []byte
+	switch firstWord(b) {
+	case "terraform":
+		out = b
+	case "backend":
+		out = append(append([]byte("terraform {\n"), b...), []byte("\n}\n")...)
+	default:
+		return fmt.Errorf("the backend configuration %s must hold a backend block (`backend \"TYPE\" { ... }`), optionally inside a terraform block", filepath.Base(userFile))
+	}
+	return os.WriteFile(filepath.Join(configDir, OverrideFile), out, 0o600)
+}
+
+// firstWord returns the first identifier of an HCL file, skipping blank
+// lines and comments.
+func firstWord(b []byte) string {
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	inBlock := false
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if inBlock {
+			if i := strings.Index(line, "*/"); i >= 0 {
+				line, inBlock = strings.TrimSpace(line[i+2:]), false
+			} else {
+				continue
+			}
+		}
+		if strings.HasPrefix(line, "/*") {
+			if i := strings.Index(line, "*/"); i >= 0 {
+				line = strings.TrimSpace(line[i+2:])
+			} else {
+				inBlock = true
+				continue
+			}
+		}
+		if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, "//") {
+			continue
+		}
+		end := strings.IndexFunc(line, func(r rune) bool { return r == ' ' || r == '\t' || r == '{' || r == '"' })
+		if end < 0 {
+			return line
+		}
+		return line[:end]
+	}
+	return ""
+}

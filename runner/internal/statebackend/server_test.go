@@ -1,0 +1,149 @@
+package statebackend_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/magos-dev/magos/runner/internal/statebackend"
+)
+
+// client speaks the http backend protocol as the engine does.
+type client struct {
+	t   *testing.T
+	srv *statebackend.Server
+}
+
+func (c client) do(method, path string, body []byte) (int, string) {
+	c.t.Helper()
+	req, err := http.NewRequest(method, c.srv.URL()+path, bytes.NewReader(body))
+	require.NoError(c.t, err)
+	req.SetBasicAuth("magos", c.srv.Password())
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(c.t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(c.t, err)
+	return resp.StatusCode, string(b)
+}
+
+func lockInfo(id, who string) []byte {
+	b, _ := json.Marshal(statebackend.LockInfo{ID: id, Who: who, Operation: "OperationTypePlan", Created: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)})
+	return b
+}
+
+func TestServerStateAndLock(t *testing.T) {
+	ctx := context.Background()
+	store, cs, ns := newStore(t)
+	srv := startServer(t, store)
+	c := client{t: t, srv: srv}
+
+	code, _ := c.do(http.MethodGet, "/state", nil)
+	assert.Equal(t, http.StatusNotFound, code, "no state yet")
+
+	// The first lock creates the Lease the way the kubernetes backend does.
+	code, _ = c.do("LOCK", "/lock", lockInfo("lock-a", "runner-a@pod-a"))
+	require.Equal(t, http.StatusOK, code)
+	lease, err := cs.CoordinationV1().Leases(ns).Get(ctx, store.LockLease, metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NotNil(t, lease.Spec.HolderIdentity)
+	assert.Equal(t, "lock-a", *lease.Spec.HolderIdentity)
+	assert.Contains(t, lease.Annotations[statebackend.LockInfoAnnotation], `"Who":"runner-a@pod-a"`)
+	assert.Equal(t, "true", lease.Labels["tfstate"])
+
+	// Taking it again with the same ID is fine; another ID is refused with
+	// the holder's lock info.
+	code, _ = c.do("LOCK", "/lock", lockInfo("lock-a", "runner-a@pod-a"))
+	assert.Equal(t, http.StatusOK, code)
+	_, hadConflict := srv.LockConflict()
+	assert.False(t, hadConflict)
+	code, body := c.do("LOCK", "/lock", lockInfo("lock-b", "runner-b@pod-b"))
+	assert.Equal(t, http.StatusLocked, code)
+	assert.Contains(t, body, `"ID":"lock-a"`)
+	held, hadConflict := srv.LockConflict()
+	require.True(t, hadConflict)
+	assert.Equal(t, "runner-a@pod-a (lock ID lock-a, OperationTypePlan, since 2026-01-02T03:04:05Z)", held.Holder())
+
+	// Writes must come with the holder's ID.
+	state := []byte(`{"version":4,"serial":1,"lineage":"x"}`)
+	code, _ = c.do(http.MethodPost, "/state?ID=lock-b", state)
+	assert.Equal(t, http.StatusConflict, code)
+	code, _ = c.do(http.MethodPost, "/state", state)
+	assert.Equal(t, http.StatusLocked, code)
+	code, _ = c.do(http.MethodPost, "/state?ID=lock-a", state)
+	require.Equal(t, http.StatusOK, code)
+
+	// The state is stored gzip'd under "tfstate", as the kubernetes backend does.
+	sec, err := cs.CoreV1().Secrets(ns).Get(ctx, store.StateSecret, metav1.GetOptions{})
+	require.NoError(t, err)
+	zr, err := gzip.NewReader(bytes.NewReader(sec.Data["tfstate"]))
+	require.NoError(t, err)
+	stored, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	assert.Equal(t, state, stored)
+	assert.Equal(t, map[string]string{
+		"tfstate": "true", "tfstateSecretSuffix": workspace, "tfstateWorkspace": "default",
+		"magos.dev/workspace": workspace, "app.kubernetes.io/managed-by": "magos",
+	}, sec.Labels)
+	code, body = c.do(http.MethodGet, "/state", nil)
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, string(state), body)
+
+	// Only the holder unlocks.
+	code, _ = c.do("UNLOCK", "/lock", lockInfo("lock-b", "runner-b@pod-b"))
+	assert.Equal(t, http.StatusLocked, code)
+	code, _ = c.do("UNLOCK", "/lock", lockInfo("lock-a", "runner-a@pod-a"))
+	assert.Equal(t, http.StatusOK, code)
+	lease, err = cs.CoordinationV1().Leases(ns).Get(ctx, store.LockLease, metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Nil(t, lease.Spec.HolderIdentity)
+	assert.NotContains(t, lease.Annotations, statebackend.LockInfoAnnotation)
+
+	// A freed lock can be taken by the next run.
+	code, _ = c.do("LOCK", "/lock", lockInfo("lock-b", "runner-b@pod-b"))
+	assert.Equal(t, http.StatusOK, code)
+}
+
+func TestServerReportsForeignLeaseHolders(t *testing.T) {
+	ctx := context.Background()
+	store, _, _ := newStore(t)
+	srv := startServer(t, store)
+	// A Lease held by something that wrote no lock info.
+	require.NoError(t, store.Lock(ctx, lockInfo("first", "someone")))
+	holder, err := store.Holder(ctx)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(holder, "someone (lock ID first"), holder)
+
+	code, body := client{t: t, srv: srv}.do("LOCK", "/lock", lockInfo("second", "me"))
+	assert.Equal(t, http.StatusLocked, code)
+	assert.Contains(t, body, `"ID":"first"`)
+}
+
+func TestServerRequiresThePassword(t *testing.T) {
+	store, _, _ := newStore(t)
+	srv := startServer(t, store)
+	for _, auth := range []func(*http.Request){
+		func(*http.Request) {},
+		func(r *http.Request) { r.SetBasicAuth("magos", "wrong") },
+	} {
+		req, err := http.NewRequest(http.MethodGet, srv.URL()+"/state", nil)
+		require.NoError(t, err)
+		auth(req)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	}
+	assert.Equal(t, srv.Password(), srv.Env()["TF_HTTP_PASSWORD"])
+	assert.True(t, strings.HasPrefix(srv.Env()["TF_HTTP_ADDRESS"], "http://127.0.0.1:"))
+}
