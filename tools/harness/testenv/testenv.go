@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -37,17 +38,23 @@ type Environment struct {
 // Main starts the environment, runs the package's tests and stops it; use it
 // as the body of TestMain. It exits the process.
 func Main(m *testing.M, env **Environment) {
+	os.Exit(Run(m, env))
+}
+
+// Run is Main without the exit: it returns the tests' exit code, so that
+// TestMain can clean up what it set up before the environment.
+func Run(m *testing.M, env **Environment) int {
 	e, err := Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testenv:", err)
-		os.Exit(1)
+		return 1
 	}
 	*env = e
 	code := m.Run()
 	if err := e.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "testenv: stopping:", err)
 	}
-	os.Exit(code)
+	return code
 }
 
 // Start boots kube-apiserver and etcd from bin/k8s and installs the CRDs.
@@ -145,10 +152,11 @@ func RepoRoot() (string, error) {
 	}
 }
 
-// Scheme holds the core and Magos types.
+// Scheme holds the core, Magos and Flux source types.
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(magosv1.AddToScheme(s))
+	utilruntime.Must(sourcev1.AddToScheme(s))
 	return s
 }
