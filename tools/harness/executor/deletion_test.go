@@ -1,0 +1,74 @@
+package executor_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+func keyOf(o client.Object) types.NamespacedName { return client.ObjectKeyFromObject(o) }
+
+// waitGone waits until the object is deleted.
+func waitGone(t *testing.T, o client.Object) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		return apierrors.IsNotFound(env.Client.Get(context.Background(), keyOf(o), o))
+	}, timeout, 100*time.Millisecond, "%s was not deleted", keyOf(o))
+}
+
+func TestDeletingARunningJob(t *testing.T) {
+	for _, policy := range []metav1.DeletionPropagation{metav1.DeletePropagationBackground, metav1.DeletePropagationForeground} {
+		t.Run(string(policy), func(t *testing.T) {
+			f := newFixture(t)
+			startExecutor(t, f.ns)
+			job := f.job("apply-1", "sleep")
+			key := create(t, job)
+			pod := waitPod(t, key, phase(corev1.PodRunning))
+
+			require.NoError(t, env.Client.Delete(context.Background(), job, client.PropagationPolicy(policy)))
+			waitGone(t, job)
+			waitGone(t, pod)
+			assert.Equal(t, []string{"started", "terminated"}, records(t, f.record), "stopped gracefully")
+		})
+	}
+}
+
+func TestOrphanDeletionLeavesThePodRunning(t *testing.T) {
+	f := newFixture(t)
+	startExecutor(t, f.ns)
+	job := f.job("apply-1", "sleep")
+	key := create(t, job)
+	waitPod(t, key, phase(corev1.PodRunning))
+
+	// batch/v1 Jobs default to Orphan propagation.
+	require.NoError(t, env.Client.Delete(context.Background(), job))
+	waitGone(t, job)
+	pod := waitPod(t, key, func(p *corev1.Pod) bool { return len(p.OwnerReferences) == 0 && len(p.Finalizers) == 0 })
+	assert.Equal(t, corev1.PodRunning, pod.Status.Phase, "as on a real cluster, the orphan keeps running")
+
+	require.NoError(t, env.Client.Delete(context.Background(), pod))
+	waitGone(t, pod)
+	assert.Equal(t, []string{"started", "terminated"}, records(t, f.record))
+}
+
+func TestFinishedJobIsDeletedAfterItsTTL(t *testing.T) {
+	f := newFixture(t)
+	startExecutor(t, f.ns)
+	job := f.job("plan-1", "succeed")
+	job.Spec.TTLSecondsAfterFinished = new(int32(1))
+	key := create(t, job)
+
+	waitJob(t, key, batchv1.JobComplete)
+	pod := waitPod(t, key, phase(corev1.PodSucceeded))
+	waitGone(t, job)
+	waitGone(t, pod)
+}

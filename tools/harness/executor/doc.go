@@ -1,0 +1,30 @@
+// Package executor is a local stand-in for the job controller and the
+// kubelet, for control planes that have neither (the test environment and
+// `make demo`). It runs Magos Jobs as processes on this machine:
+//
+//   - as the job controller, it creates one Pod per Job from the Job's
+//     template (bound to the node "local", with the job-tracking finalizer),
+//     keeps the Job's status (startTime, active, ready, succeeded, failed,
+//     conditions) the way the job controller does for a Job with one
+//     completion and no retries, enforces activeDeadlineSeconds, deletes
+//     finished Jobs after ttlSecondsAfterFinished, and plays the garbage
+//     collector for the Jobs' Pods (Background, Foreground and Orphan
+//     deletion);
+//   - as the kubelet, it resolves the container's environment exactly as
+//     the kubelet does (value with $(VAR) expansion, valueFrom secretKeyRef,
+//     configMapKeyRef and fieldRef, envFrom; a missing required Secret or key
+//     is a CreateContainerConfigError), then runs one binary (the image is
+//     ignored) with the container's arguments, with KUBECONFIG pointing at a
+//     kubeconfig that impersonates the Pod's ServiceAccount, so the real
+//     apiserver enforces the Pod's RBAC; it reports the container's state and
+//     termination message in the Pod's status and honours graceful deletion.
+//
+// A process that disappears without its status being reported (the
+// executor was stopped or crashed) is never started again: a restarted
+// executor marks its Pod Failed with reason ExecutorRestarted, as a real
+// node that lost a container would. Tests can also kill a run's process
+// abruptly with Kill, as if its node died.
+//
+//	ex, err := executor.New(env.Config, executor.Options{RunnerPath: "bin/runner", Namespace: ns})
+//	go ex.Start(ctx)
+package executor
