@@ -13,8 +13,10 @@
 //   - as the kubelet, it resolves the container's environment exactly as
 //     the kubelet does (value with $(VAR) expansion, valueFrom secretKeyRef,
 //     configMapKeyRef and fieldRef, envFrom; a missing required Secret or key
-//     is a CreateContainerConfigError), then runs one binary (the image is
-//     ignored) with the container's arguments, with KUBECONFIG pointing at a
+//     is a CreateContainerConfigError), writes its Secret, ConfigMap and
+//     projected volumes to local directories and maps the mount paths found
+//     in env values and arguments to them, then runs one binary (the image
+//     is ignored) with the container's arguments, with KUBECONFIG pointing at a
 //     kubeconfig that impersonates the Pod's ServiceAccount, so the real
 //     apiserver enforces the Pod's RBAC; it reports the container's state and
 //     termination message in the Pod's status and honours graceful deletion.

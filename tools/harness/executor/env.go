@@ -57,8 +57,12 @@ func (l *envList) Environ() []string {
 }
 
 // configError is an error that keeps a container from being created: the
-// kubelet reports it as the waiting reason CreateContainerConfigError.
-type configError struct{ err error }
+// kubelet reports it as the waiting reason CreateContainerConfigError, or
+// keeps the container ContainerCreating for a volume it cannot mount.
+type configError struct {
+	err   error
+	mount bool
+}
 
 func (e *configError) Error() string { return e.err.Error() }
 func (e *configError) Unwrap() error { return e.err }
@@ -136,7 +140,7 @@ func (r *envResolver) value(ctx context.Context, v corev1.EnvVar, env *envList) 
 	case from.FieldRef != nil:
 		value, err := podFieldValue(r.pod, from.FieldRef.FieldPath)
 		if err != nil {
-			return "", false, &configError{err}
+			return "", false, &configError{err: err}
 		}
 		return value, false, nil
 	case from.SecretKeyRef != nil:
@@ -153,7 +157,7 @@ func (r *envResolver) value(ctx context.Context, v corev1.EnvVar, env *envList) 
 			if isOptional(ref.Optional) {
 				return "", true, nil
 			}
-			return "", false, &configError{fmt.Errorf("couldn't find key %s in Secret %s/%s", ref.Key, r.pod.Namespace, ref.Name)}
+			return "", false, &configError{err: fmt.Errorf("couldn't find key %s in Secret %s/%s", ref.Key, r.pod.Namespace, ref.Name)}
 		}
 		return string(data), false, nil
 	case from.ConfigMapKeyRef != nil:
@@ -170,13 +174,13 @@ func (r *envResolver) value(ctx context.Context, v corev1.EnvVar, env *envList) 
 			if isOptional(ref.Optional) {
 				return "", true, nil
 			}
-			return "", false, &configError{fmt.Errorf("couldn't find key %s in ConfigMap %s/%s", ref.Key, r.pod.Namespace, ref.Name)}
+			return "", false, &configError{err: fmt.Errorf("couldn't find key %s in ConfigMap %s/%s", ref.Key, r.pod.Namespace, ref.Name)}
 		}
 		return data, false, nil
 	case from.ResourceFieldRef != nil:
-		return "", false, &configError{fmt.Errorf("env %s: resourceFieldRef is not supported by the local executor", v.Name)}
+		return "", false, &configError{err: fmt.Errorf("env %s: resourceFieldRef is not supported by the local executor", v.Name)}
 	default:
-		return "", false, &configError{fmt.Errorf("env %s: unsupported valueFrom", v.Name)}
+		return "", false, &configError{err: fmt.Errorf("env %s: unsupported valueFrom", v.Name)}
 	}
 }
 
@@ -208,7 +212,7 @@ func (r *envResolver) configMap(ctx context.Context, name string) (*corev1.Confi
 // errors (the apiserver being unreachable) are retried as they are.
 func asConfigError(err error) error {
 	if apierrors.IsNotFound(err) {
-		return &configError{err}
+		return &configError{err: err}
 	}
 	return err
 }

@@ -11,6 +11,10 @@ const (
 	// not be resolved (a missing Secret, ConfigMap or key), as the kubelet
 	// reports it.
 	ReasonCreateContainerConfigError = "CreateContainerConfigError"
+	// ReasonFailedMount: a Secret or ConfigMap volume could not be mounted
+	// (the Pod's reason once the executor gives up; the container waits
+	// in ContainerCreating meanwhile, as with the kubelet).
+	ReasonFailedMount = "FailedMount"
 	// ReasonContainerCreating: the container is being prepared.
 	ReasonContainerCreating = "ContainerCreating"
 	// ReasonDeadlineExceeded: the Job's activeDeadlineSeconds passed and its

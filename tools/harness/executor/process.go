@@ -55,6 +55,13 @@ func (k *kubelet) execute(ctx context.Context, r *run, pod *corev1.Pod) (out pod
 	if !k.opts.KeepWorkDirs {
 		defer os.RemoveAll(dirs.base)
 	}
+	mounts, err := mountVolumes(ctx, k.reader, pod, c, dirs.volumes)
+	if err != nil {
+		return podOutcome{Failed: true, Reason: ReasonFailedMount, Message: err.Error()}, true
+	}
+	for i := range env.vars {
+		env.vars[i].Value = mapPath(mounts, env.vars[i].Value)
+	}
 	full := k.processEnv(pod, env, dirs)
 	args := make([]string, 0, len(c.Command)+len(c.Args))
 	if len(c.Command) > 1 {
@@ -62,7 +69,7 @@ func (k *kubelet) execute(ctx context.Context, r *run, pod *corev1.Pod) (out pod
 	}
 	args = append(args, c.Args...)
 	for i := range args {
-		args[i] = expand(args[i], full.Get)
+		args[i] = mapPath(mounts, expand(args[i], full.Get))
 	}
 
 	log := logPath(k.opts.LogDir, pod.Namespace, pod.Name)
@@ -172,21 +179,27 @@ func (k *kubelet) resolveWithRetries(ctx context.Context, r *run, pod *corev1.Po
 		if s := r.stopRequested(); s != nil {
 			return nil, podOutcome{Failed: true, Reason: s.Reason, Message: s.Message}, true
 		}
-		env, err := resolveEnv(ctx, k.reader, pod, c)
+		err := checkVolumes(ctx, k.reader, pod, c)
 		if err == nil {
-			return env, podOutcome{}, true
+			if env, err = resolveEnv(ctx, k.reader, pod, c); err == nil {
+				return env, podOutcome{}, true
+			}
 		}
 		var cfgErr *configError
 		if errors.As(err, &cfgErr) {
 			msg := err.Error()
-			k.events.Eventf(pod, nil, corev1.EventTypeWarning, "Failed", "Start", "Error: %s", msg)
+			waiting, final, event := ReasonCreateContainerConfigError, ReasonCreateContainerConfigError, "Failed"
+			if cfgErr.mount {
+				waiting, final, event = ReasonContainerCreating, ReasonFailedMount, ReasonFailedMount
+			}
+			k.events.Eventf(pod, nil, corev1.EventTypeWarning, event, "Start", "Error: %s", msg)
 			if err := k.updatePodStatus(ctx, r.pod, r.uid, func(st *corev1.PodStatus) {
-				setWaiting(st, ReasonCreateContainerConfigError, msg)
+				setWaiting(st, waiting, msg)
 			}); err != nil && ctx.Err() == nil {
 				k.log.Error(err, "Writing the Pod status", "pod", r.pod)
 			}
 			if retries := *k.opts.ConfigErrorRetries; retries >= 0 && attempt > retries {
-				return nil, podOutcome{Failed: true, Reason: ReasonCreateContainerConfigError, Message: msg}, true
+				return nil, podOutcome{Failed: true, Reason: final, Message: msg}, true
 			}
 		} else if ctx.Err() == nil {
 			k.log.Error(err, "Resolving the container environment", "pod", r.pod)
@@ -202,7 +215,7 @@ func (k *kubelet) resolveWithRetries(ctx context.Context, r *run, pod *corev1.Po
 
 // podDirs are a Pod's scratch paths.
 type podDirs struct {
-	base, home, tmp, work, termination, kubeconfig string
+	base, home, tmp, work, volumes, termination, kubeconfig string
 }
 
 // prepareDirs creates a Pod's scratch directories, its empty termination
@@ -217,10 +230,11 @@ func (k *kubelet) prepareDirs(ctx context.Context, pod *corev1.Pod) (podDirs, er
 		home:        filepath.Join(base, "home"),
 		tmp:         filepath.Join(base, "tmp"),
 		work:        filepath.Join(base, "work"),
+		volumes:     filepath.Join(base, "volumes"),
 		termination: filepath.Join(base, "termination-log"),
 		kubeconfig:  filepath.Join(base, "kubeconfig"),
 	}
-	for _, dir := range []string{d.home, d.tmp, d.work} {
+	for _, dir := range []string{d.home, d.tmp, d.work, d.volumes} {
 		if err := os.Mkdir(dir, 0o700); err != nil {
 			return d, err
 		}

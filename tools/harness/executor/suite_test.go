@@ -259,6 +259,7 @@ type probeReport struct {
 	Allowed   string            `json:"allowed"`
 	Forbidden string            `json:"forbidden"`
 	WorkDir   bool              `json:"workDirWritable"`
+	File      string            `json:"file"`
 }
 
 // records reads the lines the probe recorded.

@@ -30,6 +30,8 @@ type Report struct {
 	Allowed   string            `json:"allowed"`
 	Forbidden string            `json:"forbidden"`
 	WorkDir   bool              `json:"workDirWritable"`
+	// File is the content of the file PROBE_FILE names.
+	File string `json:"file"`
 }
 
 func main() {
@@ -45,6 +47,13 @@ func main() {
 	for _, name := range []string{"PROBE_SECRET", "PROBE_NAMESPACE", "PROBE_POD", "PROBE_SA", "PROBE_EXPANDED", "FROM_CM_value", "PROBE_OPTIONAL", "HOME", "MAGOS_VERSIONS_DIR"} {
 		if v, ok := os.LookupEnv(name); ok {
 			rep.Env[name] = v
+		}
+	}
+	if p := os.Getenv("PROBE_FILE"); p != "" {
+		data, err := os.ReadFile(p)
+		rep.File = string(data)
+		if err != nil {
+			rep.File = err.Error()
 		}
 	}
 	rep.WorkDir = os.WriteFile(os.Getenv("MAGOS_WORK_DIR")+"/probe", []byte("x"), 0o600) == nil
