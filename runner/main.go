@@ -4,9 +4,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/magos-dev/magos/runner/internal/runner"
 )
 
 const usage = `Usage: runner <command>
@@ -19,6 +24,9 @@ Commands:
   destroy   destroy everything in the Workspace's state
 
 The controller sets the run's parameters in the environment (MAGOS_*).
+The run's result is written as JSON to $MAGOS_TERMINATION_MESSAGE
+(default /dev/termination-log). Exit codes: 0 succeeded, 1 failed,
+2 usage error, 4 the plan is stale, 5 the state is locked.
 `
 
 func main() {
@@ -35,8 +43,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return 0
 	case "plan", "apply", "destroy":
-		fmt.Fprintf(stderr, "runner %s: not available in this release\n", args[0])
-		return 3
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "runner %s: unexpected arguments %q\n\n%s", args[0], args[1:], usage)
+			return 2
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return runner.Run(ctx, args[0], os.Getenv, stdout, stderr, runner.Options{})
 	default:
 		fmt.Fprintf(stderr, "runner: unknown command %q\n\n%s", args[0], usage)
 		return 2

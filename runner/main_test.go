@@ -16,6 +16,7 @@ func TestUsage(t *testing.T) {
 		{name: "no command prints usage", args: nil, wantCode: 2, wantErr: "Commands:"},
 		{name: "help prints usage on stdout", args: []string{"--help"}, wantCode: 0, wantOut: "plan"},
 		{name: "unknown command is refused", args: []string{"deploy"}, wantCode: 2, wantErr: `unknown command "deploy"`},
+		{name: "extra arguments are refused", args: []string{"plan", "now"}, wantCode: 2, wantErr: `unexpected arguments`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

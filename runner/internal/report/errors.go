@@ -31,6 +31,7 @@ const (
 	ReasonOutputsFailed          = "OutputsFailed"
 	ReasonStateLocked            = "StateLocked"
 	ReasonCanceled               = "Canceled"
+	ReasonRunFailed              = "RunFailed"
 )
 
 // Error is a run failure with the RunResult result and reason it maps to.

@@ -146,15 +146,11 @@ func (s *Store) PutState(ctx context.Context, state []byte) error {
 	if err := zw.Close(); err != nil {
 		return err
 	}
-	for attempt := 0; ; attempt++ {
-		err := s.putOnce(ctx, buf.Bytes())
-		if err == nil || attempt == maxAttempts || !(apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)) {
-			if err != nil {
-				return fmt.Errorf("writing state Secret %s: %w", s.StateSecret, err)
-			}
-			return nil
-		}
+	err := retry(func() error { return s.putOnce(ctx, buf.Bytes()) })
+	if err != nil {
+		return fmt.Errorf("writing state Secret %s: %w", s.StateSecret, err)
 	}
+	return nil
 }
 
 func (s *Store) putOnce(ctx context.Context, gz []byte) error {
@@ -198,12 +194,7 @@ func (s *Store) Lock(ctx context.Context, raw []byte) error {
 	if err := json.Unmarshal(raw, &info); err != nil || info.ID == "" {
 		return fmt.Errorf("invalid lock info: %v", err)
 	}
-	for attempt := 0; ; attempt++ {
-		err := s.lockOnce(ctx, info.ID, raw)
-		if err == nil || attempt == maxAttempts || !(apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)) {
-			return err
-		}
-	}
+	return retry(func() error { return s.lockOnce(ctx, info.ID, raw) })
 }
 
 func (s *Store) lockOnce(ctx context.Context, id string, raw []byte) error {
@@ -242,12 +233,7 @@ func (s *Store) lockOnce(ctx context.Context, id string, raw []byte) error {
 // Unlock releases the lock held with id. Releasing a free lock succeeds;
 // releasing one held with another ID returns a *LockedError.
 func (s *Store) Unlock(ctx context.Context, id string) error {
-	for attempt := 0; ; attempt++ {
-		err := s.unlockOnce(ctx, id)
-		if err == nil || attempt == maxAttempts || !apierrors.IsConflict(err) {
-			return err
-		}
-	}
+	return retry(func() error { return s.unlockOnce(ctx, id) })
 }
 
 func (s *Store) unlockOnce(ctx context.Context, id string) error {
@@ -309,6 +295,20 @@ func (s *Store) Holder(ctx context.Context) (string, error) {
 		return "", nil
 	}
 	return lockedError(lease).Held.Holder(), nil
+}
+
+// retry calls f again while it loses an optimistic-concurrency race (a
+// conflicting update, or a create that another writer beat), at most
+// maxAttempts times.
+func retry(f func() error) error {
+	var err error
+	for range maxAttempts {
+		err = f()
+		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	return err
 }
 
 func holderOf(l *coordinationv1.Lease) string {

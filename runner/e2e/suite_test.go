@@ -1,0 +1,131 @@
+package e2e
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/tools/harness/testenv"
+)
+
+var env *testenv.Environment
+
+func TestMain(m *testing.M) { testenv.Main(m, &env) }
+
+// buildRunner builds the runner binary into a temporary directory.
+func buildRunner(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "runner")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = filepath.Join(env.Root, "runner")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "building the runner: %s", out)
+	return bin
+}
+
+// versionsDir is where `make tools` puts the engines.
+func versionsDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(env.Root, "bin", "engines")
+	if _, err := os.Stat(filepath.Join(dir, "opentofu", "1.10.6", "tofu")); err != nil {
+		t.Fatalf("OpenTofu 1.10.6 not found in %s: run `make tools`", dir)
+	}
+	return dir
+}
+
+// tarGz packs files (path → content) into a gzip'd tar.
+func tarGz(t *testing.T, files map[string]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		hdr := &tar.Header{Name: n, Mode: 0o644, Size: int64(len(files[n])), Typeflag: tar.TypeReg}
+		if strings.HasSuffix(n, "/") {
+			hdr = &tar.Header{Name: n, Mode: 0o755, Typeflag: tar.TypeDir}
+		}
+		require.NoError(t, tw.WriteHeader(hdr))
+		_, err := tw.Write([]byte(files[n]))
+		require.NoError(t, err)
+	}
+	require.NoError(t, tw.Close())
+	require.NoError(t, gz.Close())
+	return buf.Bytes()
+}
+
+func sha256Digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// serve serves data as an artifact on loopback until the test ends and
+// returns its URL and digest.
+func serve(t *testing.T, data []byte) (string, string) {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write(data)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/artifact.tar.gz", sha256Digest(data)
+}
+
+// execution is what one runner process did.
+type execution struct {
+	code   int
+	result magosv1.RunResult
+	// raw is the termination message as written.
+	raw string
+	// output is stdout and stderr together.
+	output string
+}
+
+// runRunner runs the runner binary for phase with exactly vars as its
+// environment (plus PATH), as the Job's container would get it.
+func runRunner(t *testing.T, bin, phase string, vars map[string]string) execution {
+	t.Helper()
+	workDir := t.TempDir()
+	termination := filepath.Join(t.TempDir(), "termination-log")
+	cmd := exec.Command(bin, phase)
+	cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"),
+		magosv1.EnvWorkDir + "=" + workDir,
+		magosv1.EnvTerminationMessage + "=" + termination,
+	}
+	for k, v := range vars {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		t.Fatalf("running the runner: %v", err)
+	}
+	e := execution{code: cmd.ProcessState.ExitCode(), output: out.String()}
+	raw, err := os.ReadFile(termination)
+	require.NoError(t, err, "the runner must always write its result; output:\n%s", e.output)
+	e.raw = string(raw)
+	require.LessOrEqual(t, len(raw), 4096)
+	require.NoError(t, json.Unmarshal(raw, &e.result), "result: %s", raw)
+	return e
+}

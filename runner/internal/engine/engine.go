@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/terraform-exec/tfexec"
+)
+
+// Engine runs one engine binary in one configuration directory. Its
+// methods must not be called concurrently.
+type Engine struct {
+	tf     *tfexec.Terraform
+	stdout io.Writer
+}
+
+// New returns an Engine for binary working in dir, passing the engine's
+// output to stdout and stderr (which should mask secrets).
+func New(binary, dir string, stdout, stderr io.Writer) (*Engine, error) {
+	tf, err := tfexec.NewTerraform(dir, binary)
+	if err != nil {
+		return nil, err
+	}
+	tf.SetStdout(stdout)
+	tf.SetStderr(stderr)
+	// Give the engine time to release the state lock when interrupted.
+	if err := tf.SetWaitDelay(30 * time.Second); err != nil {
+		return nil, err
+	}
+	return &Engine{tf: tf, stdout: stdout}, nil
+}
+
+// PrepareEnv sets the process environment the engine inherits: a HOME and
+// a plugin cache under workDir (the only writable place in the runner's
+// pod), no update checks, and extra (e.g. the state backend's TF_HTTP_*).
+// terraform-exec passes the process environment on, which is how TF_VAR_*
+// variables from the pod spec reach the engine; it sets TF_IN_AUTOMATION.
+func PrepareEnv(workDir string, extra map[string]string) error {
+	home := filepath.Join(workDir, "home")
+	cache := filepath.Join(workDir, "plugin-cache")
+	for _, d := range []string{home, cache} {
+		if err := os.MkdirAll(d, 0o750); err != nil {
+			return err
+		}
+	}
+	env := map[string]string{
+		"HOME":                home,
+		"TF_PLUGIN_CACHE_DIR": cache,
+		"CHECKPOINT_DISABLE":  "1",
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	for k, v := range env {
+		if err := os.Setenv(k, v); err != nil {
+			return fmt.Errorf("setting %s: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// Version returns the engine's version. terraform-exec asks the engine
+// once and caches the answer; asking here keeps that JSON out of the logs.
+func (e *Engine) Version(ctx context.Context) (string, error) {
+	e.tf.SetStdout(io.Discard)
+	defer e.tf.SetStdout(e.stdout)
+	v, _, err := e.tf.Version(ctx, false)
+	if err != nil {
+		return "", err
+	}
+	return v.String(), nil
+}
+
+// Init runs init.
+func (e *Engine) Init(ctx context.Context) error {
+	return e.tf.Init(ctx, tfexec.Upgrade(false))
+}
+
+// Plan plans into the file out and reports whether the plan has changes
+// (resources or outputs).
+func (e *Engine) Plan(ctx context.Context, out string) (bool, error) {
+	return e.tf.Plan(ctx, tfexec.Out(out))
+}
+
+// PlanJSON returns `show -json` of the plan file, exactly as the engine
+// printed it. It is not passed to stdout: it is large and holds values.
+func (e *Engine) PlanJSON(ctx context.Context, planFile string) ([]byte, error) {
+	var buf bytes.Buffer
+	e.tf.SetStdout(&buf)
+	defer e.tf.SetStdout(e.stdout)
+	if _, err := e.tf.ShowPlanFile(ctx, planFile); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Apply applies the saved plan file.
+func (e *Engine) Apply(ctx context.Context, planFile string) error {
+	return e.tf.Apply(ctx, tfexec.DirOrPlan(planFile))
+}
+
+// Destroy destroys everything in the state, without asking.
+func (e *Engine) Destroy(ctx context.Context) error {
+	return e.tf.Destroy(ctx)
+}
+
+// Outputs returns the root module's outputs with their values. They are
+// not passed to stdout.
+func (e *Engine) Outputs(ctx context.Context) (map[string]tfexec.OutputMeta, error) {
+	e.tf.SetStdout(io.Discard)
+	defer e.tf.SetStdout(e.stdout)
+	return e.tf.Output(ctx)
+}

@@ -1,0 +1,132 @@
+package outputs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+// Output is one root module output as the engine reports it.
+type Output struct {
+	Sensitive bool
+	// Value is the output's JSON value.
+	Value json.RawMessage
+}
+
+// SecretClient reads and writes Secrets by name; client-go's SecretInterface
+// satisfies it.
+type SecretClient interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Secret, error)
+	Create(ctx context.Context, s *corev1.Secret, opts metav1.CreateOptions) (*corev1.Secret, error)
+	Update(ctx context.Context, s *corev1.Secret, opts metav1.UpdateOptions) (*corev1.Secret, error)
+}
+
+// Select returns the Secret data for the outputs named in names (all of
+// them when names is empty), the names written (sorted) and the requested
+// names the configuration does not have.
+func Select(all map[string]Output, names []string) (data map[string][]byte, written, missing []string, err error) {
+	if len(names) == 0 {
+		for n := range all {
+			names = append(names, n)
+		}
+	}
+	data = map[string][]byte{}
+	for _, n := range names {
+		o, ok := all[n]
+		if !ok {
+			missing = append(missing, n)
+			continue
+		}
+		v, err := encode(o.Value)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("output %q: %w", n, err)
+		}
+		data[n] = v
+		written = append(written, n)
+	}
+	sort.Strings(written)
+	sort.Strings(missing)
+	return data, written, missing, nil
+}
+
+// encode is a string's raw value, or any other value's compact JSON (as the
+// engine wrote it, so that numbers keep their precision).
+func encode(v json.RawMessage) ([]byte, error) {
+	v = bytes.TrimSpace(v)
+	if len(v) > 0 && v[0] == '"' {
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return nil, fmt.Errorf("not a JSON string: %w", err)
+		}
+		return []byte(s), nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, v); err != nil {
+		return nil, fmt.Errorf("not a JSON value: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Target is the outputs Secret to write.
+type Target struct {
+	Name      string
+	Workspace string
+	Owner     metav1.OwnerReference
+}
+
+// Write replaces the data of the outputs Secret with data, creating the
+// Secret if needed. It refuses to overwrite a Secret that Magos does not
+// manage for this Workspace.
+func Write(ctx context.Context, secrets SecretClient, t Target, data map[string][]byte) error {
+	labels := map[string]string{
+		magosv1.WorkspaceLabel: t.Workspace,
+		magosv1.ManagedByLabel: magosv1.ManagedByValue,
+	}
+	const attempts = 5
+	var err error
+	for range attempts {
+		var sec *corev1.Secret
+		sec, err = secrets.Get(ctx, t.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			_, err = secrets.Create(ctx, &corev1.Secret{
+				ObjectMeta: metav1.ObjectMeta{Name: t.Name, Labels: labels, OwnerReferences: []metav1.OwnerReference{t.Owner}},
+				Type:       corev1.SecretTypeOpaque,
+				Data:       data,
+			}, metav1.CreateOptions{})
+		} else if err == nil {
+			if sec.Labels[magosv1.ManagedByLabel] != magosv1.ManagedByValue || sec.Labels[magosv1.WorkspaceLabel] != t.Workspace {
+				return fmt.Errorf("outputs Secret %s exists and is not managed by Magos for Workspace %s; refusing to overwrite it", t.Name, t.Workspace)
+			}
+			sec.Data = data
+			sec.StringData = nil
+			if !hasOwner(sec.OwnerReferences, t.Owner) {
+				sec.OwnerReferences = append(sec.OwnerReferences, t.Owner)
+			}
+			_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
+		}
+		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("writing outputs Secret %s: %w", t.Name, err)
+	}
+	return nil
+}
+
+func hasOwner(refs []metav1.OwnerReference, o metav1.OwnerReference) bool {
+	for _, r := range refs {
+		if r.UID == o.UID {
+			return true
+		}
+	}
+	return false
+}

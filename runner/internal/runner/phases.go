@@ -1,0 +1,155 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/runner/internal/engine"
+	"github.com/magos-dev/magos/runner/internal/outputs"
+	"github.com/magos-dev/magos/runner/internal/planstore"
+	"github.com/magos-dev/magos/runner/internal/plansummary"
+	"github.com/magos-dev/magos/runner/internal/report"
+)
+
+// planFile is where the binary plan is written, outside the configuration.
+func (r *runner) planFile() (string, error) {
+	dir := filepath.Join(r.cfg.WorkDir, "plan")
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, magosv1.PlanBinaryFile), nil
+}
+
+// plan plans, renders the plan JSON, counts its changes and stores it.
+func (r *runner) plan(ctx context.Context, eng *engine.Engine) error {
+	planFile, err := r.planFile()
+	if err != nil {
+		return report.Failed(report.ReasonPlanFailed, err)
+	}
+	r.log.Info("Planning", "planID", r.cfg.PlanID)
+	hasChanges, err := eng.Plan(ctx, planFile)
+	if err != nil {
+		return r.engineError(report.ReasonPlanFailed, "plan", err)
+	}
+	planJSON, err := eng.PlanJSON(ctx, planFile)
+	if err != nil {
+		return report.Failed(report.ReasonPlanFailed, fmt.Errorf("rendering the plan as JSON: %s", engine.Summary(err)))
+	}
+	counts, err := plansummary.Count(planJSON)
+	if err != nil {
+		return report.Failed(report.ReasonPlanFailed, err)
+	}
+	planBin, err := os.ReadFile(planFile)
+	if err != nil {
+		return report.Failed(report.ReasonPlanFailed, err)
+	}
+	meta, err := planstore.Store(ctx, r.kube.CoreV1().Secrets(r.cfg.Namespace), planstore.Input{
+		Workspace: r.cfg.Workspace,
+		Owner:     r.owner(),
+		ID:        r.cfg.PlanID,
+		JSON:      planJSON,
+		Binary:    planBin,
+	})
+	if err != nil {
+		return report.Failed(report.ReasonPlanStoreFailed, err)
+	}
+	r.log.Info("Stored the plan", "planID", meta.ID, "digest", meta.Digest, "chunks", meta.Chunks, "bytes", meta.Size,
+		"add", counts.Add, "change", counts.Change, "destroy", counts.Destroy, "hasChanges", hasChanges)
+	res := r.result
+	res.PlanDigest = meta.Digest
+	res.Add, res.Change, res.Destroy = counts.Add, counts.Change, counts.Destroy
+	res.HasChanges = hasChanges
+	res.Storage = strings.TrimSuffix(magosv1.PlanSecretName(r.cfg.Workspace, 0), "-00")
+	if r.cfg.Drift && hasChanges {
+		res.Message = fmt.Sprintf("drift detected: %d to add, %d to change, %d to destroy", counts.Add, counts.Change, counts.Destroy)
+	}
+	return nil
+}
+
+// loadApprovedPlan loads the stored plan and checks that it is the one the
+// controller approved. Any doubt means the plan must be made again.
+func (r *runner) loadApprovedPlan(ctx context.Context) (*planstore.Plan, error) {
+	r.log.Info("Loading the stored plan", "planID", r.cfg.PlanID, "digest", r.cfg.PlanDigest)
+	p, err := planstore.Load(ctx, r.kube.CoreV1().Secrets(r.cfg.Namespace), r.cfg.Workspace)
+	switch {
+	case errors.Is(err, planstore.ErrNotFound):
+		return nil, report.Stale(report.ReasonPlanNotFound, err)
+	case errors.Is(err, planstore.ErrCorrupt):
+		return nil, report.Stale(report.ReasonPlanCorrupt, err)
+	case err != nil:
+		return nil, report.Failed(report.ReasonPlanStoreFailed, err)
+	}
+	if p.ID != r.cfg.PlanID {
+		return nil, report.Stale(report.ReasonPlanDigestMismatch,
+			fmt.Errorf("the stored plan is %s, not the approved plan %s", p.ID, r.cfg.PlanID))
+	}
+	if p.Digest != r.cfg.PlanDigest {
+		return nil, report.Stale(report.ReasonPlanDigestMismatch,
+			fmt.Errorf("the stored plan %s has digest %s, not the approved %s", p.ID, p.Digest, r.cfg.PlanDigest))
+	}
+	r.result.PlanDigest = p.Digest
+	return p, nil
+}
+
+// apply applies the stored plan and writes the outputs.
+func (r *runner) apply(ctx context.Context, eng *engine.Engine, p *planstore.Plan) error {
+	planFile, err := r.planFile()
+	if err != nil {
+		return report.Failed(report.ReasonApplyFailed, err)
+	}
+	if err := os.WriteFile(planFile, p.Binary, 0o600); err != nil {
+		return report.Failed(report.ReasonApplyFailed, err)
+	}
+	r.log.Info("Applying", "planID", p.ID, "digest", p.Digest)
+	if err := eng.Apply(ctx, planFile); err != nil {
+		if engine.IsStalePlan(err) {
+			return report.Stale(report.ReasonPlanStale, fmt.Errorf("apply: %s; the state changed after plan %s was made", engine.Summary(err), p.ID))
+		}
+		return r.engineError(report.ReasonApplyFailed, "apply", err)
+	}
+	return r.writeOutputs(ctx, eng)
+}
+
+// writeOutputs writes the selected outputs to the outputs Secret and
+// reports their names.
+func (r *runner) writeOutputs(ctx context.Context, eng *engine.Engine) error {
+	if r.cfg.OutputsSecret == "" {
+		return nil
+	}
+	metas, err := eng.Outputs(ctx)
+	if err != nil {
+		return report.Failed(report.ReasonOutputsFailed, fmt.Errorf("applied, but reading the outputs failed: %s", engine.Summary(err)))
+	}
+	all := make(map[string]outputs.Output, len(metas))
+	for name, m := range metas {
+		all[name] = outputs.Output{Sensitive: m.Sensitive, Value: m.Value}
+	}
+	data, written, missing, err := outputs.Select(all, r.cfg.OutputNames)
+	if err != nil {
+		return report.Failed(report.ReasonOutputsFailed, fmt.Errorf("applied, but %w", err))
+	}
+	target := outputs.Target{Name: r.cfg.OutputsSecret, Workspace: r.cfg.Workspace, Owner: r.owner()}
+	if err := outputs.Write(ctx, r.kube.CoreV1().Secrets(r.cfg.Namespace), target, data); err != nil {
+		return report.Failed(report.ReasonOutputsFailed, fmt.Errorf("applied, but %w", err))
+	}
+	r.log.Info("Wrote outputs", "secret", r.cfg.OutputsSecret, "outputs", written)
+	r.result.Outputs = written
+	if len(missing) > 0 {
+		r.result.Message = "outputs not in the configuration: " + strings.Join(missing, ", ")
+	}
+	return nil
+}
+
+// destroy destroys everything in the state.
+func (r *runner) destroy(ctx context.Context, eng *engine.Engine) error {
+	r.log.Info("Destroying")
+	if err := eng.Destroy(ctx); err != nil {
+		return r.engineError(report.ReasonDestroyFailed, "destroy", err)
+	}
+	return nil
+}

@@ -1,0 +1,238 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/runner/internal/artifact"
+	"github.com/magos-dev/magos/runner/internal/config"
+	"github.com/magos-dev/magos/runner/internal/engine"
+	"github.com/magos-dev/magos/runner/internal/kube"
+	"github.com/magos-dev/magos/runner/internal/mask"
+	"github.com/magos-dev/magos/runner/internal/planstore"
+	"github.com/magos-dev/magos/runner/internal/report"
+	"github.com/magos-dev/magos/runner/internal/statebackend"
+)
+
+// Options replace the runner's collaborators in tests; the zero value is
+// what the binary uses.
+type Options struct {
+	// Kube is the Kubernetes client; nil means one from the default
+	// loading rules (KUBECONFIG, else in-cluster).
+	Kube kubernetes.Interface
+	// Fetcher downloads the artifact; nil means artifact.DefaultFetcher.
+	Fetcher *artifact.Fetcher
+}
+
+// runner is the state of one run.
+type runner struct {
+	cfg     *config.Config
+	opts    Options
+	log     *slog.Logger
+	stdout  io.Writer
+	stderr  io.Writer
+	kube    kubernetes.Interface
+	backend *statebackend.Server
+	result  *magosv1.RunResult
+}
+
+// Run runs phase with the configuration from getenv, writes the RunResult
+// to the termination message file and returns the process exit code.
+func Run(ctx context.Context, phase string, getenv func(string) string, stdout, stderr io.Writer, opts Options) int {
+	masker := mask.FromEnv(getenv(magosv1.EnvSensitiveEnv), getenv)
+	mout, merr := masker.NewWriter(stdout), masker.NewWriter(stderr)
+	defer func() { _ = mout.Close(); _ = merr.Close() }()
+	log := slog.New(slog.NewTextHandler(merr, nil)).With("phase", phase)
+
+	result := magosv1.RunResult{Phase: phase}
+	cfg, err := config.FromEnv(phase, getenv)
+	if err != nil {
+		err = report.Failed(report.ReasonInvalidConfig, err)
+	} else {
+		log = log.With("namespace", cfg.Namespace, "workspace", cfg.Workspace, "runID", cfg.RunID)
+		r := &runner{cfg: cfg, opts: opts, log: log, stdout: mout, stderr: merr, result: &result}
+		err = r.run(ctx)
+		r.close()
+	}
+	if err != nil && ctx.Err() != nil {
+		if e, ok := report.As(err); !ok || e.Result == magosv1.ResultFailed {
+			err = report.Failed(report.ReasonCanceled, fmt.Errorf("the run was interrupted: %w", err))
+		}
+	}
+	report.FromError(&result, err, report.ReasonRunFailed)
+	result.Message = masker.String(result.Message)
+	result.LockHolder = masker.String(result.LockHolder)
+
+	path := magosv1.DefaultTerminationMessagePath
+	if cfg != nil {
+		path = cfg.TerminationMessage
+	} else if p := getenv(magosv1.EnvTerminationMessage); p != "" {
+		path = p
+	}
+	if err != nil {
+		log.Error("Run did not succeed", "result", result.Result, "reason", result.Reason, "message", result.Message)
+	} else {
+		log.Info("Run succeeded", "message", result.Message)
+	}
+	if werr := report.Write(path, result); werr != nil {
+		log.Error("Writing the run result failed", "error", werr)
+		return 1
+	}
+	return report.ExitCode(result.Result)
+}
+
+// run does the phase's work.
+func (r *runner) run(ctx context.Context) error {
+	cfg := r.cfg
+	r.log.Info("Starting run", "revision", cfg.Revision, "engine", cfg.Engine, "version", cfg.EngineVersion, "planID", cfg.PlanID, "drift", cfg.Drift)
+	if cfg.Phase == magosv1.RunPlan || cfg.Phase == magosv1.RunApply {
+		r.result.PlanID = cfg.PlanID
+	}
+	var err error
+	if r.kube = r.opts.Kube; r.kube == nil {
+		if r.kube, err = kube.NewClient(); err != nil {
+			return report.Failed(report.ReasonKubernetesClient, err)
+		}
+	}
+
+	// An apply checks the stored plan before doing anything else.
+	var stored *planstore.Plan
+	if cfg.Phase == magosv1.RunApply {
+		if stored, err = r.loadApprovedPlan(ctx); err != nil {
+			return err
+		}
+	}
+
+	configDir, err := r.fetchConfig(ctx)
+	if err != nil {
+		return err
+	}
+	binary, err := engine.Resolve(cfg.VersionsDir, cfg.Engine, cfg.EngineVersion, cfg.EngineBinary())
+	if err != nil {
+		return report.Failed(report.ReasonEngineNotFound, err)
+	}
+	backendEnv, err := r.setUpBackend(configDir)
+	if err != nil {
+		return err
+	}
+	if err := engine.PrepareEnv(cfg.WorkDir, backendEnv); err != nil {
+		return report.Failed(report.ReasonInitFailed, err)
+	}
+	eng, err := engine.New(binary, configDir, r.stdout, r.stderr)
+	if err != nil {
+		return report.Failed(report.ReasonEngineNotFound, err)
+	}
+	version, err := eng.Version(ctx)
+	if err != nil {
+		return report.Failed(report.ReasonEngineNotFound, fmt.Errorf("running %s: %s", binary, engine.Summary(err)))
+	}
+	r.log.Info("Initialising", "dir", cfg.Path, "engineVersion", version)
+	if err := eng.Init(ctx); err != nil {
+		return r.engineError(report.ReasonInitFailed, "init", err)
+	}
+	switch cfg.Phase {
+	case magosv1.RunPlan:
+		return r.plan(ctx, eng)
+	case magosv1.RunApply:
+		return r.apply(ctx, eng, stored)
+	default:
+		return r.destroy(ctx, eng)
+	}
+}
+
+// fetchConfig fetches and extracts the artifact into a fresh directory and
+// returns the configuration directory inside it.
+func (r *runner) fetchConfig(ctx context.Context) (string, error) {
+	root := filepath.Join(r.cfg.WorkDir, "src")
+	if err := os.RemoveAll(root); err != nil {
+		return "", report.Failed(report.ReasonArtifactFetchFailed, err)
+	}
+	fetcher := r.opts.Fetcher
+	if fetcher == nil {
+		fetcher = artifact.DefaultFetcher()
+	}
+	r.log.Info("Fetching artifact", "url", artifact.Redact(r.cfg.ArtifactURL), "digest", r.cfg.ArtifactDigest)
+	err := artifact.FetchAndExtract(ctx, fetcher, r.cfg.ArtifactURL, r.cfg.ArtifactDigest, root, artifact.DefaultLimits())
+	switch {
+	case errors.Is(err, artifact.ErrDigestMismatch):
+		return "", report.Failed(report.ReasonArtifactDigestMismatch, err)
+	case errors.Is(err, artifact.ErrRejected):
+		return "", report.Failed(report.ReasonArtifactRejected, err)
+	case err != nil:
+		return "", report.Failed(report.ReasonArtifactFetchFailed, err)
+	}
+	dir, err := artifact.ConfigDir(root, r.cfg.Path)
+	if err != nil {
+		return "", report.Failed(report.ReasonPathNotFound, err)
+	}
+	return dir, nil
+}
+
+// setUpBackend writes the backend override and, for the default backend,
+// starts the state server. It returns the environment the engine needs.
+func (r *runner) setUpBackend(configDir string) (map[string]string, error) {
+	if r.cfg.BackendConfig != "" {
+		r.log.Info("Using the Workspace's own backend configuration")
+		if err := statebackend.WriteUserOverride(configDir, r.cfg.BackendConfig); err != nil {
+			return nil, report.Failed(report.ReasonBackendFailed, err)
+		}
+		return nil, nil
+	}
+	store := &statebackend.Store{
+		Secrets:     r.kube.CoreV1().Secrets(r.cfg.Namespace),
+		Leases:      r.kube.CoordinationV1().Leases(r.cfg.Namespace),
+		Workspace:   r.cfg.Workspace,
+		StateSecret: r.cfg.StateSecret,
+		LockLease:   r.cfg.LockLease,
+	}
+	srv, err := statebackend.Start(store, r.log.With("component", "stateBackend"))
+	if err != nil {
+		return nil, report.Failed(report.ReasonBackendFailed, err)
+	}
+	r.backend = srv
+	if err := statebackend.WriteHTTPOverride(configDir); err != nil {
+		return nil, report.Failed(report.ReasonBackendFailed, err)
+	}
+	r.log.Info("Serving state", "secret", r.cfg.StateSecret, "lease", r.cfg.LockLease)
+	return srv.Env(), nil
+}
+
+// engineError turns an engine failure into a run error: a held lock is
+// Locked, anything else Failed with reason.
+func (r *runner) engineError(reason, command string, err error) error {
+	if r.backend != nil {
+		if held, ok := r.backend.LockConflict(); ok {
+			return report.Locked(held.Holder(), fmt.Errorf("%s: the state is locked by %s", command, held.Holder()))
+		}
+		if berr := r.backend.LastError(); berr != nil {
+			return report.Failed(reason, fmt.Errorf("%s failed: %s (state backend: %v)", command, engine.Summary(err), berr))
+		}
+	}
+	if engine.IsLockError(err) {
+		holder := engine.LockHolder(err)
+		return report.Locked(holder, fmt.Errorf("%s: the state is locked by %s", command, holder))
+	}
+	return report.Failed(reason, fmt.Errorf("%s failed: %s", command, engine.Summary(err)))
+}
+
+func (r *runner) close() {
+	if r.backend != nil {
+		if err := r.backend.Close(); err != nil {
+			r.log.Error("Stopping the state backend failed", "error", err)
+		}
+	}
+}
+
+// owner is the Workspace as the owner of the objects the run creates.
+func (r *runner) owner() metav1.OwnerReference {
+	return planstore.WorkspaceOwner(r.cfg.Workspace, r.cfg.WorkspaceUID)
+}
