@@ -8,13 +8,11 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"strings"
 
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -23,7 +21,6 @@ import (
 
 func main() {
 	var (
-		kubeconfig = flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of a user allowed to impersonate ServiceAccounts")
 		opts       executor.Options
 		retries    = flag.Int("config-error-retries", 3, "retries of a container whose environment cannot be resolved before its Pod fails; negative retries until the Job's deadline")
 		env        = envFlag{}
@@ -40,17 +37,15 @@ func main() {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	opts.ConfigErrorRetries, opts.Env = retries, env
 
-	if err := run(*kubeconfig, opts); err != nil {
+	if err := run(opts); err != nil {
 		fmt.Fprintln(os.Stderr, "executor:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig string, opts executor.Options) error {
-	if kubeconfig == "" {
-		return errors.New("--kubeconfig (or KUBECONFIG) is required")
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+func run(opts executor.Options) error {
+	// --kubeconfig (registered by controller-runtime), else KUBECONFIG.
+	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return err
 	}

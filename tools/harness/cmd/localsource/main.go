@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -27,7 +26,6 @@ import (
 
 func main() {
 	var (
-		kubeconfig = flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of a user allowed to update GitRepository status")
 		interval   = flag.Duration("interval", 2*time.Second, "how often the sources are checked for changes")
 		opts       localsource.Options
 		sources    sourcesFlag
@@ -43,20 +41,18 @@ func main() {
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 
-	if err := run(*kubeconfig, opts, sources, *interval); err != nil {
+	if err := run(opts, sources, *interval); err != nil {
 		fmt.Fprintln(os.Stderr, "localsource:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig string, opts localsource.Options, sources []localsource.Source, interval time.Duration) error {
-	if kubeconfig == "" {
-		return errors.New("--kubeconfig (or KUBECONFIG) is required")
-	}
+func run(opts localsource.Options, sources []localsource.Source, interval time.Duration) error {
 	if len(sources) == 0 {
 		return errors.New("give at least one --source or --git-source")
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	// --kubeconfig (registered by controller-runtime), else KUBECONFIG.
+	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return err
 	}
