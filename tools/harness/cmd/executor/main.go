@@ -21,9 +21,9 @@ import (
 
 func main() {
 	var (
-		opts       executor.Options
-		retries    = flag.Int("config-error-retries", 3, "retries of a container whose environment cannot be resolved before its Pod fails; negative retries until the Job's deadline")
-		env        = envFlag{}
+		opts    executor.Options
+		retries = flag.Int("config-error-retries", 3, "retries of a container whose environment cannot be resolved before its Pod fails; negative retries until the Job's deadline")
+		env     = envFlag{}
 	)
 	flag.StringVar(&opts.RunnerPath, "runner", "bin/runner", "binary run for every container (the image is ignored)")
 	flag.StringVar(&opts.LogDir, "log-dir", "bin/demo/executor-logs", "directory of the Pods' logs, <namespace>_<pod>.log")

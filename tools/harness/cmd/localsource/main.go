@@ -26,9 +26,9 @@ import (
 
 func main() {
 	var (
-		interval   = flag.Duration("interval", 2*time.Second, "how often the sources are checked for changes")
-		opts       localsource.Options
-		sources    sourcesFlag
+		interval = flag.Duration("interval", 2*time.Second, "how often the sources are checked for changes")
+		opts     localsource.Options
+		sources  sourcesFlag
 	)
 	flag.StringVar(&opts.Addr, "addr", "127.0.0.1:0", "address to serve the artifacts on")
 	flag.StringVar(&opts.StorageDir, "storage-dir", "", "directory of the artifact files (default: a temporary one)")
