@@ -35,21 +35,23 @@ func New(binary, dir string, stdout, stderr io.Writer) (*Engine, error) {
 	return &Engine{tf: tf, stdout: stdout}, nil
 }
 
-// PrepareEnv sets the process environment the engine inherits: a HOME and
-// a plugin cache under workDir (the only writable place in the runner's
+// PrepareEnv sets the process environment the engine inherits: HOME, TMPDIR
+// and a plugin cache under workDir (the only writable place in the runner's
 // pod), no update checks, and extra (e.g. the state backend's TF_HTTP_*).
 // terraform-exec passes the process environment on, which is how TF_VAR_*
 // variables from the pod spec reach the engine; it sets TF_IN_AUTOMATION.
 func PrepareEnv(workDir string, extra map[string]string) error {
 	home := filepath.Join(workDir, "home")
+	tmp := filepath.Join(workDir, "tmp")
 	cache := filepath.Join(workDir, "plugin-cache")
-	for _, d := range []string{home, cache} {
+	for _, d := range []string{home, tmp, cache} {
 		if err := os.MkdirAll(d, 0o750); err != nil {
 			return err
 		}
 	}
 	env := map[string]string{
 		"HOME":                home,
+		"TMPDIR":              tmp,
 		"TF_PLUGIN_CACHE_DIR": cache,
 		"CHECKPOINT_DISABLE":  "1",
 	}

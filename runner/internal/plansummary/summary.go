@@ -1,8 +1,6 @@
 package plansummary
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 )
@@ -63,10 +61,4 @@ func Count(planJSONBytes []byte) (Counts, error) {
 		}
 	}
 	return c, nil
-}
-
-// Digest is the plan digest, "sha256:<hex>" of the plan JSON bytes.
-func Digest(planJSONBytes []byte) string {
-	sum := sha256.Sum256(planJSONBytes)
-	return "sha256:" + hex.EncodeToString(sum[:])
 }

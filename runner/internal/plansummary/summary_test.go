@@ -56,7 +56,3 @@ func TestCount(t *testing.T) {
 		})
 	}
 }
-
-func TestDigest(t *testing.T) {
-	assert.Equal(t, "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", Digest(nil))
-}

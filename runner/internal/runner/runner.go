@@ -18,9 +18,9 @@ import (
 	"github.com/magos-dev/magos/runner/internal/engine"
 	"github.com/magos-dev/magos/runner/internal/kube"
 	"github.com/magos-dev/magos/runner/internal/mask"
-	"github.com/magos-dev/magos/runner/internal/planstore"
 	"github.com/magos-dev/magos/runner/internal/report"
 	"github.com/magos-dev/magos/runner/internal/statebackend"
+	"github.com/magos-dev/magos/runner/planstore"
 )
 
 // Options replace the runner's collaborators in tests; the zero value is

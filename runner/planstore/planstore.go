@@ -2,6 +2,8 @@ package planstore
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 
 	corev1 "k8s.io/api/core/v1"
@@ -92,6 +94,13 @@ type Input struct {
 	JSON []byte
 	// Binary is the engine's saved plan file.
 	Binary []byte
+}
+
+// Digest is the plan digest: "sha256:<hex>" of the plan JSON bytes. It is
+// what the controller approves and the apply run checks.
+func Digest(planJSON []byte) string {
+	sum := sha256.Sum256(planJSON)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // WorkspaceOwner is the owner reference of a Workspace's plan Secrets. It

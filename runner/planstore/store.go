@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/runner/internal/plansummary"
 )
 
 // writers is how many chunks are written at once.
@@ -37,7 +36,7 @@ func Store(ctx context.Context, w Writer, in Input) (Meta, error) {
 	sum := sha256.Sum256(stream)
 	meta := Meta{
 		ID:     in.ID,
-		Digest: plansummary.Digest(in.JSON),
+		Digest: Digest(in.JSON),
 		SHA256: "sha256:" + hex.EncodeToString(sum[:]),
 		Chunks: n,
 		Size:   int64(len(stream)),

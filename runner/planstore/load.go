@@ -18,7 +18,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/runner/internal/plansummary"
 )
 
 // MaxUnpackedBytes bounds plan.json plus plan.bin once decompressed.
@@ -74,7 +73,7 @@ func Load(ctx context.Context, g Getter, workspace string) (*Plan, error) {
 	if p.JSON, p.Binary, err = unpack(&stream); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
-	if got := plansummary.Digest(p.JSON); got != meta.Digest {
+	if got := Digest(p.JSON); got != meta.Digest {
 		return nil, fmt.Errorf("%w: plan.json has digest %s, chunk 0 says %s", ErrCorrupt, got, meta.Digest)
 	}
 	return p, nil

@@ -16,5 +16,7 @@
 // verifies the chunk count, the stream's sha256 and the plan digest before
 // it returns anything. The runner stores plans; the workspace-controller
 // uses Load or Stat to read them (with any client that can get a Secret, see
-// Getter and GetterFunc).
+// Getter and GetterFunc). The package is outside internal/ for that reason
+// and depends only on the Kubernetes API types, apimachinery and the Magos
+// API types.
 package planstore

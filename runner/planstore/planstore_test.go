@@ -14,8 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/runner/internal/planstore"
-	"github.com/magos-dev/magos/runner/internal/plansummary"
+	"github.com/magos-dev/magos/runner/planstore"
 )
 
 const workspace = "web"
@@ -64,7 +63,7 @@ func TestStoreAndLoadMultiChunkPlan(t *testing.T) {
 	meta, err := planstore.Store(ctx, secrets, input("plan-1", bigJSON, bigBin))
 	require.NoError(t, err)
 	assert.Equal(t, 4, meta.Chunks)
-	assert.Equal(t, plansummary.Digest(bigJSON), meta.Digest)
+	assert.Equal(t, planstore.Digest(bigJSON), meta.Digest)
 	assert.Equal(t, []string{"web-plan-00", "web-plan-01", "web-plan-02", "web-plan-03"}, chunkNames(t, secrets))
 
 	first, err := secrets.Get(ctx, "web-plan-00", metav1.GetOptions{})
@@ -172,7 +171,7 @@ func TestLoadRefusesBrokenPlans(t *testing.T) {
 			name: "a plan digest that does not match plan.json",
 			breakIt: func(t *testing.T, s corev1Secrets) {
 				editChunk(t, s, 0, func(sec *corev1.Secret) {
-					sec.Annotations[magosv1.PlanDigestAnnotation] = plansummary.Digest([]byte("other"))
+					sec.Annotations[magosv1.PlanDigestAnnotation] = planstore.Digest([]byte("other"))
 				})
 			},
 			wantIs: planstore.ErrCorrupt, wantErr: "plan.json has digest",
@@ -213,4 +212,8 @@ func editChunk(t *testing.T, s corev1Secrets, i int, edit func(*corev1.Secret)) 
 	edit(sec)
 	_, err = s.Update(context.Background(), sec, metav1.UpdateOptions{})
 	require.NoError(t, err, fmt.Sprintf("editing chunk %d", i))
+}
+
+func TestDigest(t *testing.T) {
+	assert.Equal(t, "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", planstore.Digest(nil))
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/magos-dev/magos/runner/internal/planstore"
+	"github.com/magos-dev/magos/runner/planstore"
 )
 
 // BenchmarkStoreLoad50MB stores and loads a 50 MB plan against the real

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/runner/internal/planstore"
+	"github.com/magos-dev/magos/runner/planstore"
 )
 
 // refusingWriter fails the test on any write.

@@ -1,0 +1,94 @@
+package config
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+func validEnv() map[string]string {
+	return map[string]string{
+		magosv1.EnvNamespace:      "team-a",
+		magosv1.EnvWorkspace:      "web",
+		magosv1.EnvWorkspaceUID:   "uid-1",
+		magosv1.EnvRunID:          "run-1",
+		magosv1.EnvArtifactURL:    "http://source-controller/gitrepository/team-a/web/abc.tar.gz",
+		magosv1.EnvArtifactDigest: digest,
+		magosv1.EnvPath:           "./infra//app/",
+		magosv1.EnvEngine:         "opentofu",
+		magosv1.EnvEngineVersion:  "1.10.6",
+		magosv1.EnvVersionsDir:    "/versions",
+		magosv1.EnvPlanID:         "plan-1",
+		magosv1.EnvPlanDigest:     digest,
+		magosv1.EnvWorkDir:        "/work",
+		magosv1.EnvOutputNames:    " url, ,port ",
+		magosv1.EnvDriftCheck:     "true",
+	}
+}
+
+func TestFromEnv(t *testing.T) {
+	env := validEnv()
+	c, err := FromEnv(magosv1.RunApply, func(k string) string { return env[k] })
+	require.NoError(t, err)
+	assert.Equal(t, "infra/app", c.Path)
+	assert.Equal(t, "tofu", c.EngineBinary())
+	assert.Equal(t, []string{"url", "port"}, c.OutputNames)
+	assert.True(t, c.Drift)
+	assert.Equal(t, magosv1.StateSecretName("web"), c.StateSecret, "defaults to the contract's name")
+	assert.Equal(t, magosv1.LockLeaseName("web"), c.LockLease)
+	assert.Equal(t, magosv1.DefaultTerminationMessagePath, c.TerminationMessage)
+}
+
+func TestFromEnvRefuses(t *testing.T) {
+	tests := []struct {
+		name    string
+		phase   string
+		change  func(map[string]string)
+		wantErr string
+	}{
+		{name: "unknown phase", phase: "import", wantErr: `unknown phase "import"`},
+		{name: "missing namespace", change: func(e map[string]string) { delete(e, magosv1.EnvNamespace) }, wantErr: "MAGOS_NAMESPACE is not set"},
+		{name: "apply without a digest", change: func(e map[string]string) { delete(e, magosv1.EnvPlanDigest) }, wantErr: "MAGOS_PLAN_DIGEST is not set"},
+		{name: "malformed digest", change: func(e map[string]string) { e[magosv1.EnvArtifactDigest] = "sha256:XYZ" }, wantErr: "MAGOS_ARTIFACT_DIGEST must be sha256:<64 hex digits>"},
+		{name: "unknown engine", change: func(e map[string]string) { e[magosv1.EnvEngine] = "pulumi" }, wantErr: `"pulumi" is not one of opentofu, terraform`},
+		{name: "version with a path", change: func(e map[string]string) { e[magosv1.EnvEngineVersion] = "../../bin" }, wantErr: "is not a version"},
+		{name: "absolute path", change: func(e map[string]string) { e[magosv1.EnvPath] = "/etc" }, wantErr: "must be relative"},
+		{name: "path with ..", change: func(e map[string]string) { e[magosv1.EnvPath] = "a/../../b" }, wantErr: "must not contain '..'"},
+		{name: "workspace too long for a label", change: func(e map[string]string) { e[magosv1.EnvWorkspace] = strings.Repeat("w", 64) }, wantErr: "not usable as a label value"},
+		{name: "plan ID not a label value", change: func(e map[string]string) { e[magosv1.EnvPlanID] = "plan/1" }, wantErr: "not usable as a label value"},
+		{name: "bad outputs Secret name", change: func(e map[string]string) { e[magosv1.EnvOutputsSecret] = "Outputs!" }, wantErr: "is not an object name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := validEnv()
+			if tt.change != nil {
+				tt.change(env)
+			}
+			phase := tt.phase
+			if phase == "" {
+				phase = magosv1.RunApply
+			}
+			_, err := FromEnv(phase, func(k string) string { return env[k] })
+			require.ErrorContains(t, err, tt.wantErr)
+		})
+	}
+}
+
+func TestFromEnvPhases(t *testing.T) {
+	env := validEnv()
+	delete(env, magosv1.EnvPlanDigest)
+	delete(env, magosv1.EnvPlanID)
+	delete(env, magosv1.EnvWorkspaceUID)
+	get := func(k string) string { return env[k] }
+	_, err := FromEnv(magosv1.RunDestroy, get)
+	assert.NoError(t, err, "destroy needs no plan")
+	_, err = FromEnv(magosv1.RunPlan, get)
+	assert.ErrorContains(t, err, "MAGOS_PLAN_ID is not set")
+	assert.ErrorContains(t, err, "MAGOS_WORKSPACE_UID is not set")
+}

@@ -1,0 +1,57 @@
+package outputs_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/magos-dev/magos/runner/internal/outputs"
+	"github.com/magos-dev/magos/runner/planstore"
+	"github.com/magos-dev/magos/tools/harness/testenv"
+)
+
+var env *testenv.Environment
+
+func TestMain(m *testing.M) { testenv.Main(m, &env) }
+
+func TestWriteReplacesTheOutputsSecret(t *testing.T) {
+	ctx := context.Background()
+	cs, err := kubernetes.NewForConfig(env.Config)
+	require.NoError(t, err)
+	secrets := cs.CoreV1().Secrets(env.NewNamespace(t))
+	target := outputs.Target{Name: "web-outputs", Workspace: "web", Owner: planstore.WorkspaceOwner("web", "uid-1")}
+
+	require.NoError(t, outputs.Write(ctx, secrets, target, map[string][]byte{"a": []byte("1"), "b": []byte("2")}))
+	require.NoError(t, outputs.Write(ctx, secrets, target, map[string][]byte{"a": []byte("3")}))
+	s, err := secrets.Get(ctx, "web-outputs", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, map[string][]byte{"a": []byte("3")}, s.Data, "outputs that are gone are removed")
+	assert.Equal(t, "magos", s.Labels["app.kubernetes.io/managed-by"])
+	assert.Equal(t, "web", s.Labels["magos.dev/workspace"])
+	require.Len(t, s.OwnerReferences, 1)
+	assert.Equal(t, "Workspace", s.OwnerReferences[0].Kind)
+}
+
+func TestWriteRefusesSecretsMagosDoesNotManage(t *testing.T) {
+	ctx := context.Background()
+	cs, err := kubernetes.NewForConfig(env.Config)
+	require.NoError(t, err)
+	secrets := cs.CoreV1().Secrets(env.NewNamespace(t))
+	_, err = secrets.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "db-password"},
+		Data:       map[string][]byte{"password": []byte("keep me")},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	target := outputs.Target{Name: "db-password", Workspace: "web", Owner: planstore.WorkspaceOwner("web", "uid-1")}
+	err = outputs.Write(ctx, secrets, target, map[string][]byte{"a": []byte("1")})
+	require.ErrorContains(t, err, "not managed by Magos")
+	s, err := secrets.Get(ctx, "db-password", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, []byte("keep me"), s.Data["password"])
+}
