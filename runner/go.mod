@@ -8,7 +8,6 @@ require (
 	github.com/magos-dev/magos/apis v0.0.0
 	github.com/magos-dev/magos/tools/harness v0.0.0
 	github.com/stretchr/testify v1.11.1
-	golang.org/x/sync v0.21.0
 	k8s.io/api v0.36.4
 	k8s.io/apimachinery v0.36.4
 	k8s.io/client-go v0.36.4

@@ -10,16 +10,12 @@ import (
 	"fmt"
 	"strconv"
 
-	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
-
-// writers is how many chunks are written at once.
-const writers = 2
 
 // Store writes in as the Workspace's stored plan, replacing any earlier one,
 // and returns what it wrote.
@@ -43,13 +39,12 @@ func Store(ctx context.Context, w Writer, in Input) (Meta, error) {
 	}
 	// Chunk 0 last: until it is written, chunk 0 still describes the old
 	// plan, whose checksum the new chunks do not match.
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(writers)
+	// One at a time: on a small control plane, writing chunks in parallel
+	// was slower (etcd and the apiserver are CPU-bound on them).
 	for i := 1; i < n; i++ {
-		g.Go(func() error { return put(gctx, w, chunkSecret(in, meta, i, chunkOf(stream, i))) })
-	}
-	if err := g.Wait(); err != nil {
-		return Meta{}, err
+		if err := put(ctx, w, chunkSecret(in, meta, i, chunkOf(stream, i))); err != nil {
+			return Meta{}, err
+		}
 	}
 	if err := put(ctx, w, chunkSecret(in, meta, 0, chunkOf(stream, 0))); err != nil {
 		return Meta{}, err
