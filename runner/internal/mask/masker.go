@@ -24,6 +24,8 @@ type Masker struct {
 	maxLen int
 	// multiline is true when a value contains a newline.
 	multiline bool
+	// first marks the bytes a value starts with, to skip the rest quickly.
+	first [256]bool
 }
 
 // New returns a Masker for values. Empty and whitespace-only values are
@@ -51,6 +53,7 @@ func New(values ...string) *Masker {
 	for v := range set {
 		m.values = append(m.values, []byte(v))
 		m.maxLen = max(m.maxLen, len(v))
+		m.first[v[0]] = true
 		if strings.Contains(v, "\n") {
 			m.multiline = true
 		}
@@ -102,6 +105,11 @@ func (m *Masker) mask(buf []byte, limit int) ([]byte, int) {
 	i := 0
 scan:
 	for i < limit {
+		if !m.first[buf[i]] {
+			out = append(out, buf[i])
+			i++
+			continue
+		}
 		for _, v := range m.values {
 			if bytes.HasPrefix(buf[i:], v) {
 				out = append(out, Replacement...)

@@ -35,9 +35,14 @@ func FromError(r *magosv1.RunResult, err error, fallbackReason string) {
 	r.Result, r.Reason = magosv1.ResultFailed, fallbackReason
 }
 
-// Encode marshals r to JSON of at most MaxBytes, shortening the message and
-// then the output names if needed. It never drops the result or reason.
+// maxLockHolder bounds the lock holder, which comes from a Lease annotation.
+const maxLockHolder = 512
+
+// Encode marshals r to JSON of at most MaxBytes, shortening the lock holder,
+// the message and then the output names if needed. It never drops the
+// result or reason.
 func Encode(r magosv1.RunResult) ([]byte, error) {
+	r.LockHolder = truncate(r.LockHolder, maxLockHolder)
 	b, err := json.Marshal(r)
 	if err != nil {
 		return nil, err

@@ -63,6 +63,7 @@ func TestEncodeFitsTheTerminationMessage(t *testing.T) {
 	}{
 		{name: "long message", result: magosv1.RunResult{Result: magosv1.ResultFailed, Message: strings.Repeat("é\"<", 3000)}},
 		{name: "many outputs", result: magosv1.RunResult{Result: magosv1.ResultSucceeded, Outputs: outputs}},
+		{name: "long lock holder", result: magosv1.RunResult{Result: magosv1.ResultLocked, LockHolder: strings.Repeat("w", 5000), Message: strings.Repeat("m", 5000)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
