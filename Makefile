@@ -128,7 +128,7 @@ $(GOLANGCI_LINT): tools/go.mod
 
 .PHONY: demo
 demo: tools build ## Start a local control plane with the four controllers and apply deploy/examples.
-	go build -o $(BIN)/localcp ./tools/harness/cmd/localcp
+	go build -o $(BIN)/ ./tools/harness/cmd/localcp ./tools/harness/cmd/executor ./tools/harness/cmd/localsource
 	bash tools/hack/demo.sh
 
 .PHONY: demo-stop

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"syscall"
 	"testing"
@@ -22,6 +23,8 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
+	"github.com/magos-dev/magos/controllers/internal/observe"
+	"github.com/magos-dev/magos/controllers/internal/workspace"
 )
 
 // controllerNames are the four controller binaries, by directory.
@@ -157,16 +160,24 @@ func TestControllerBinariesStart(t *testing.T) {
 				Spec: magosv1.RolloutSpec{ProjectRef: magosv1.LocalObjectReference{Name: "proj"},
 					Stages: []magosv1.Stage{{Name: "dev"}}}},
 		}
+		// The Workspace has no source yet, so the workspace-controller waits
+		// for it; the other kinds are only observed in this release.
+		wantReason := map[string]string{"Workspace": workspace.SourceNotReadyReason}
 		for _, obj := range objs {
 			require.NoError(t, env.Client.Create(ctx, obj))
+			kind := reflect.TypeOf(obj).Elem().Name()
+			want := wantReason[kind]
+			if want == "" {
+				want = observe.AcceptedReason
+			}
 			assert.Eventually(t, func() bool {
 				if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 					return false
 				}
 				ready := conditions.Get(obj, magosv1.ReadyCondition)
 				return obj.GetObservedGeneration() == obj.GetGeneration() && ready != nil &&
-					ready.Status == metav1.ConditionFalse && ready.Reason == "Accepted"
-			}, 30*time.Second, 200*time.Millisecond, "%T was not observed", obj)
+					ready.Status == metav1.ConditionFalse && ready.Reason == want
+			}, 30*time.Second, 200*time.Millisecond, "%s was not reconciled (want Ready=False/%s): %+v", kind, want, obj.GetConditions())
 		}
 	})
 

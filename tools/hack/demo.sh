@@ -30,33 +30,58 @@ if [ ! -s "${kubeconfig}" ]; then
 fi
 "${kubectl[@]}" create namespace magos-system >/dev/null
 
+engines="${root}/bin/engines"
 port=18080
 for c in workspace project rollout variableset; do
   echo "==> Starting ${c}-controller (metrics on 127.0.0.1:${port})"
+  extra=()
+  if [ "${c}" = workspace ]; then
+    extra=(--runner-versions-dir "${engines}" --retry-interval 30s)
+  fi
   "${root}/bin/${c}" --kubeconfig "${kubeconfig}" \
     --metrics-bind-address "127.0.0.1:${port}" --health-probe-bind-address "127.0.0.1:$((port + 100))" \
-    >"${state}/logs/${c}-controller.log" 2>&1 &
+    "${extra[@]}" >"${state}/logs/${c}-controller.log" 2>&1 &
   echo $! >>"${state}/pids"
   port=$((port + 1))
 done
 
+echo "==> Starting the local Job executor (plays job-controller and kubelet)"
+"${root}/bin/executor" --kubeconfig "${kubeconfig}" --runner "${root}/bin/runner" \
+  --log-dir "${state}/runs" --env "MAGOS_VERSIONS_DIR=${engines}" >"${state}/logs/executor.log" 2>&1 &
+echo $! >>"${state}/pids"
+
 echo "==> Applying deploy/examples"
 "${kubectl[@]}" apply -f deploy/examples/
 
-echo "==> Waiting for every controller to observe its objects"
-for kind in workspace project variableset rollout; do
-  "${kubectl[@]}" -n magos-demo wait "${kind}" --all --for=jsonpath='{.status.observedGeneration}'=1 --timeout=120s
+config="${state}/infra"
+rm -rf "${config}" && cp -r deploy/examples/hello-config "${config}"
+echo "==> Starting the local source: publishes ${config} as GitRepository magos-demo/infra"
+"${root}/bin/localsource" --kubeconfig "${kubeconfig}" --storage-dir "${state}/artifacts" \
+  --source "magos-demo/infra=${config}" >"${state}/logs/localsource.log" 2>&1 &
+echo $! >>"${state}/pids"
+
+echo "==> Waiting for Workspace hello to plan and apply (real OpenTofu in a Job)"
+"${kubectl[@]}" -n magos-demo wait workspace/hello --for=condition=Ready --timeout=300s
+for kind in project variableset rollout; do
+  "${kubectl[@]}" -n magos-demo wait "${kind}" --all --for=jsonpath='{.status.observedGeneration}'=1 --timeout=60s
 done
 
 echo
-"${kubectl[@]}" -n magos-demo get projects,variablesets,workspaces,rollouts
+"${kubectl[@]}" -n magos-demo get workspaces -o wide
+echo
+"${kubectl[@]}" -n magos-demo get jobs,secrets -l app.kubernetes.io/managed-by=magos
+"${kubectl[@]}" -n magos-demo get secret tfstate-default-hello hello-outputs
+echo
+echo "Outputs Secret keys: $("${kubectl[@]}" -n magos-demo get secret hello-outputs -o go-template='{{range $k, $v := .data}}{{$k}} {{end}}')"
 echo
 "${kubectl[@]}" -n magos-demo describe workspace hello | sed -n '/^Status:/,$p'
 cat <<MSG
 
 The demo keeps running. Try:
   export KUBECONFIG=${kubeconfig}
-  bin/k8s/kubectl -n magos-demo get workspaces -o wide
+  bin/k8s/kubectl -n magos-demo get workspaces -w        # in one terminal
+  \$EDITOR ${config}/hello/main.tf                        # change the greeting: a new revision is planned and applied
+  bin/k8s/kubectl -n magos-demo get events --sort-by=.metadata.creationTimestamp
   curl -s 127.0.0.1:18080/metrics | grep ^magos_
-Logs are in ${state}/logs. Stop everything with: make demo-stop
+Run logs are in ${state}/runs, process logs in ${state}/logs. Stop everything with: make demo-stop
 MSG

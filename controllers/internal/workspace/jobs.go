@@ -137,6 +137,10 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 		mounts = append(mounts, corev1.VolumeMount{Name: "backend", MountPath: "/etc/magos/backend", ReadOnly: true})
 		env = append(env, corev1.EnvVar{Name: magosv1.EnvBackendConfig, Value: "/etc/magos/backend/backend.tf"})
 	}
+	for _, kv := range r.Options.RunnerEnv {
+		name, value, _ := strings.Cut(kv, "=")
+		env = append(env, corev1.EnvVar{Name: name, Value: value})
+	}
 	env = append(env, varEnv...)
 
 	container := corev1.Container{

@@ -2,6 +2,8 @@ package workspace
 
 import (
 	"flag"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -20,6 +22,23 @@ type Options struct {
 	// RetryInterval is how long a failed run waits before it is retried
 	// with the same inputs.
 	RetryInterval time.Duration
+	// RunnerEnv are extra environment variables for every runner container
+	// (e.g. proxy settings or a CLI config file baked into the image).
+	RunnerEnv envFlag
+}
+
+// envFlag collects repeated NAME=VALUE flags.
+type envFlag []string
+
+func (e *envFlag) String() string { return strings.Join(*e, ",") }
+
+// Set adds one NAME=VALUE entry.
+func (e *envFlag) Set(v string) error {
+	if name, _, ok := strings.Cut(v, "="); !ok || name == "" {
+		return fmt.Errorf("want NAME=VALUE, got %q", v)
+	}
+	*e = append(*e, v)
+	return nil
 }
 
 // BindFlags registers the options on fs.
@@ -29,5 +48,6 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.DefaultEngineVersion, "default-engine-version", "1.10.6", "Engine version for Workspaces that name none.")
 	fs.DurationVar(&o.RunTimeout, "run-timeout", 30*time.Minute, "Default deadline of one plan or apply run.")
 	fs.DurationVar(&o.JobTTL, "job-ttl", time.Hour, "How long finished run Jobs are kept.")
+	fs.Var(&o.RunnerEnv, "runner-env", "Extra NAME=VALUE environment variable for every runner container (repeatable).")
 	fs.DurationVar(&o.RetryInterval, "retry-interval", 5*time.Minute, "How long a failed run waits before it is retried with unchanged inputs.")
 }

@@ -30,21 +30,21 @@ import (
 
 // Controller is the workspace-controller's entry for setup.Run.
 type Controller struct {
-	opts Options
+	Options Options
 }
 
 // NewController returns the workspace-controller.
 func NewController() *Controller { return &Controller{} }
 
 // BindFlags registers the workspace-controller's own flags.
-func (c *Controller) BindFlags(fs *flag.FlagSet) { c.opts.BindFlags(fs) }
+func (c *Controller) BindFlags(fs *flag.FlagSet) { c.Options.BindFlags(fs) }
 
 // Register wires the Workspace reconciler into mgr.
 func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 	r := &Reconciler{
-		Client:   mgr.GetClient(),
-		Events:   mgr.GetEventRecorder("workspace-controller"),
-		Options:  c.opts,
+		Client:    mgr.GetClient(),
+		Events:    mgr.GetEventRecorder("workspace-controller"),
+		Options:   c.Options,
 		APIReader: mgr.GetAPIReader(),
 	}
 	if err := indexSourceRefs(mgr); err != nil {

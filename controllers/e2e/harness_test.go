@@ -1,0 +1,264 @@
+package e2e
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"text/template"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/setup"
+	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/tools/harness/executor"
+	"github.com/magos-dev/magos/tools/harness/localsource"
+)
+
+// controllerLogs collects every log line the in-process controllers write,
+// so tests can assert what never appears in them.
+var controllerLogs = &syncBuffer{}
+
+func init() {
+	ctrl.SetLogger(zap.New(zap.WriteTo(controllerLogs)))
+}
+
+var (
+	runnerOnce sync.Once
+	runnerPath string
+	runnerErr  error
+)
+
+// buildRunner compiles the runner binary once per test binary.
+func buildRunner(t *testing.T) string {
+	t.Helper()
+	runnerOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "magos-runner-")
+		if err != nil {
+			runnerErr = err
+			return
+		}
+		runnerPath = filepath.Join(dir, "runner")
+		cmd := exec.Command("go", "build", "-o", runnerPath, ".")
+		cmd.Dir = filepath.Join(env.Root, "runner")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			runnerErr = fmt.Errorf("go build runner: %v: %s", err, out)
+		}
+	})
+	require.NoError(t, runnerErr)
+	return runnerPath
+}
+
+// stack is one test's Magos: a namespace, a local source, the local Job
+// executor and the workspace-controller, all on the shared control plane.
+type stack struct {
+	t          *testing.T
+	ns         string
+	source     *localsource.Server
+	executor   *executor.Executor
+	runnerLogs *syncBuffer
+	stopCtrl   context.CancelFunc
+	ctrlDone   chan struct{}
+}
+
+func newStack(t *testing.T) *stack {
+	t.Helper()
+	s := &stack{t: t, ns: env.NewNamespace(t), runnerLogs: &syncBuffer{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+
+	src, err := localsource.New(env.Client, localsource.Options{})
+	require.NoError(t, err)
+	require.NoError(t, src.Start())
+	t.Cleanup(func() { _ = src.Close() })
+	s.source = src
+
+	ex, err := executor.New(env.Config, executor.Options{
+		RunnerPath: buildRunner(t),
+		Namespace:  s.ns,
+		LogOutput:  s.runnerLogs,
+		Env:        map[string]string{magosv1.EnvVersionsDir: filepath.Join(env.Root, "bin", "engines")},
+	})
+	require.NoError(t, err)
+	go func() { _ = ex.Start(ctx) }()
+	s.executor = ex
+
+	s.startController()
+	t.Cleanup(func() {
+		s.stopController()
+		if t.Failed() {
+			t.Logf("runner output:\n%s", s.runnerLogs.String())
+		}
+	})
+	return s
+}
+
+var (
+	tofurcOnce sync.Once
+	tofurcPath string
+)
+
+// tofurc renders the CLI configuration that installs the magostest provider
+// from the filesystem mirror built by `make tools`.
+func tofurc(t *testing.T) string {
+	t.Helper()
+	tofurcOnce.Do(func() {
+		tmpl := template.Must(template.ParseFiles(filepath.Join(env.Root, "tools", "testprovider", "tofurc.tmpl")))
+		f, err := os.CreateTemp("", "magos-tofurc-")
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		if err := tmpl.Execute(f, map[string]string{"ProvidersDir": filepath.Join(env.Root, "bin", "providers")}); err != nil {
+			return
+		}
+		tofurcPath = f.Name()
+	})
+	require.NotEmpty(t, tofurcPath, "rendering the CLI configuration")
+	return tofurcPath
+}
+
+// workspaceOptions are the workspace-controller's settings in tests.
+func (s *stack) workspaceOptions() workspace.Options {
+	return workspace.Options{
+		RunnerEnv:            []string{"TF_CLI_CONFIG_FILE=" + tofurc(s.t)},
+		RunnerImage:          "magos-runner:test",
+		VersionsDir:          filepath.Join(env.Root, "bin", "engines"),
+		DefaultEngineVersion: "1.10.6",
+		RunTimeout:           5 * time.Minute,
+		JobTTL:               time.Hour,
+		RetryInterval:        3 * time.Second,
+	}
+}
+
+// startController runs the workspace-controller in-process, watching only
+// the test's namespace.
+func (s *stack) startController() {
+	s.t.Helper()
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:                 setup.Scheme(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{s.ns: {}}},
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	require.NoError(s.t, err)
+	c := workspace.NewController()
+	c.Options = s.workspaceOptions()
+	require.NoError(s.t, c.Register(mgr, setup.Options{Concurrency: 2}))
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopCtrl, s.ctrlDone = cancel, make(chan struct{})
+	go func() {
+		defer close(s.ctrlDone)
+		if err := mgr.Start(ctx); err != nil {
+			s.t.Logf("workspace-controller stopped: %v", err)
+		}
+	}()
+}
+
+// stopController stops the in-process workspace-controller and waits for it.
+func (s *stack) stopController() {
+	if s.stopCtrl == nil {
+		return
+	}
+	s.stopCtrl()
+	<-s.ctrlDone
+	s.stopCtrl = nil
+}
+
+// gitRepository creates a GitRepository and publishes dir as its artifact.
+func (s *stack) gitRepository(name, dir string) string {
+	s.t.Helper()
+	repo := &unstructured.Unstructured{}
+	repo.SetAPIVersion("source.toolkit.fluxcd.io/v1")
+	repo.SetKind("GitRepository")
+	repo.SetNamespace(s.ns)
+	repo.SetName(name)
+	require.NoError(s.t, unstructured.SetNestedMap(repo.Object, map[string]any{
+		"url": "https://example.invalid/" + name + ".git", "interval": "5m", "ref": map[string]any{"branch": "main"},
+	}, "spec"))
+	require.NoError(s.t, env.Client.Create(context.Background(), repo))
+	return s.publish(name, dir)
+}
+
+// publish (re)packages dir as the artifact of GitRepository name.
+func (s *stack) publish(name, dir string) string {
+	s.t.Helper()
+	rev, err := s.source.Publish(context.Background(), types.NamespacedName{Namespace: s.ns, Name: name}, dir)
+	require.NoError(s.t, err)
+	return rev
+}
+
+// newWorkspace creates a Workspace reading GitRepository repo.
+func (s *stack) newWorkspace(name, repo string, mutate func(*magosv1.Workspace)) *magosv1.Workspace {
+	s.t.Helper()
+	ws := &magosv1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.ns},
+		Spec: magosv1.WorkspaceSpec{
+			SourceRef: magosv1.SourceReference{Kind: "GitRepository", Name: repo},
+			Outputs:   &magosv1.OutputsSpec{SecretName: name + "-outputs"},
+		},
+	}
+	if mutate != nil {
+		mutate(ws)
+	}
+	require.NoError(s.t, env.Client.Create(context.Background(), ws))
+	return ws
+}
+
+// waitWorkspace polls the Workspace until ok holds, failing after timeout.
+func (s *stack) waitWorkspace(name string, timeout time.Duration, what string, ok func(*magosv1.Workspace) bool) *magosv1.Workspace {
+	s.t.Helper()
+	ws := &magosv1.Workspace{}
+	require.Eventually(s.t, func() bool {
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: s.ns, Name: name}, ws); err != nil {
+			return false
+		}
+		return ok(ws)
+	}, timeout, 250*time.Millisecond, "Workspace %s: %s; last status: %+v", name, what, ws.Status)
+	return ws
+}
+
+// appliedRevision is a wait condition: the Workspace applied revision rev and is Ready.
+func appliedRevision(rev string) func(*magosv1.Workspace) bool {
+	return func(ws *magosv1.Workspace) bool {
+		return ws.Status.LastApplied != nil && ws.Status.LastApplied.Revision == rev &&
+			ws.Status.Phase == magosv1.PhaseIdle && ws.Status.ObservedGeneration == ws.Generation
+	}
+}
+
+// copyConfig copies testdata/<name> to a temp dir the test may edit.
+func copyConfig(t *testing.T, name string) string {
+	t.Helper()
+	dst := t.TempDir()
+	require.NoError(t, os.CopyFS(dst, os.DirFS(filepath.Join("testdata", name))))
+	return dst
+}
+
+func sha256Sum(s string) [32]byte { return sha256.Sum256([]byte(s)) }
+
+// newSourceObject is a GitRepository reference for Get/Delete.
+func newSourceObject(name, ns string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("source.toolkit.fluxcd.io/v1")
+	u.SetKind("GitRepository")
+	u.SetNamespace(ns)
+	u.SetName(name)
+	return u
+}

@@ -1,0 +1,86 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/conditions"
+	"github.com/magos-dev/magos/controllers/internal/workspace"
+)
+
+// driftWorkspace manages one file through the magostest provider, installed
+// from the filesystem mirror, with a short drift interval.
+func driftWorkspace(approval magosv1.ApprovalMode, root string) func(*magosv1.Workspace) {
+	return func(ws *magosv1.Workspace) {
+		ws.Spec.Approval = approval
+		ws.Spec.Interval = &metav1.Duration{Duration: 2 * time.Second}
+		ws.Spec.Vars = []magosv1.Variable{{Name: "root", Value: ptr.To(root)}}
+	}
+}
+
+func TestWorkspaceDriftIsDetectedAndCorrected(t *testing.T) {
+	s := newStack(t)
+	root := t.TempDir()
+	motd := filepath.Join(root, "motd.txt")
+	rev := s.gitRepository("infra", copyConfig(t, "drift"))
+	s.newWorkspace("drifty", "infra", driftWorkspace(magosv1.ApprovalAuto, root))
+	s.waitWorkspace("drifty", 3*time.Minute, "applies", appliedRevision(rev))
+	require.Equal(t, "hello from magos\n", readFile(t, motd), "the provider from the mirror wrote the file")
+
+	require.NoError(t, os.WriteFile(motd, []byte("edited by hand\n"), 0o644))
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(motd)
+		return err == nil && string(b) == "hello from magos\n"
+	}, 3*time.Minute, 250*time.Millisecond, "the drift is corrected by an automatic apply")
+	ws := s.waitWorkspace("drifty", time.Minute, "reports the corrected drift", func(ws *magosv1.Workspace) bool {
+		c := conditions.Get(ws, magosv1.DriftedCondition)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == workspace.AppliedReason
+	})
+	assert.True(t, ws.Status.Plan.Drift)
+	assert.True(t, hasEvent(t, s.ns, "drifty", workspace.DriftDetectedReason), "a DriftDetected event was recorded")
+	assert.Contains(t, gatherMetrics(t), "magos_workspace_drift_detected_total")
+}
+
+func TestWorkspaceDriftWaitsForApprovalWhenManual(t *testing.T) {
+	s := newStack(t)
+	root := t.TempDir()
+	motd := filepath.Join(root, "motd.txt")
+	rev := s.gitRepository("infra", copyConfig(t, "drift"))
+	s.newWorkspace("careful", "infra", driftWorkspace(magosv1.ApprovalManual, root))
+	ws := s.waitWorkspace("careful", 3*time.Minute, "waits for approval", func(ws *magosv1.Workspace) bool {
+		return ws.Status.Phase == magosv1.PhaseAwaitingApproval
+	})
+	approve(t, s.ns, "careful", ws.Status.Plan.ID)
+	s.waitWorkspace("careful", 3*time.Minute, "applies", appliedRevision(rev))
+
+	require.NoError(t, os.WriteFile(motd, []byte("edited by hand\n"), 0o644))
+	ws = s.waitWorkspace("careful", 3*time.Minute, "detects the drift", func(ws *magosv1.Workspace) bool {
+		return conditions.IsTrue(ws, magosv1.DriftedCondition) && ws.Status.Phase == magosv1.PhaseAwaitingApproval
+	})
+	assert.True(t, ws.Status.Plan.Drift && ws.Status.Plan.Change == 1, "the drift plan updates the file in place: %+v", ws.Status.Plan)
+	assert.Equal(t, "edited by hand\n", readFile(t, motd), "nothing is corrected without approval")
+}
+
+// hasEvent reports whether an event with reason was recorded for the Workspace.
+func hasEvent(t *testing.T, ns, name, reason string) bool {
+	t.Helper()
+	var events eventsv1.EventList
+	require.NoError(t, env.Client.List(context.Background(), &events, client.InNamespace(ns)))
+	for _, e := range events.Items {
+		if e.Regarding.Name == name && e.Reason == reason {
+			return true
+		}
+	}
+	return false
+}
