@@ -111,4 +111,3 @@ func (r *Reconciler) fetchArtifact(ctx context.Context, ws *magosv1.Workspace) (
 	}
 	return a, nil
 }
-
