@@ -240,6 +240,9 @@ type RunStatus struct {
 	// Finished is when the run finished.
 	// +optional
 	Finished *metav1.Time `json:"finished,omitempty"`
+	// Reason is the runner's CamelCase reason, e.g. ArtifactRejected.
+	// +optional
+	Reason string `json:"reason,omitempty"`
 	// Message is a short, secret-free summary.
 	// +optional
 	Message string `json:"message,omitempty"`

@@ -51,6 +51,7 @@ func (r *Reconciler) recordResult(ctx context.Context, ws *magosv1.Workspace, jo
 	now := metav1.Now()
 	cr.Finished = &now
 	cr.Result = res.Result
+	cr.Reason = res.Reason
 	cr.Message = truncate(res.Message, 512)
 	if cr.Started != nil {
 		metrics.RecordRun(cr.Phase, res.Result, now.Sub(cr.Started.Time).Seconds())

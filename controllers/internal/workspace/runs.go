@@ -52,7 +52,7 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 	plan, applied := ws.Status.Plan, ws.Status.LastApplied
 	if wait, ok := r.retryWait(ws, art.Revision, inputs); ok {
 		last := ws.Status.History[0]
-		obs.Phase, obs.Reason = magosv1.PhaseFailed, RunFailedReason
+		obs.Phase, obs.Reason = magosv1.PhaseFailed, orDefault(last.Reason, RunFailedReason)
 		obs.Message = fmt.Sprintf("The %s run %s failed: %s; retrying in %s", last.Phase, last.Job, last.Message, wait.Round(time.Second))
 		return requeueAfter(wait), nil
 	}

@@ -29,6 +29,17 @@ const (
 	UnlockedReason         = "Unlocked"
 )
 
+// stallingReasons are failures a retry with the same inputs cannot fix:
+// they need a person, a new revision or a spec change.
+var stallingReasons = map[string]bool{
+	StateLockedReason:        true,
+	DestroyFailedReason:      true,
+	"ArtifactRejected":       true,
+	"ArtifactDigestMismatch": true,
+	"EngineNotFound":         true,
+	"PathNotFound":           true,
+}
+
 // observation is what one reconcile of a Workspace saw and decided.
 type observation struct {
 	Suspended bool
@@ -80,7 +91,7 @@ func computeStatus(ws *magosv1.Workspace, o observation) {
 		case magosv1.PhaseAwaitingApproval, magosv1.PhaseAwaitingPromotion:
 			conditions.MarkReady(ws, metav1.ConditionFalse, o.Reason, o.Message)
 		case magosv1.PhaseFailed:
-			if o.Reason == StateLockedReason || o.Reason == DestroyFailedReason {
+			if stallingReasons[o.Reason] {
 				conditions.MarkStalled(ws, o.Reason, o.Message)
 			} else {
 				conditions.MarkReady(ws, metav1.ConditionFalse, orDefault(o.Reason, RunFailedReason), o.Message)

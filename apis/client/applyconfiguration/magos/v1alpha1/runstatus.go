@@ -45,6 +45,8 @@ type RunStatusApplyConfiguration struct {
 	Started *v1.Time `json:"started,omitempty"`
 	// Finished is when the run finished.
 	Finished *v1.Time `json:"finished,omitempty"`
+	// Reason is the runner's CamelCase reason, e.g. ArtifactRejected.
+	Reason *string `json:"reason,omitempty"`
 	// Message is a short, secret-free summary.
 	Message *string `json:"message,omitempty"`
 }
@@ -124,6 +126,14 @@ func (b *RunStatusApplyConfiguration) WithStarted(value v1.Time) *RunStatusApply
 // If called multiple times, the Finished field is set to the value of the last call.
 func (b *RunStatusApplyConfiguration) WithFinished(value v1.Time) *RunStatusApplyConfiguration {
 	b.Finished = &value
+	return b
+}
+
+// WithReason sets the Reason field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Reason field is set to the value of the last call.
+func (b *RunStatusApplyConfiguration) WithReason(value string) *RunStatusApplyConfiguration {
+	b.Reason = &value
 	return b
 }
 
