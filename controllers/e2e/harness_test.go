@@ -46,7 +46,7 @@ var (
 )
 
 // buildRunner compiles the runner binary once per test binary.
-func buildRunner(t *testing.T) string {
+func buildRunner(t testing.TB) string {
 	t.Helper()
 	runnerOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "magos-runner-")
@@ -68,7 +68,7 @@ func buildRunner(t *testing.T) string {
 // stack is one test's Magos: a namespace, a local source, the local Job
 // executor and the workspace-controller, all on the shared control plane.
 type stack struct {
-	t          *testing.T
+	t          testing.TB
 	ns         string
 	source     *localsource.Server
 	executor   *executor.Executor
@@ -77,7 +77,7 @@ type stack struct {
 	ctrlDone   chan struct{}
 }
 
-func newStack(t *testing.T) *stack {
+func newStack(t testing.TB) *stack {
 	t.Helper()
 	s := &stack{t: t, ns: env.NewNamespace(t), runnerLogs: &syncBuffer{}}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -116,7 +116,7 @@ var (
 
 // tofurc renders the CLI configuration that installs the magostest provider
 // from the filesystem mirror built by `make tools`.
-func tofurc(t *testing.T) string {
+func tofurc(t testing.TB) string {
 	t.Helper()
 	tofurcOnce.Do(func() {
 		tmpl := template.Must(template.ParseFiles(filepath.Join(env.Root, "tools", "testprovider", "tofurc.tmpl")))

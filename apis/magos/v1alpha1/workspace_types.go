@@ -83,7 +83,7 @@ type WorkspaceSpec struct {
 	Approval ApprovalMode `json:"approval,omitempty"`
 
 	// ApprovedPlan is the plan ID (status.plan.id) approved for apply.
-	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:MaxLength=63
 	// +optional
 	ApprovedPlan string `json:"approvedPlan,omitempty"`
 
@@ -315,6 +315,7 @@ type WorkspaceStatus struct {
 
 // Workspace runs one Terraform/OpenTofu configuration from a Flux source.
 // +genclient
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="Workspace names are at most 63 characters: they are used in label values"
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=ws;tfws,categories=magos

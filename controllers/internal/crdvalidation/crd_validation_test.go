@@ -3,6 +3,7 @@ package crdvalidation
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -170,6 +171,11 @@ func TestCRDValidation(t *testing.T) {
 		{name: "runner timeout that is not a duration", obj: workspace(func(ws *magosv1.Workspace) {
 			ws.Spec.Runner = &magosv1.RunnerSpec{Timeout: duration(-time.Minute)}
 		}), wantFields: []string{"spec.runner.timeout"}},
+
+		{name: "workspace name too long for a label value", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.GenerateName = ""
+			ws.Name = strings.Repeat("w", 64)
+		}), wantFields: []string{"Workspace names are at most 63 characters"}},
 
 		// Refused: VariableSet.
 		{name: "env name with a dash", obj: variableSet(func(vs *magosv1.VariableSet) {
