@@ -1,0 +1,60 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Results of one policy-gate evaluation, the values of the result label of
+// magos_policy_evaluations_total.
+const (
+	// PolicyResultPassed: no Deny violation and no error; apply may go on.
+	PolicyResultPassed = "passed"
+	// PolicyResultFailed: at least one Deny violation; apply is blocked.
+	PolicyResultFailed = "failed"
+	// PolicyResultError: a policy or the plan could not be evaluated; apply
+	// is blocked (fail closed).
+	PolicyResultError = "error"
+)
+
+var (
+	policyEvaluations = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "magos_policy_evaluations_total",
+		Help: "Policy-gate evaluations of a plan, by result (passed, failed, error).",
+	}, []string{"result"})
+
+	policyViolations = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "magos_policy_violations_total",
+		Help: "Policy violations found in plans, by validation action (Deny, Audit, Warn).",
+	}, []string{"action"})
+
+	policyEvaluationDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "magos_policy_evaluation_duration_seconds",
+		Help:    "Time to evaluate one plan against all its selected policies.",
+		Buckets: []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
+	})
+)
+
+func init() {
+	ctrlmetrics.Registry.MustRegister(policyEvaluations, policyViolations, policyEvaluationDuration)
+	// Start every known series at zero so dashboards and rate() see them
+	// before the first evaluation.
+	for _, r := range []string{PolicyResultPassed, PolicyResultFailed, PolicyResultError} {
+		policyEvaluations.WithLabelValues(r)
+	}
+	for _, a := range []string{"Deny", "Audit", "Warn"} {
+		policyViolations.WithLabelValues(a)
+	}
+}
+
+// RecordPolicyEvaluation counts one evaluation of a plan with its result
+// and how long it took in seconds.
+func RecordPolicyEvaluation(result string, seconds float64) {
+	policyEvaluations.WithLabelValues(result).Inc()
+	policyEvaluationDuration.Observe(seconds)
+}
+
+// RecordPolicyViolation counts one violation with its validation action.
+func RecordPolicyViolation(action string) {
+	policyViolations.WithLabelValues(action).Inc()
+}
