@@ -1,0 +1,253 @@
+package policy
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	celengine "github.com/kyverno/kyverno/pkg/cel/engine"
+	"github.com/kyverno/kyverno/pkg/cel/libs"
+	vpolcompiler "github.com/kyverno/kyverno/pkg/cel/policies/vpol/compiler"
+	engineapi "github.com/kyverno/kyverno/pkg/engine/api"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/magos-dev/magos/controllers/internal/metrics"
+)
+
+// libsOnce initialises Kyverno's process-wide CEL library context, which
+// its compiler otherwise sets lazily and unsynchronised on first use.
+var libsOnce sync.Once
+
+// Evaluator evaluates plan JSON against policies with Kyverno's engine.
+// Create one with NewEvaluator and share it; it is safe for concurrent use
+// and caches each policy's compiled form until its spec changes.
+type Evaluator struct {
+	compiler vpolcompiler.Compiler
+	cache    compiledCache
+}
+
+// NewEvaluator returns an Evaluator.
+func NewEvaluator() (*Evaluator, error) {
+	libsOnce.Do(func() { libs.GetLibsCtx() })
+	return &Evaluator{compiler: vpolcompiler.NewCompiler()}, nil
+}
+
+// Evaluate evaluates planJSON (`tofu show -json` of a plan) against
+// policies and records the magos_policy_* metrics. It never returns an
+// error: anything that prevents a full evaluation gives a Verdict with
+// Errored set and Passed false. If ctx ends first, evaluation stops with an
+// errored verdict (a policy still running finishes in the background).
+func (e *Evaluator) Evaluate(ctx context.Context, policies []Policy, planJSON []byte) Verdict {
+	start := time.Now()
+	v := e.evaluate(ctx, policies, planJSON)
+	metrics.RecordPolicyEvaluation(v.result(), time.Since(start).Seconds())
+	for _, viol := range v.Violations {
+		metrics.RecordPolicyViolation(viol.Action)
+	}
+	return v
+}
+
+// policyError is a policy that could not be evaluated.
+type policyError struct {
+	policy string
+	err    string
+}
+
+// outcome is what evaluating one policy gave.
+type outcome struct {
+	violation *Violation
+	skipped   bool
+	err       error
+}
+
+func (e *Evaluator) evaluate(ctx context.Context, policies []Policy, planJSON []byte) Verdict {
+	plan, err := parsePlan(planJSON)
+	if err != nil {
+		return Verdict{Errored: true, Message: "Policy evaluation failed, apply blocked: " + truncate(err.Error(), maxMessageLen)}
+	}
+	v := Verdict{Policies: []string{}}
+	for _, p := range policies {
+		v.Policies = append(v.Policies, p.Name())
+	}
+	slices.Sort(v.Policies)
+	v.Policies = slices.Compact(v.Policies)
+	if len(policies) == 0 {
+		v.Passed = true
+		v.Message = "No policy applied: no ValidatingPolicy selected for this Workspace"
+		return v
+	}
+
+	var errs []policyError
+	skipped := 0
+	for _, p := range policies {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, policyError{policy: p.Name(), err: "not evaluated: " + err.Error()})
+			break
+		}
+		o := e.evaluatePolicy(ctx, p, plan)
+		switch {
+		case o.err != nil:
+			errs = append(errs, policyError{policy: p.Name(), err: truncate(oneLine(o.err.Error()), maxMessageLen)})
+		case o.skipped:
+			skipped++
+		case o.violation != nil:
+			v.Violations = append(v.Violations, *o.violation)
+		}
+	}
+	slices.SortStableFunc(v.Violations, func(a, b Violation) int {
+		return cmp.Or(-cmp.Compare(rank(a.Action), rank(b.Action)), cmp.Compare(a.Policy, b.Policy))
+	})
+	blocking := 0
+	for _, viol := range v.Violations {
+		if viol.Blocking() {
+			blocking++
+		}
+	}
+	switch {
+	case len(errs) > 0:
+		v.Errored = true
+		parts := make([]string, 0, len(errs))
+		for _, pe := range errs {
+			parts = append(parts, fmt.Sprintf("policy %q: %s", pe.policy, pe.err))
+		}
+		v.Message = fmt.Sprintf("Policy evaluation failed, apply blocked: %s", strings.Join(parts, "; "))
+	case blocking > 0:
+		v.Message = StatusMessage(v, 0)
+	default:
+		v.Passed = true
+		v.Message = StatusMessage(v, 0)
+		if skipped > 0 {
+			v.Message += fmt.Sprintf(" (%d not applicable by matchConditions)", skipped)
+		}
+	}
+	return v
+}
+
+// rank orders actions by strength for sorting violations.
+func rank(action string) int {
+	switch action {
+	case ActionDeny:
+		return 2
+	case ActionWarn:
+		return 1
+	default:
+		return 0
+	}
+}
+
+// parsePlan decodes plan JSON the way Kyverno's CLI decodes JSON payloads
+// (encoding/json: numbers are float64) and checks it looks like a plan.
+func parsePlan(planJSON []byte) (map[string]any, error) {
+	var plan map[string]any
+	if err := json.Unmarshal(planJSON, &plan); err != nil {
+		return nil, fmt.Errorf("plan JSON cannot be parsed: %w", err)
+	}
+	if plan == nil {
+		return nil, errors.New("plan JSON is empty (null)")
+	}
+	if _, ok := plan["format_version"]; !ok {
+		return nil, errors.New("plan JSON has no format_version: not the output of `tofu show -json` for a plan")
+	}
+	return plan, nil
+}
+
+// evaluatePolicy runs one policy's engine on the plan, giving up when ctx
+// ends.
+func (e *Evaluator) evaluatePolicy(ctx context.Context, p Policy, plan map[string]any) outcome {
+	if p.Object == nil {
+		return outcome{err: errors.New("policy is nil")}
+	}
+	if !p.JSONMode() {
+		return outcome{err: errors.New("spec.evaluation.mode is not JSON: only JSON-mode policies can evaluate plans")}
+	}
+	c := e.cache.get(e.compiler, p)
+	if c.err != nil {
+		return outcome{err: fmt.Errorf("does not compile: %w", c.err)}
+	}
+	done := make(chan outcome, 1)
+	go func() { done <- run(ctx, c, p.Name(), plan) }()
+	select {
+	case o := <-done:
+		return o
+	case <-ctx.Done():
+		return outcome{err: fmt.Errorf("evaluation abandoned: %w", ctx.Err())}
+	}
+}
+
+// run evaluates one compiled policy and turns Kyverno's rule responses into
+// an outcome.
+func run(ctx context.Context, c *compiled, name string, plan map[string]any) (o outcome) {
+	defer func() {
+		if r := recover(); r != nil {
+			o = outcome{err: fmt.Errorf("evaluation panicked: %v", r)}
+		}
+	}()
+	resp, err := c.engine.Handle(ctx, celengine.RequestFromJSON(nil, &unstructured.Unstructured{Object: plan}), nil)
+	if err != nil {
+		return outcome{err: err}
+	}
+	var rules []engineapi.RuleResponse
+	for _, pr := range resp.Policies {
+		rules = append(rules, pr.Rules...)
+	}
+	if len(rules) == 0 {
+		return outcome{err: errors.New("the engine returned no result")}
+	}
+	o.skipped = true
+	for i := range rules {
+		r := &rules[i]
+		switch r.Status() {
+		case engineapi.RuleStatusPass:
+			o.skipped = false
+		case engineapi.RuleStatusSkip:
+		case engineapi.RuleStatusFail:
+			o.skipped = false
+			if o.violation == nil {
+				o.violation = &Violation{
+					Policy:     name,
+					Validation: validationIndex(r),
+					Message:    truncate(r.Message(), maxMessageLen),
+					Action:     c.action,
+				}
+			}
+		case engineapi.RuleStatusError:
+			return outcome{err: errors.New(ruleError(r))}
+		default:
+			return outcome{err: fmt.Errorf("unexpected result %q: %s", r.Status(), r.Message())}
+		}
+	}
+	return o
+}
+
+// validationIndexKey is the rule property in which Kyverno reports which
+// validation failed.
+const validationIndexKey = "cel.validationIndex"
+
+// validationIndex is the index of the failed validation, or -1.
+func validationIndex(r *engineapi.RuleResponse) int {
+	if i, err := strconv.Atoi(r.Properties()[validationIndexKey]); err == nil {
+		return i
+	}
+	return -1
+}
+
+// ruleError words an errored rule: Kyverno reports a validation error as
+// "error: <cause>" with the validation index, and an error in
+// matchConditions as "failed to load context: <cause>".
+func ruleError(r *engineapi.RuleResponse) string {
+	msg := r.Message()
+	if r.Name() == "evaluation" {
+		return "spec.matchConditions: " + strings.TrimPrefix(msg, "failed to load context: ")
+	}
+	if i := validationIndex(r); i >= 0 {
+		return fmt.Sprintf("spec.validations[%d]: %s", i, strings.TrimPrefix(msg, "error: "))
+	}
+	return msg
+}

@@ -1,0 +1,154 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Validation actions a violation carries, as in a policy's
+// spec.validationActions.
+const (
+	// ActionDeny blocks apply.
+	ActionDeny = "Deny"
+	// ActionWarn is recorded but does not block.
+	ActionWarn = "Warn"
+	// ActionAudit is recorded but does not block.
+	ActionAudit = "Audit"
+)
+
+// maxMessageLen bounds each policy message and error kept in a verdict, so
+// a policy cannot blow up Workspace status.
+const maxMessageLen = 512
+
+// Verdict is the outcome of evaluating one plan against its policies.
+type Verdict struct {
+	// Passed is true when apply may go on: no Deny violation and no error.
+	Passed bool
+	// Policies names every policy the plan was evaluated against, sorted
+	// (name, or namespace/name for a NamespacedValidatingPolicy).
+	Policies []string
+	// Violations are the failed validations, at most one per policy (the
+	// first failing validation, as Kyverno reports it), Deny ones first.
+	Violations []Violation
+	// Message says in one line what happened; it names policies and
+	// carries their messages and errors, never the plan itself.
+	Message string
+	// Errored is true when a policy or the plan could not be evaluated;
+	// Passed is then false (fail closed).
+	Errored bool
+}
+
+// Violation is one failed validation of one policy.
+type Violation struct {
+	// Policy names the policy (name, or namespace/name).
+	Policy string
+	// Validation is the index of the failed entry of spec.validations.
+	Validation int
+	// Message is the validation's message or messageExpression result.
+	Message string
+	// Action is Deny, Audit or Warn: the strongest of the policy's
+	// validationActions (Deny > Warn > Audit). Only Deny blocks.
+	Action string
+}
+
+// String renders the violation for messages and events.
+func (v Violation) String() string {
+	return fmt.Sprintf("%s [%s]: %s", v.Policy, v.Action, v.Message)
+}
+
+// Blocking reports whether the violation blocks apply.
+func (v Violation) Blocking() bool { return v.Action == ActionDeny }
+
+// result is the metric result label for the verdict.
+func (v Verdict) result() string {
+	switch {
+	case v.Errored:
+		return "error"
+	case !v.Passed:
+		return "failed"
+	default:
+		return "passed"
+	}
+}
+
+// StatusMessage renders a verdict as one line of at most limit bytes (no
+// limit when limit <= 0) for a condition message or an event: the outcome,
+// then as many violations as fit, then how many more there are.
+func StatusMessage(v Verdict, limit int) string {
+	var head string
+	switch {
+	case v.Errored:
+		return truncate(oneLine(v.Message), limit)
+	case len(v.Policies) == 0:
+		return truncate(oneLine(v.Message), limit)
+	case !v.Passed:
+		head = fmt.Sprintf("Plan denied by %d of %s", countBlocking(v.Violations), count(len(v.Policies), "policy", "policies"))
+	case len(v.Violations) > 0:
+		head = fmt.Sprintf("Plan passed %s with %s", count(len(v.Policies), "policy", "policies"),
+			count(len(v.Violations), "non-blocking violation", "non-blocking violations"))
+	default:
+		return truncate("Plan passed "+count(len(v.Policies), "policy", "policies"), limit)
+	}
+	msg := head
+	for i, viol := range v.Violations {
+		next := msg
+		if i == 0 {
+			next += ": "
+		} else {
+			next += "; "
+		}
+		next += oneLine(viol.String())
+		rest := len(v.Violations) - i - 1
+		suffix := ""
+		if rest > 0 {
+			suffix = fmt.Sprintf("; and %d more", rest)
+		}
+		if limit > 0 && len(next)+len(suffix) > limit {
+			if i == 0 {
+				return truncate(next, limit)
+			}
+			return truncate(msg+fmt.Sprintf("; and %d more", rest+1), limit)
+		}
+		msg = next
+	}
+	return msg
+}
+
+// countBlocking counts the distinct policies with a blocking violation.
+func countBlocking(vs []Violation) int {
+	seen := map[string]bool{}
+	for _, v := range vs {
+		if v.Blocking() {
+			seen[v.Policy] = true
+		}
+	}
+	return len(seen)
+}
+
+// count renders n with the singular or plural noun.
+func count(n int, singular, plural string) string {
+	if n == 1 {
+		return "1 " + singular
+	}
+	return fmt.Sprintf("%d %s", n, plural)
+}
+
+// oneLine collapses whitespace runs, newlines included, into single spaces.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// truncate cuts s to at most limit bytes on a rune boundary, marking the
+// cut with an ellipsis; limit <= 0 means no limit.
+func truncate(s string, limit int) string {
+	if limit <= 0 || len(s) <= limit {
+		return s
+	}
+	const ellipsis = "…"
+	cut := max(limit-len(ellipsis), 0)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ellipsis
+}
