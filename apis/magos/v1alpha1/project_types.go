@@ -75,14 +75,22 @@ type ProjectSpec struct {
 	AllowedServiceAccountAnnotations []string `json:"allowedServiceAccountAnnotations,omitempty"`
 }
 
-// WorkspaceRollup counts member Workspaces by state.
+// WorkspaceRollup counts member Workspaces by state: the Workspaces in the
+// Project's namespace whose spec.projectRef names it. A Workspace may be
+// counted in several of the state counts at once.
 type WorkspaceRollup struct {
-	Total            int32 `json:"total"`
-	Ready            int32 `json:"ready"`
-	Failed           int32 `json:"failed"`
-	Drifted          int32 `json:"drifted"`
+	// Total is the number of member Workspaces.
+	Total int32 `json:"total"`
+	// Ready counts members whose Ready condition is True.
+	Ready int32 `json:"ready"`
+	// Failed counts members in phase Failed.
+	Failed int32 `json:"failed"`
+	// Drifted counts members whose Drifted condition is True.
+	Drifted int32 `json:"drifted"`
+	// AwaitingApproval counts members in phase AwaitingApproval.
 	AwaitingApproval int32 `json:"awaitingApproval"`
-	Running          int32 `json:"running"`
+	// Running counts members with a run in progress (status.currentRun set).
+	Running int32 `json:"running"`
 }
 
 // ProjectStatus is the observed state of a Project.
@@ -97,7 +105,9 @@ type ProjectStatus struct {
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// VariableSetRefs are the resolved shared variable sets.
+	// VariableSetRefs are the resolved shared variable sets (copied from the
+	// spec, in order, even when one is missing or not Ready; the
+	// VariableSetsReady condition says which).
 	// +optional
 	VariableSetRefs []LocalObjectReference `json:"variableSetRefs,omitempty"`
 
@@ -109,9 +119,15 @@ type ProjectStatus struct {
 	// +optional
 	PolicySelector *metav1.LabelSelector `json:"policySelector,omitempty"`
 
-	// SourceAllowList is the resolved allow-list.
+	// SourceAllowList is the resolved allow-list; empty allows sources in
+	// the Project's namespace only.
 	// +optional
 	SourceAllowList []SourceRule `json:"sourceAllowList,omitempty"`
+
+	// AllowedServiceAccountAnnotations are the resolved annotation keys
+	// members may set on their runner ServiceAccount (copied from the spec).
+	// +optional
+	AllowedServiceAccountAnnotations []string `json:"allowedServiceAccountAnnotations,omitempty"`
 
 	// Workspaces rolls up member Workspaces.
 	// +optional

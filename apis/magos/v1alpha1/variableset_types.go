@@ -105,10 +105,20 @@ type VariableSetStatus struct {
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// Env is the rendered environment: TF_VAR_<name> entries with valueFrom
-	// for secret-backed values, and the plain env entries.
+	// Env is the rendered environment, sorted by name: TF_VAR_<name> entries
+	// (a literal value, or valueFrom for values read from Secrets and
+	// ConfigMaps, never their bytes) and the plain env entries.
 	// +optional
 	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// SensitiveEnv names the entries of Env whose value is sensitive: every
+	// entry read from a Secret (a variable's or env entry's secretKeyRef, or
+	// a key of a whole-Secret source) and every variable marked sensitive,
+	// whatever its source. Consumers mask the values of these variables in
+	// runner output. Sorted; each name also appears in Env.
+	// +listType=set
+	// +optional
+	SensitiveEnv []string `json:"sensitiveEnv,omitempty"`
 
 	// References lists the readiness of every referenced object and key.
 	// +optional

@@ -399,6 +399,11 @@ func (in *ProjectStatus) DeepCopyInto(out *ProjectStatus) {
 		*out = make([]SourceRule, len(*in))
 		copy(*out, *in)
 	}
+	if in.AllowedServiceAccountAnnotations != nil {
+		in, out := &in.AllowedServiceAccountAnnotations, &out.AllowedServiceAccountAnnotations
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	out.Workspaces = in.Workspaces
 }
 
@@ -903,6 +908,11 @@ func (in *VariableSetStatus) DeepCopyInto(out *VariableSetStatus) {
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
+	}
+	if in.SensitiveEnv != nil {
+		in, out := &in.SensitiveEnv, &out.SensitiveEnv
+		*out = make([]string, len(*in))
+		copy(*out, *in)
 	}
 	if in.References != nil {
 		in, out := &in.References, &out.References

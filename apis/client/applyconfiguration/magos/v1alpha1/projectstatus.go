@@ -31,14 +31,20 @@ type ProjectStatusApplyConfiguration struct {
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
 	// Conditions: Ready, Reconciling, Stalled.
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
-	// VariableSetRefs are the resolved shared variable sets.
+	// VariableSetRefs are the resolved shared variable sets (copied from the
+	// spec, in order, even when one is missing or not Ready; the
+	// VariableSetsReady condition says which).
 	VariableSetRefs []LocalObjectReferenceApplyConfiguration `json:"variableSetRefs,omitempty"`
 	// Defaults are the resolved defaults the Workspace controller applies.
 	Defaults *ProjectDefaultsApplyConfiguration `json:"defaults,omitempty"`
 	// PolicySelector is the resolved policy selector.
 	PolicySelector *v1.LabelSelectorApplyConfiguration `json:"policySelector,omitempty"`
-	// SourceAllowList is the resolved allow-list.
+	// SourceAllowList is the resolved allow-list; empty allows sources in
+	// the Project's namespace only.
 	SourceAllowList []SourceRuleApplyConfiguration `json:"sourceAllowList,omitempty"`
+	// AllowedServiceAccountAnnotations are the resolved annotation keys
+	// members may set on their runner ServiceAccount (copied from the spec).
+	AllowedServiceAccountAnnotations []string `json:"allowedServiceAccountAnnotations,omitempty"`
 	// Workspaces rolls up member Workspaces.
 	Workspaces *WorkspaceRollupApplyConfiguration `json:"workspaces,omitempty"`
 }
@@ -108,6 +114,16 @@ func (b *ProjectStatusApplyConfiguration) WithSourceAllowList(values ...*SourceR
 			panic("nil value passed to WithSourceAllowList")
 		}
 		b.SourceAllowList = append(b.SourceAllowList, *values[i])
+	}
+	return b
+}
+
+// WithAllowedServiceAccountAnnotations adds the given value to the AllowedServiceAccountAnnotations field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the AllowedServiceAccountAnnotations field.
+func (b *ProjectStatusApplyConfiguration) WithAllowedServiceAccountAnnotations(values ...string) *ProjectStatusApplyConfiguration {
+	for i := range values {
+		b.AllowedServiceAccountAnnotations = append(b.AllowedServiceAccountAnnotations, values[i])
 	}
 	return b
 }

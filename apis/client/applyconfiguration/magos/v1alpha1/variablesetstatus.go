@@ -32,9 +32,16 @@ type VariableSetStatusApplyConfiguration struct {
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
 	// Conditions: Ready, Reconciling, Stalled.
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
-	// Env is the rendered environment: TF_VAR_<name> entries with valueFrom
-	// for secret-backed values, and the plain env entries.
+	// Env is the rendered environment, sorted by name: TF_VAR_<name> entries
+	// (a literal value, or valueFrom for values read from Secrets and
+	// ConfigMaps, never their bytes) and the plain env entries.
 	Env []corev1.EnvVar `json:"env,omitempty"`
+	// SensitiveEnv names the entries of Env whose value is sensitive: every
+	// entry read from a Secret (a variable's or env entry's secretKeyRef, or
+	// a key of a whole-Secret source) and every variable marked sensitive,
+	// whatever its source. Consumers mask the values of these variables in
+	// runner output. Sorted; each name also appears in Env.
+	SensitiveEnv []string `json:"sensitiveEnv,omitempty"`
 	// References lists the readiness of every referenced object and key.
 	References []ReferenceStatusApplyConfiguration `json:"references,omitempty"`
 	// InputsDigest changes whenever a referenced object changes; it is built
@@ -75,6 +82,16 @@ func (b *VariableSetStatusApplyConfiguration) WithConditions(values ...*v1.Condi
 func (b *VariableSetStatusApplyConfiguration) WithEnv(values ...corev1.EnvVar) *VariableSetStatusApplyConfiguration {
 	for i := range values {
 		b.Env = append(b.Env, values[i])
+	}
+	return b
+}
+
+// WithSensitiveEnv adds the given value to the SensitiveEnv field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the SensitiveEnv field.
+func (b *VariableSetStatusApplyConfiguration) WithSensitiveEnv(values ...string) *VariableSetStatusApplyConfiguration {
+	for i := range values {
+		b.SensitiveEnv = append(b.SensitiveEnv, values[i])
 	}
 	return b
 }

@@ -21,14 +21,22 @@ package v1alpha1
 // WorkspaceRollupApplyConfiguration represents a declarative configuration of the WorkspaceRollup type for use
 // with apply.
 //
-// WorkspaceRollup counts member Workspaces by state.
+// WorkspaceRollup counts member Workspaces by state: the Workspaces in the
+// Project's namespace whose spec.projectRef names it. A Workspace may be
+// counted in several of the state counts at once.
 type WorkspaceRollupApplyConfiguration struct {
-	Total            *int32 `json:"total,omitempty"`
-	Ready            *int32 `json:"ready,omitempty"`
-	Failed           *int32 `json:"failed,omitempty"`
-	Drifted          *int32 `json:"drifted,omitempty"`
+	// Total is the number of member Workspaces.
+	Total *int32 `json:"total,omitempty"`
+	// Ready counts members whose Ready condition is True.
+	Ready *int32 `json:"ready,omitempty"`
+	// Failed counts members in phase Failed.
+	Failed *int32 `json:"failed,omitempty"`
+	// Drifted counts members whose Drifted condition is True.
+	Drifted *int32 `json:"drifted,omitempty"`
+	// AwaitingApproval counts members in phase AwaitingApproval.
 	AwaitingApproval *int32 `json:"awaitingApproval,omitempty"`
-	Running          *int32 `json:"running,omitempty"`
+	// Running counts members with a run in progress (status.currentRun set).
+	Running *int32 `json:"running,omitempty"`
 }
 
 // WorkspaceRollupApplyConfiguration constructs a declarative configuration of the WorkspaceRollup type for use with
