@@ -170,6 +170,10 @@ type PolicyVerdict struct {
 	// Message summarises the verdict.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// PoliciesDigest identifies the policy versions evaluated; a change to a
+	// selected policy re-evaluates the plan.
+	// +optional
+	PoliciesDigest string `json:"policiesDigest,omitempty"`
 }
 
 // PlanStatus describes the current plan.

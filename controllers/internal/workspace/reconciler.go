@@ -13,6 +13,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
+	"github.com/magos-dev/magos/controllers/internal/policy"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
@@ -30,6 +31,8 @@ type Reconciler struct {
 	APIReader client.Reader
 	Events    events.EventRecorder
 	Options   Options
+	// Policies evaluates plans against Kyverno ValidatingPolicies.
+	Policies *policy.Evaluator
 }
 
 // Reconcile drives one Workspace: get, patch base, deferred status patch,

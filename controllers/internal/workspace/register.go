@@ -6,6 +6,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/policy"
 	"github.com/magos-dev/magos/controllers/internal/setup"
 )
 
@@ -20,6 +22,7 @@ import (
 // +kubebuilder:rbac:groups=magos.dev,resources=workspaces/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=magos.dev,resources=workspaces/finalizers,verbs=update
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories;ocirepositories;buckets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=policies.kyverno.io,resources=validatingpolicies;namespacedvalidatingpolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;update;patch
@@ -41,7 +44,12 @@ func (c *Controller) BindFlags(fs *flag.FlagSet) { c.Options.BindFlags(fs) }
 
 // Register wires the Workspace reconciler into mgr.
 func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
+	evaluator, err := policy.NewEvaluator()
+	if err != nil {
+		return err
+	}
 	r := &Reconciler{
+		Policies:  evaluator,
 		Client:    mgr.GetClient(),
 		Events:    mgr.GetEventRecorder("workspace-controller"),
 		Options:   c.Options,
@@ -61,6 +69,12 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 	for _, kind := range sourceKinds {
 		b = b.Watches(newSourceObject(kind), handler.EnqueueRequestsFromMapFunc(r.workspacesForSource(kind)),
 			builder.WithPredicates(artifactChanged{}))
+	}
+	for _, gvk := range servedPolicyKinds(mgr) {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		b = b.Watches(u, handler.EnqueueRequestsFromMapFunc(r.workspacesWithPendingPlans),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	}
 	return b.Complete(r)
 }

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/conditions"
 )
 
 const (
@@ -69,6 +70,24 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 		obs.Phase = magosv1.PhaseIdle
 		obs.Message = fmt.Sprintf("Applied revision %s", art.Revision)
 		return r.scheduleDrift(ctx, ws, art, inputs, s, obs)
+	}
+
+	obs.Phase = magosv1.PhaseValidating
+	passed, err := r.reconcilePolicy(ctx, ws, nil)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if ws.Status.Plan == nil {
+		return ctrl.Result{Requeue: true}, nil
+	}
+	if !passed {
+		v := ws.Status.Plan.Policy
+		obs.Phase, obs.Reason, obs.Message = magosv1.PhaseFailed, PolicyViolationReason, "Plan "+plan.ID+" is blocked by policy: "+v.Message
+		if conditions.Get(ws, magosv1.PolicyPassedCondition).Reason == PolicyErrorReason {
+			obs.Reason = PolicyErrorReason
+			return requeueAfter(30 * time.Second), nil
+		}
+		return ctrl.Result{}, nil
 	}
 
 	if approval(ws) == magosv1.ApprovalManual && ws.Spec.ApprovedPlan != plan.ID {

@@ -38,6 +38,8 @@ var stallingReasons = map[string]bool{
 	"ArtifactDigestMismatch": true,
 	"EngineNotFound":         true,
 	"PathNotFound":           true,
+	PolicyViolationReason:    true,
+	PolicyErrorReason:        true,
 }
 
 // observation is what one reconcile of a Workspace saw and decided.

@@ -31,6 +31,9 @@ type PolicyVerdictApplyConfiguration struct {
 	Violations []PolicyViolationApplyConfiguration `json:"violations,omitempty"`
 	// Message summarises the verdict.
 	Message *string `json:"message,omitempty"`
+	// PoliciesDigest identifies the policy versions evaluated; a change to a
+	// selected policy re-evaluates the plan.
+	PoliciesDigest *string `json:"policiesDigest,omitempty"`
 }
 
 // PolicyVerdictApplyConfiguration constructs a declarative configuration of the PolicyVerdict type for use with
@@ -75,5 +78,13 @@ func (b *PolicyVerdictApplyConfiguration) WithViolations(values ...*PolicyViolat
 // If called multiple times, the Message field is set to the value of the last call.
 func (b *PolicyVerdictApplyConfiguration) WithMessage(value string) *PolicyVerdictApplyConfiguration {
 	b.Message = &value
+	return b
+}
+
+// WithPoliciesDigest sets the PoliciesDigest field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PoliciesDigest field is set to the value of the last call.
+func (b *PolicyVerdictApplyConfiguration) WithPoliciesDigest(value string) *PolicyVerdictApplyConfiguration {
+	b.PoliciesDigest = &value
 	return b
 }

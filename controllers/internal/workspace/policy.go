@@ -1,0 +1,121 @@
+package workspace
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/conditions"
+	"github.com/magos-dev/magos/controllers/internal/policy"
+	"github.com/magos-dev/magos/runner/planstore"
+)
+
+// Reasons of the policy gate.
+const (
+	PolicyViolationReason = "PolicyViolation"
+	PolicyErrorReason     = "PolicyError"
+	PolicyPassedReason    = "PolicyPassed"
+)
+
+// policySelectors are the label selectors of the policies a Workspace's
+// plans must pass: its own and its Project's.
+func policySelectors(ws *magosv1.Workspace, project *magosv1.Project) []*metav1.LabelSelector {
+	var sels []*metav1.LabelSelector
+	if ws.Spec.Policy != nil && ws.Spec.Policy.Selector != nil {
+		sels = append(sels, ws.Spec.Policy.Selector)
+	}
+	if project != nil && project.Status.PolicySelector != nil {
+		sels = append(sels, project.Status.PolicySelector)
+	}
+	return sels
+}
+
+// policiesDigest identifies a set of policy versions.
+func policiesDigest(ps []policy.Policy) string {
+	ids := make([]string, 0, len(ps))
+	for _, p := range ps {
+		u := p.Object
+		ids = append(ids, fmt.Sprintf("%s/%s/%s/%d", p.Kind(), u.GetNamespace(), u.GetName(), u.GetGeneration())+"/"+string(u.GetUID()))
+	}
+	sort.Strings(ids)
+	h := sha256.New()
+	for _, id := range ids {
+		h.Write([]byte(id))
+		h.Write([]byte{0})
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// reconcilePolicy is the policy gate: it evaluates the pending plan against
+// the selected Kyverno ValidatingPolicies (again whenever a selected policy
+// changes) and records the verdict in status.plan.policy and the
+// PolicyPassed condition. It fails closed: a policy that cannot be read or
+// evaluated blocks the plan. It returns whether the plan may go on.
+func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace, project *magosv1.Project) (bool, error) {
+	plan := ws.Status.Plan
+	selected, err := policy.Select(ctx, r.Client, ws.Namespace, policySelectors(ws, project)...)
+	if err != nil {
+		r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("selecting policies: %v", err)}, "")
+		return false, nil
+	}
+	digest := policiesDigest(selected)
+	if v := plan.Policy; v != nil && v.PoliciesDigest == digest {
+		return v.Passed, nil
+	}
+	verdict := policy.Verdict{Passed: true, Message: "No policy selects this Workspace"}
+	if len(selected) > 0 {
+		stored, err := planstore.Load(ctx, r.planGetter(ws.Namespace), ws.Name)
+		switch {
+		case err != nil:
+			verdict = policy.Verdict{Errored: true, Message: fmt.Sprintf("reading the stored plan: %v", err)}
+		case stored.ID != plan.ID || stored.Digest != plan.Digest:
+			verdict = policy.Verdict{Errored: true, Message: fmt.Sprintf("the stored plan is %s, not %s; re-planning", stored.ID, plan.ID)}
+			ws.Status.Plan = nil
+		default:
+			verdict = r.Policies.Evaluate(ctx, selected, stored.JSON)
+		}
+	}
+	r.recordVerdict(ws, verdict, digest)
+	return verdict.Passed, nil
+}
+
+// planGetter reads plan Secrets uncached, so the controller caches no Secret.
+func (r *Reconciler) planGetter(namespace string) planstore.Getter {
+	return planstore.GetterFunc(func(ctx context.Context, name string) (*corev1.Secret, error) {
+		s := &corev1.Secret{}
+		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, s)
+		return s, err
+	})
+}
+
+// recordVerdict stores a verdict in status and emits an event for a failure.
+func (r *Reconciler) recordVerdict(ws *magosv1.Workspace, v policy.Verdict, digest string) {
+	plan := ws.Status.Plan
+	msg := policy.StatusMessage(v, 1024)
+	if plan != nil {
+		pv := &magosv1.PolicyVerdict{Passed: v.Passed, Policies: v.Policies, Message: msg, PoliciesDigest: digest}
+		for _, viol := range v.Violations {
+			pv.Violations = append(pv.Violations, magosv1.PolicyViolation{
+				Policy: viol.Policy, Validation: int32(viol.Validation), Message: viol.Message, Action: viol.Action,
+			})
+		}
+		plan.Policy = pv
+	}
+	switch {
+	case v.Passed:
+		conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionTrue, PolicyPassedReason, msg)
+	case v.Errored:
+		conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionFalse, PolicyErrorReason, msg)
+		r.event(ws, corev1.EventTypeWarning, PolicyErrorReason, "Plan blocked: %s", msg)
+	default:
+		conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionFalse, PolicyViolationReason, msg)
+		r.event(ws, corev1.EventTypeWarning, PolicyViolationReason, "Plan blocked: %s", msg)
+	}
+}

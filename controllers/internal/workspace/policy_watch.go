@@ -1,0 +1,49 @@
+package workspace
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+// servedPolicyKinds are the Kyverno policy kinds the apiserver serves, at
+// their preferred version; without Kyverno's CRDs there is nothing to watch
+// (and a Workspace that selects policies is blocked: the gate fails closed).
+func servedPolicyKinds(mgr ctrl.Manager) []schema.GroupVersionKind {
+	var out []schema.GroupVersionKind
+	for _, kind := range []string{"ValidatingPolicy", "NamespacedValidatingPolicy"} {
+		m, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: "policies.kyverno.io", Kind: kind})
+		if err == nil {
+			out = append(out, m.GroupVersionKind)
+		}
+	}
+	return out
+}
+
+// workspacesWithPendingPlans maps a policy change to the Workspaces whose
+// plan is not applied yet, so the gate re-evaluates them.
+func (r *Reconciler) workspacesWithPendingPlans(ctx context.Context, o client.Object) []reconcile.Request {
+	var list magosv1.WorkspaceList
+	opts := []client.ListOption{}
+	if o.GetNamespace() != "" {
+		opts = append(opts, client.InNamespace(o.GetNamespace()))
+	}
+	if err := r.List(ctx, &list, opts...); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Failed to list Workspaces for a policy change")
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, ws := range list.Items {
+		p, a := ws.Status.Plan, ws.Status.LastApplied
+		if p != nil && p.HasChanges && (a == nil || a.PlanID != p.ID) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ws.Namespace, Name: ws.Name}})
+		}
+	}
+	return reqs
+}
