@@ -52,8 +52,15 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, ws *magosv1.Workspace,
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	s := r.effectiveSettings(ws)
-	return ctrl.Result{}, r.startRun(ctx, ws, run{Phase: magosv1.RunDestroy, Artifact: art}, inputsDigest(ws, s), s, obs)
+	in, err := r.resolveInputs(ctx, ws)
+	if err != nil {
+		r.event(ws, corev1.EventTypeWarning, "DestroySkipped",
+			"Cannot destroy: %s; the Workspace is deleted, its resources and state Secret %s are left in place",
+			err.Error(), magosv1.StateSecretName(ws.Name))
+		return ctrl.Result{}, r.removeFinalizer(ctx, ws)
+	}
+	s := r.effectiveSettings(ws, in)
+	return ctrl.Result{}, r.startRun(ctx, ws, run{Phase: magosv1.RunDestroy, Artifact: art}, inputsDigest(ws, s, in.SetDigests), s, obs)
 }
 
 // latestRun is the newest finished run, if any.

@@ -44,32 +44,72 @@ func jobName(ws *magosv1.Workspace, r run) string {
 
 // settings are a Workspace's effective engine and runner settings.
 type settings struct {
-	Engine  magosv1.Engine
-	Version string
-	Runner  magosv1.RunnerSpec
-	Timeout time.Duration
+	Engine   magosv1.Engine
+	Version  string
+	Runner   magosv1.RunnerSpec
+	Timeout  time.Duration
+	Interval time.Duration
+	Approval magosv1.ApprovalMode
+	// Env and Sensitive are the resolved runner environment.
+	Env       []corev1.EnvVar
+	Sensitive []string
 }
 
-func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace) settings {
-	s := settings{Engine: magosv1.EngineOpenTofu, Version: r.Options.DefaultEngineVersion, Timeout: r.Options.RunTimeout}
-	if t := ws.Spec.Terraform; t != nil {
-		if t.Engine != "" {
-			s.Engine = t.Engine
-		}
-		if t.Version != "" {
-			s.Version = strings.TrimPrefix(t.Version, "v")
-		}
+// effectiveSettings layers the Workspace's own settings over its Project's
+// defaults over the controller's.
+func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) settings {
+	s := settings{Engine: magosv1.EngineOpenTofu, Version: r.Options.DefaultEngineVersion, Timeout: r.Options.RunTimeout,
+		Approval: magosv1.ApprovalAuto, Env: in.Env, Sensitive: in.Sensitive}
+	var layers []*magosv1.ProjectDefaults
+	if in.Project != nil && in.Project.Status.Defaults != nil {
+		layers = append(layers, in.Project.Status.Defaults)
 	}
-	if ws.Spec.Runner != nil {
-		s.Runner = *ws.Spec.Runner
-		if ws.Spec.Runner.Timeout != nil {
-			s.Timeout = ws.Spec.Runner.Timeout.Duration
+	layers = append(layers, &magosv1.ProjectDefaults{Terraform: ws.Spec.Terraform, Runner: ws.Spec.Runner, Interval: ws.Spec.Interval, Approval: ws.Spec.Approval})
+	for _, l := range layers {
+		if t := l.Terraform; t != nil {
+			if t.Engine != "" {
+				s.Engine = t.Engine
+			}
+			if t.Version != "" {
+				s.Version = strings.TrimPrefix(t.Version, "v")
+			}
+		}
+		if rs := l.Runner; rs != nil {
+			mergeRunner(&s.Runner, rs)
+			if rs.Timeout != nil {
+				s.Timeout = rs.Timeout.Duration
+			}
+		}
+		if l.Interval != nil {
+			s.Interval = l.Interval.Duration
+		}
+		if l.Approval != "" {
+			s.Approval = l.Approval
 		}
 	}
 	if s.Runner.Image == "" {
 		s.Runner.Image = r.Options.RunnerImage
 	}
 	return s
+}
+
+// mergeRunner sets on dst every runner setting src sets.
+func mergeRunner(dst, src *magosv1.RunnerSpec) {
+	if src.Image != "" {
+		dst.Image = src.Image
+	}
+	if src.Resources != nil {
+		dst.Resources = src.Resources
+	}
+	if src.NodeSelector != nil {
+		dst.NodeSelector = src.NodeSelector
+	}
+	if src.Tolerations != nil {
+		dst.Tolerations = src.Tolerations
+	}
+	if src.ServiceAccountAnnotations != nil {
+		dst.ServiceAccountAnnotations = src.ServiceAccountAnnotations
+	}
 }
 
 // variableEnv renders the Workspace's inline variables as TF_VAR_ env
@@ -97,7 +137,6 @@ func variableEnv(vars []magosv1.Variable) (env []corev1.EnvVar, sensitive []stri
 
 // buildJob renders the Job of run r for ws.
 func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv1.Job {
-	varEnv, sensitive := variableEnv(ws.Spec.Vars)
 	env := []corev1.EnvVar{
 		{Name: magosv1.EnvNamespace, Value: ws.Namespace},
 		{Name: magosv1.EnvWorkspace, Value: ws.Name},
@@ -116,7 +155,7 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 		{Name: magosv1.EnvLockLease, Value: magosv1.LockLeaseName(ws.Name)},
 		{Name: magosv1.EnvWorkDir, Value: "/tmp/magos"},
 		{Name: magosv1.EnvTerminationMessage, Value: magosv1.DefaultTerminationMessagePath},
-		{Name: magosv1.EnvSensitiveEnv, Value: strings.Join(sensitive, ",")},
+		{Name: magosv1.EnvSensitiveEnv, Value: joinSensitive(s.Sensitive)},
 		{Name: "HOME", Value: "/tmp/magos/home"},
 	}
 	if rn.Drift {
@@ -141,7 +180,7 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 		name, value, _ := strings.Cut(kv, "=")
 		env = append(env, corev1.EnvVar{Name: name, Value: value})
 	}
-	env = append(env, varEnv...)
+	env = append(env, s.Env...)
 
 	container := corev1.Container{
 		Name:                     "runner",

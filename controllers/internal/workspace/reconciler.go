@@ -75,7 +75,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	art, err := r.fetchArtifact(ctx, ws)
 	var notReady errSourceNotReady
 	if errors.As(err, &notReady) {
-		obs.SourceMessage = notReady.msg
+		obs.WaitingReason, obs.WaitingMessage = SourceNotReadyReason, notReady.msg
 		return ctrl.Result{}, nil
 	}
 	if err != nil {
@@ -83,15 +83,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	obs.Revision = art.Revision
 
-	s := r.effectiveSettings(ws)
-	annotations := map[string]string(nil)
-	if ws.Spec.Runner != nil {
-		annotations = ws.Spec.Runner.ServiceAccountAnnotations
+	in, err := r.resolveInputs(ctx, ws)
+	var waiting errWaiting
+	if errors.As(err, &waiting) {
+		obs.WaitingReason, obs.WaitingMessage = waiting.reason, waiting.msg
+		return ctrl.Result{}, nil
 	}
-	if err := r.reconcileRunnerIdentity(ctx, ws, annotations); err != nil {
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	s := r.effectiveSettings(ws, in)
+	if err := r.reconcileRunnerIdentity(ctx, ws, s.Runner.ServiceAccountAnnotations); err != nil {
 		return ctrl.Result{}, rerror.Retry("RunnerIdentityFailed", err)
 	}
-	return r.reconcileRuns(ctx, ws, art, s, &obs)
+	return r.reconcileRuns(ctx, ws, art, s, in.SetDigests, in.Project, &obs)
 }
 
 // reconcileFinalizer keeps the destroy finalizer in step with destroyOnDelete.
@@ -132,4 +137,13 @@ func resultLabel(err error) string {
 // requeueAfter bounds a wait to at least a second.
 func requeueAfter(d time.Duration) ctrl.Result {
 	return ctrl.Result{RequeueAfter: max(d, time.Second)}
+}
+
+// resolveInputs resolves the Workspace's Project and variables.
+func (r *Reconciler) resolveInputs(ctx context.Context, ws *magosv1.Workspace) (inputs, error) {
+	project, err := r.resolveProject(ctx, ws)
+	if err != nil {
+		return inputs{}, err
+	}
+	return r.resolveVariables(ctx, ws, project)
 }

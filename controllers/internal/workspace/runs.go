@@ -37,8 +37,8 @@ var phaseOfRun = map[string]magosv1.WorkspacePhase{
 // revision or inputs changed or a drift check is due, an apply when a plan
 // with changes is approved. It decides obs.Phase; computeStatus turns that
 // into Ready/Reconciling/Stalled, Planned, Applied and Drifted.
-func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, art artifact, s settings, obs *observation) (ctrl.Result, error) {
-	inputs := inputsDigest(ws, s)
+func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, art artifact, s settings, setDigests []string, project *magosv1.Project, obs *observation) (ctrl.Result, error) {
+	inputs := inputsDigest(ws, s, setDigests)
 	ws.Status.InputsDigest = inputs
 	ws.Status.Source = &magosv1.SourceStatus{URL: art.URL, Revision: art.Revision, Digest: art.Digest}
 
@@ -73,7 +73,7 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 	}
 
 	obs.Phase = magosv1.PhaseValidating
-	passed, err := r.reconcilePolicy(ctx, ws, nil)
+	passed, err := r.reconcilePolicy(ctx, ws, project)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -90,7 +90,7 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 		return ctrl.Result{}, nil
 	}
 
-	if approval(ws) == magosv1.ApprovalManual && ws.Spec.ApprovedPlan != plan.ID {
+	if s.Approval == magosv1.ApprovalManual && ws.Spec.ApprovedPlan != plan.ID {
 		if ws.Status.Phase != magosv1.PhaseAwaitingApproval {
 			r.event(ws, corev1.EventTypeNormal, AwaitingApprovalReason, "Plan %s (%s) awaits approval", plan.ID, PlanSummary(plan))
 		}
@@ -105,23 +105,16 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 // scheduleDrift starts a drift re-plan of the applied revision once the
 // interval since the last plan has passed, or requeues until then.
 func (r *Reconciler) scheduleDrift(ctx context.Context, ws *magosv1.Workspace, art artifact, inputs string, s settings, obs *observation) (ctrl.Result, error) {
-	if ws.Spec.Interval == nil || ws.Spec.Interval.Duration <= 0 {
+	if s.Interval <= 0 {
 		return ctrl.Result{}, nil
 	}
 	last := ws.Status.Plan.Time
 	if last != nil {
-		if wait := time.Until(last.Add(ws.Spec.Interval.Duration)); wait > 0 {
+		if wait := time.Until(last.Add(s.Interval)); wait > 0 {
 			return requeueAfter(wait), nil
 		}
 	}
 	return ctrl.Result{}, r.startRun(ctx, ws, run{Phase: magosv1.RunPlan, Artifact: art, Drift: true}, inputs, s, obs)
-}
-
-func approval(ws *magosv1.Workspace) magosv1.ApprovalMode {
-	if ws.Spec.Approval == "" {
-		return magosv1.ApprovalAuto
-	}
-	return ws.Spec.Approval
 }
 
 // retryWait says how long to wait before retrying after the newest run

@@ -45,8 +45,9 @@ var stallingReasons = map[string]bool{
 // observation is what one reconcile of a Workspace saw and decided.
 type observation struct {
 	Suspended bool
-	// SourceMessage is set while the source has no usable artifact.
-	SourceMessage string
+	// WaitingReason and WaitingMessage are set while the Workspace waits for
+	// something outside it: a source artifact, its Project, a VariableSet.
+	WaitingReason, WaitingMessage string
 	// Revision is the source revision the Workspace should be at.
 	Revision string
 	// Phase is what the run logic decided.
@@ -84,8 +85,8 @@ func computeStatus(ws *magosv1.Workspace, o observation) {
 		return
 	case o.Suspended:
 		conditions.MarkReady(ws, metav1.ConditionFalse, magosv1.SuspendedReason, "Workspace is suspended; no runs start")
-	case o.SourceMessage != "":
-		conditions.MarkReconciling(ws, SourceNotReadyReason, o.SourceMessage)
+	case o.WaitingMessage != "":
+		conditions.MarkReconciling(ws, o.WaitingReason, o.WaitingMessage)
 	default:
 		switch o.Phase {
 		case magosv1.PhasePlanning, magosv1.PhaseValidating, magosv1.PhaseApplying, magosv1.PhaseDestroying:

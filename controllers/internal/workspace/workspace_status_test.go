@@ -57,7 +57,7 @@ func TestComputeStatus(t *testing.T) {
 			obs:    observation{Revision: "main@sha1:a", Phase: magosv1.PhaseFailed, Reason: StateLockedReason},
 			want:   want{ready: "False", stalled: "True", readyReason: StateLockedReason, planned: "False", appliedC: "True", observedGenerationUpdated: true}},
 		{name: "source not ready is Reconciling",
-			obs:  observation{SourceMessage: "GitRepository x has no artifact yet"},
+			obs:  observation{WaitingReason: SourceNotReadyReason, WaitingMessage: "GitRepository x has no artifact yet"},
 			want: want{ready: "False", reconciling: "True", readyReason: SourceNotReadyReason, planned: "False", appliedC: "False", observedGenerationUpdated: true}},
 		{name: "transient error keeps observedGeneration",
 			obs:  observation{Err: rerror.Retry("RunnerIdentityFailed", errors.New("conflict"))},

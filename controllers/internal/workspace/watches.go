@@ -47,3 +47,18 @@ func (r *Reconciler) workspacesWithPendingPlans(ctx context.Context, o client.Ob
 	}
 	return reqs
 }
+
+// workspacesInNamespace maps a Project or VariableSet change to the
+// Workspaces of its namespace; each re-resolves its inputs.
+func (r *Reconciler) workspacesInNamespace(ctx context.Context, o client.Object) []reconcile.Request {
+	var list magosv1.WorkspaceList
+	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Failed to list Workspaces", "namespace", o.GetNamespace())
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, ws := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ws.Namespace, Name: ws.Name}})
+	}
+	return reqs
+}

@@ -1,0 +1,167 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/conditions"
+	"github.com/magos-dev/magos/controllers/internal/rerror"
+)
+
+// Reasons of input resolution.
+const (
+	ProjectNotReadyReason      = "ProjectNotReady"
+	VariableSetNotReadyReason  = "VariableSetNotReady"
+	SourceNotAllowedReason     = "SourceNotAllowed"
+	AnnotationNotAllowedReason = "AnnotationNotAllowed"
+	DuplicateVariableReason    = "DuplicateVariable"
+)
+
+// errWaiting says the Workspace waits for something outside it (a Project
+// or VariableSet that is missing or not Ready); it recovers on its own.
+type errWaiting struct{ reason, msg string }
+
+func (e errWaiting) Error() string { return e.msg }
+
+// inputs are a Workspace's resolved inputs: its Project (if any) and the
+// runner environment folded from VariableSets and inline variables.
+type inputs struct {
+	Project   *magosv1.Project
+	Env       []corev1.EnvVar
+	Sensitive []string
+	// SetDigests are "<name>=<inputsDigest>" of the VariableSets used.
+	SetDigests []string
+}
+
+// resolveProject reads the Workspace's Project from its status. A missing
+// or not yet reconciled Project is a wait; a source or annotation the
+// Project does not allow stalls the Workspace.
+func (r *Reconciler) resolveProject(ctx context.Context, ws *magosv1.Workspace) (*magosv1.Project, error) {
+	if ws.Spec.ProjectRef == nil {
+		return nil, nil
+	}
+	p := &magosv1.Project{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: ws.Spec.ProjectRef.Name}, p); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, errWaiting{ProjectNotReadyReason, fmt.Sprintf("Project %s not found", ws.Spec.ProjectRef.Name)}
+		}
+		return nil, err
+	}
+	if p.Status.ObservedGeneration != p.Generation || !conditions.IsTrue(p, magosv1.ReadyCondition) {
+		return nil, errWaiting{ProjectNotReadyReason, fmt.Sprintf("Project %s is not Ready yet", p.Name)}
+	}
+	if !sourceAllowed(ws, p) {
+		return nil, rerror.Stall(SourceNotAllowedReason, fmt.Errorf("%s %s/%s is not allowed by Project %s (status.sourceAllowList)",
+			ws.Spec.SourceRef.Kind, sourceNamespace(ws), ws.Spec.SourceRef.Name, p.Name))
+	}
+	if ws.Spec.Runner != nil {
+		for key := range ws.Spec.Runner.ServiceAccountAnnotations {
+			if !slices.Contains(p.Status.AllowedServiceAccountAnnotations, key) {
+				return nil, rerror.Stall(AnnotationNotAllowedReason, fmt.Errorf("runner ServiceAccount annotation %q is not allowed by Project %s", key, p.Name))
+			}
+		}
+	}
+	return p, nil
+}
+
+// sourceAllowed applies the Project's allow-list; an empty list allows
+// sources in the Project's own namespace only.
+func sourceAllowed(ws *magosv1.Workspace, p *magosv1.Project) bool {
+	kind, ns, name := ws.Spec.SourceRef.Kind, sourceNamespace(ws), ws.Spec.SourceRef.Name
+	if len(p.Status.SourceAllowList) == 0 {
+		return ns == p.Namespace
+	}
+	match := func(pattern, s string) bool {
+		if pattern == "" || pattern == "*" {
+			return true
+		}
+		ok, err := path.Match(pattern, s)
+		return err == nil && ok
+	}
+	for _, rule := range p.Status.SourceAllowList {
+		if match(rule.Kind, kind) && match(rule.Namespace, ns) && match(rule.Name, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveVariables folds the runner environment: the Project's VariableSets
+// (lowest precedence), then the Workspace's, then inline variables. A name
+// defined twice at the same level is an error; a later level overrides.
+// VariableSets are read from their status only; no Secret is read.
+func (r *Reconciler) resolveVariables(ctx context.Context, ws *magosv1.Workspace, p *magosv1.Project) (inputs, error) {
+	in := inputs{Project: p}
+	var levels [][]magosv1.LocalObjectReference
+	if p != nil {
+		levels = append(levels, p.Status.VariableSetRefs)
+	}
+	levels = append(levels, ws.Spec.VariableSetRefs)
+
+	env := map[string]corev1.EnvVar{}
+	sensitive := map[string]bool{}
+	for i, refs := range levels {
+		level := map[string]string{}
+		for _, ref := range refs {
+			vs := &magosv1.VariableSet{}
+			if err := r.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: ref.Name}, vs); err != nil {
+				if apierrors.IsNotFound(err) {
+					return in, errWaiting{VariableSetNotReadyReason, fmt.Sprintf("VariableSet %s not found", ref.Name)}
+				}
+				return in, err
+			}
+			if vs.Status.ObservedGeneration != vs.Generation || !conditions.IsTrue(vs, magosv1.ReadyCondition) {
+				msg := fmt.Sprintf("VariableSet %s is not Ready", vs.Name)
+				if c := conditions.Get(vs, magosv1.ReadyCondition); c != nil && c.Message != "" {
+					msg += ": " + c.Message
+				}
+				return in, errWaiting{VariableSetNotReadyReason, msg}
+			}
+			for _, e := range vs.Status.Env {
+				if other, dup := level[e.Name]; dup {
+					where := "the Workspace's"
+					if i == 0 && p != nil {
+						where = "Project " + p.Name + "'s"
+					}
+					return in, rerror.Stall(DuplicateVariableReason, fmt.Errorf("%s is defined by both VariableSet %s and %s among %s variable sets", e.Name, other, vs.Name, where))
+				}
+				level[e.Name] = vs.Name
+				env[e.Name] = e
+				delete(sensitive, e.Name)
+			}
+			for _, name := range vs.Status.SensitiveEnv {
+				sensitive[name] = true
+			}
+			in.SetDigests = append(in.SetDigests, vs.Name+"="+vs.Status.InputsDigest)
+		}
+	}
+	inline, inlineSensitive := variableEnv(ws.Spec.Vars)
+	for _, e := range inline {
+		env[e.Name] = e
+		delete(sensitive, e.Name)
+	}
+	for _, name := range inlineSensitive {
+		sensitive[name] = true
+	}
+	for _, e := range env {
+		in.Env = append(in.Env, e)
+	}
+	sort.Slice(in.Env, func(i, j int) bool { return in.Env[i].Name < in.Env[j].Name })
+	for name := range sensitive {
+		in.Sensitive = append(in.Sensitive, name)
+	}
+	sort.Strings(in.Sensitive)
+	return in, nil
+}
+
+// joinSensitive renders the sensitive names for MAGOS_SENSITIVE_ENV.
+func joinSensitive(names []string) string { return strings.Join(names, ",") }
