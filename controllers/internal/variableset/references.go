@@ -1,0 +1,220 @@
+package variableset
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+// referenceIndex indexes VariableSets by "<kind>/<name>" of every object
+// they reference, so an event on a Secret or ConfigMap enqueues only the
+// VariableSets (of its namespace) that use it.
+const referenceIndex = ".spec.references"
+
+func indexKey(kind, name string) string { return kind + "/" + name }
+
+// indexReferences is the referenceIndex function.
+func indexReferences(o client.Object) []string {
+	vs, ok := o.(*magosv1.VariableSet)
+	if !ok {
+		return nil
+	}
+	refs := referencedObjects(&vs.Spec)
+	keys := make([]string, 0, len(refs))
+	for _, ref := range refs {
+		keys = append(keys, indexKey(ref.Kind, ref.Name))
+	}
+	return keys
+}
+
+// metadataObject is an empty metadata-only object of kind (Secret or ConfigMap).
+func metadataObject(kind string) *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kind))
+	return m
+}
+
+// metadataCache is the controller's own cache of Secret and ConfigMap
+// metadata. It is separate from the manager's cache so that it can drop,
+// before anything is stored, what the controller does not need: annotations
+// (kubectl's last-applied-configuration annotation of a Secret holds the
+// Secret's data), labels, owner references and managed fields. It keeps
+// name, namespace, UID and resourceVersion. GetCache makes the manager wait
+// for it to sync before the controllers start.
+type metadataCache struct{ cache.Cache }
+
+// GetCache returns the cache.
+func (c metadataCache) GetCache() cache.Cache { return c.Cache }
+
+// newMetadataCache builds the metadata cache, restricted to namespace
+// unless it is empty. Reading a type it does not watch fails instead of
+// starting a new informer, so it can never grow a cache of Secret contents.
+func newMetadataCache(mgr ctrl.Manager, namespace string) (metadataCache, error) {
+	opts := cache.Options{
+		HTTPClient:                  mgr.GetHTTPClient(),
+		Scheme:                      mgr.GetScheme(),
+		Mapper:                      mgr.GetRESTMapper(),
+		DefaultTransform:            stripMetadata,
+		ReaderFailOnMissingInformer: true,
+	}
+	if namespace != "" {
+		opts.DefaultNamespaces = map[string]cache.Config{namespace: {}}
+	}
+	c, err := cache.New(mgr.GetConfig(), opts)
+	if err != nil {
+		return metadataCache{}, fmt.Errorf("creating the Secret and ConfigMap metadata cache: %w", err)
+	}
+	return metadataCache{c}, nil
+}
+
+// stripMetadata keeps only the identity and resourceVersion of an object's
+// metadata.
+func stripMetadata(obj any) (any, error) {
+	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+		m.Annotations = nil
+		m.Labels = nil
+		m.ManagedFields = nil
+		m.OwnerReferences = nil
+		m.Finalizers = nil
+	}
+	return obj, nil
+}
+
+// keyMemo remembers the key names of referenced objects by resourceVersion,
+// so a Secret shared by many VariableSets, or a VariableSet whose spec
+// changes, is read from the apiserver once per version. It holds key names
+// only, never values; entries go when the object is deleted.
+type keyMemo struct {
+	mu      sync.Mutex
+	entries map[memoKey]observedObject
+}
+
+type memoKey struct {
+	Namespace, Kind, Name string
+}
+
+func newKeyMemo() *keyMemo { return &keyMemo{entries: map[memoKey]observedObject{}} }
+
+func (m *keyMemo) get(k memoKey, resourceVersion string) (observedObject, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o, ok := m.entries[k]
+	return o, ok && o.ResourceVersion == resourceVersion
+}
+
+func (m *keyMemo) put(k memoKey, o observedObject) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.entries[k] = o
+}
+
+func (m *keyMemo) forget(k memoKey) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.entries, k)
+}
+
+func (m *keyMemo) len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.entries)
+}
+
+// observeReferences observes every object vs references.
+func (r *Reconciler) observeReferences(ctx context.Context, vs *magosv1.VariableSet) (map[objectRef]observedObject, error) {
+	refs := referencedObjects(&vs.Spec)
+	objs := make(map[objectRef]observedObject, len(refs))
+	for _, ref := range refs {
+		o, err := r.observe(ctx, vs.Namespace, ref)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s %s: %w", ref.Kind, ref.Name, err)
+		}
+		objs[ref] = o
+	}
+	return objs, nil
+}
+
+// observe learns whether ref exists, its resourceVersion and its key names.
+// The metadata cache says whether it exists and at which version; the key
+// names come from the memo when it knows that version, or else from one
+// uncached read whose values are dropped at once.
+func (r *Reconciler) observe(ctx context.Context, namespace string, ref objectRef) (observedObject, error) {
+	key := types.NamespacedName{Namespace: namespace, Name: ref.Name}
+	mk := memoKey{Namespace: namespace, Kind: ref.Kind, Name: ref.Name}
+	meta := metadataObject(ref.Kind)
+	if err := r.Metadata.Get(ctx, key, meta); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.keys.forget(mk)
+			return observedObject{}, nil
+		}
+		return observedObject{}, err
+	}
+	if o, ok := r.keys.get(mk, meta.ResourceVersion); ok {
+		recordRead(readMemo)
+		return o, nil
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("Reading key names", "kind", ref.Kind, "object", ref.Name)
+	recordRead(readAPIServer)
+	o, err := r.readKeys(ctx, key, ref.Kind)
+	if err != nil || !o.Found {
+		r.keys.forget(mk)
+		return o, err
+	}
+	r.keys.put(mk, o)
+	return o, nil
+}
+
+// readKeys reads one Secret or ConfigMap from the apiserver, uncached, and
+// returns its key names; it zeroes the values it received before returning.
+func (r *Reconciler) readKeys(ctx context.Context, key types.NamespacedName, kind string) (observedObject, error) {
+	var o observedObject
+	switch kind {
+	case KindSecret:
+		s := &corev1.Secret{}
+		if err := r.APIReader.Get(ctx, key, s); err != nil {
+			return o, client.IgnoreNotFound(err)
+		}
+		o.Keys = keysOf(s.Data)
+		s.Data, s.StringData = nil, nil
+		o.ResourceVersion = s.ResourceVersion
+	case KindConfigMap:
+		cm := &corev1.ConfigMap{}
+		if err := r.APIReader.Get(ctx, key, cm); err != nil {
+			return o, client.IgnoreNotFound(err)
+		}
+		o.Keys = make([]string, 0, len(cm.Data))
+		for k := range cm.Data {
+			o.Keys = append(o.Keys, k)
+		}
+		slices.Sort(o.Keys)
+		o.BinaryKeys = keysOf(cm.BinaryData)
+		cm.Data, cm.BinaryData = nil, nil
+		o.ResourceVersion = cm.ResourceVersion
+	default:
+		return o, fmt.Errorf("unknown reference kind %q", kind)
+	}
+	o.Found = true
+	return o, nil
+}
+
+// keysOf returns the sorted keys of data and zeroes its values.
+func keysOf(data map[string][]byte) []string {
+	keys := make([]string, 0, len(data))
+	for k, v := range data {
+		keys = append(keys, k)
+		clear(v)
+	}
+	slices.Sort(keys)
+	return keys
+}

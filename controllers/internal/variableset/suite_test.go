@@ -1,0 +1,131 @@
+package variableset
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/conditions"
+	"github.com/magos-dev/magos/controllers/internal/setup"
+	"github.com/magos-dev/magos/tools/harness/testenv"
+)
+
+var env *testenv.Environment
+
+func TestMain(m *testing.M) { testenv.Main(m, &env) }
+
+// controllerLogs collects every log line the in-process controllers write,
+// at debug level (V(1)), so tests can assert what never appears in them.
+var controllerLogs = &syncBuffer{}
+
+func init() {
+	ctrl.SetLogger(zap.New(zap.WriteTo(controllerLogs), zap.UseDevMode(true)))
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// startController runs the variableset-controller in-process, watching only
+// namespace ns, until the test ends.
+func startController(t testing.TB, ns string) {
+	t.Helper()
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:                 setup.Scheme(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	require.NoError(t, err)
+	require.NoError(t, Register(mgr, setup.Options{WatchNamespace: ns, Concurrency: 4}))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			t.Logf("variableset-controller stopped: %v", err)
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+}
+
+// eventually polls until cond holds for the VariableSet ns/name.
+func eventually(t testing.TB, ns, name string, cond func(*magosv1.VariableSet) bool, msg string) *magosv1.VariableSet {
+	t.Helper()
+	vs := &magosv1.VariableSet{}
+	require.Eventually(t, func() bool {
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, vs); err != nil {
+			return false
+		}
+		return vs.Status.ObservedGeneration == vs.Generation && cond(vs)
+	}, 30*time.Second, 100*time.Millisecond, "%s; last status: %+v", msg, vs.Status)
+	return vs
+}
+
+// readyIs reports whether Ready has status s (and reason, if not empty).
+func readyIs(s metav1.ConditionStatus, reason string) func(*magosv1.VariableSet) bool {
+	return func(vs *magosv1.VariableSet) bool {
+		c := conditions.Get(vs, magosv1.ReadyCondition)
+		return c != nil && c.Status == s && (reason == "" || c.Reason == reason)
+	}
+}
+
+func createSecret(t testing.TB, ns, name string, data map[string]string) *corev1.Secret {
+	t.Helper()
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, StringData: data}
+	require.NoError(t, env.Client.Create(context.Background(), s))
+	return s
+}
+
+func createConfigMap(t testing.TB, ns, name string, data map[string]string) *corev1.ConfigMap {
+	t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: data}
+	require.NoError(t, env.Client.Create(context.Background(), cm))
+	return cm
+}
+
+func createVariableSet(t testing.TB, ns, name string, spec magosv1.VariableSetSpec) {
+	t.Helper()
+	vs := &magosv1.VariableSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec}
+	require.NoError(t, env.Client.Create(context.Background(), vs))
+}
+
+func findEnv(env []corev1.EnvVar, name string) *corev1.EnvVar {
+	for i := range env {
+		if env[i].Name == name {
+			return &env[i]
+		}
+	}
+	return nil
+}
