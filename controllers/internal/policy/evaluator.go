@@ -117,15 +117,16 @@ func (e *Evaluator) evaluate(ctx context.Context, policies []Policy, planJSON []
 		for _, pe := range errs {
 			parts = append(parts, fmt.Sprintf("policy %q: %s", pe.policy, pe.err))
 		}
-		v.Message = fmt.Sprintf("Policy evaluation failed, apply blocked: %s", strings.Join(parts, "; "))
+		v.Message = truncate(fmt.Sprintf("Policy evaluation failed, apply blocked: %s", strings.Join(parts, "; ")), maxVerdictMessageLen)
 	case blocking > 0:
-		v.Message = StatusMessage(v, 0)
+		v.Message = StatusMessage(v, maxVerdictMessageLen)
 	default:
 		v.Passed = true
-		v.Message = StatusMessage(v, 0)
+		suffix := ""
 		if skipped > 0 {
-			v.Message += fmt.Sprintf(" (%d not applicable by matchConditions)", skipped)
+			suffix = fmt.Sprintf(" (%d not applicable by matchConditions)", skipped)
 		}
+		v.Message = StatusMessage(v, maxVerdictMessageLen-len(suffix)) + suffix
 	}
 	return v
 }

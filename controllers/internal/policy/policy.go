@@ -1,7 +1,11 @@
 package policy
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"slices"
 
 	policieskyvernoio "github.com/kyverno/api/api/policies.kyverno.io"
 	policiesv1beta1 "github.com/kyverno/api/api/policies.kyverno.io/v1beta1"
@@ -59,6 +63,30 @@ func (p Policy) Kind() string {
 func (p Policy) JSONMode() bool {
 	return p.Object != nil &&
 		p.Object.GetValidatingPolicySpec().EvaluationMode() == policieskyvernoio.EvaluationModeJSON
+}
+
+// Digest identifies the policies and their specs, whatever their order: it
+// changes when a policy is added, removed or edited, so a verdict recorded
+// with it can be re-evaluated when the selected policies change.
+func Digest(policies []Policy) string {
+	entries := make([]string, 0, len(policies))
+	for _, p := range policies {
+		spec := []byte("null")
+		if p.Object != nil {
+			var err error
+			if spec, err = json.Marshal(p.Object.GetValidatingPolicySpec()); err != nil {
+				spec = []byte(err.Error())
+			}
+		}
+		entries = append(entries, p.Kind()+"/"+p.Name()+"\x00"+string(spec))
+	}
+	slices.Sort(entries)
+	h := sha256.New()
+	for _, e := range entries {
+		h.Write([]byte(e))
+		h.Write([]byte{'\n'})
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
 // FromUnstructured converts a ValidatingPolicy or NamespacedValidatingPolicy

@@ -21,6 +21,10 @@ const (
 // a policy cannot blow up Workspace status.
 const maxMessageLen = 512
 
+// maxVerdictMessageLen bounds Verdict.Message; the violations carry the
+// detail.
+const maxVerdictMessageLen = 2048
+
 // Verdict is the outcome of evaluating one plan against its policies.
 type Verdict struct {
 	// Passed is true when apply may go on: no Deny violation and no error.
@@ -146,9 +150,13 @@ func truncate(s string, limit int) string {
 		return s
 	}
 	const ellipsis = "…"
-	cut := max(limit-len(ellipsis), 0)
+	mark := ellipsis
+	if limit < len(ellipsis) {
+		mark = ""
+	}
+	cut := limit - len(mark)
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return s[:cut] + ellipsis
+	return s[:cut] + mark
 }
