@@ -77,19 +77,33 @@ type ProjectSpec struct {
 
 // WorkspaceRollup counts member Workspaces by state: the Workspaces in the
 // Project's namespace whose spec.projectRef names it. A Workspace may be
-// counted in several of the state counts at once.
+// counted in several of the state counts at once. The counts are optional
+// and default to 0, so that a merge patch of the changed counts alone is
+// valid on a Project whose roll-up was never written.
 type WorkspaceRollup struct {
 	// Total is the number of member Workspaces.
+	// +kubebuilder:default=0
+	// +optional
 	Total int32 `json:"total"`
 	// Ready counts members whose Ready condition is True.
+	// +kubebuilder:default=0
+	// +optional
 	Ready int32 `json:"ready"`
 	// Failed counts members in phase Failed.
+	// +kubebuilder:default=0
+	// +optional
 	Failed int32 `json:"failed"`
 	// Drifted counts members whose Drifted condition is True.
+	// +kubebuilder:default=0
+	// +optional
 	Drifted int32 `json:"drifted"`
 	// AwaitingApproval counts members in phase AwaitingApproval.
+	// +kubebuilder:default=0
+	// +optional
 	AwaitingApproval int32 `json:"awaitingApproval"`
 	// Running counts members with a run in progress (status.currentRun set).
+	// +kubebuilder:default=0
+	// +optional
 	Running int32 `json:"running"`
 }
 

@@ -23,7 +23,9 @@ package v1alpha1
 //
 // WorkspaceRollup counts member Workspaces by state: the Workspaces in the
 // Project's namespace whose spec.projectRef names it. A Workspace may be
-// counted in several of the state counts at once.
+// counted in several of the state counts at once. The counts are optional
+// and default to 0, so that a merge patch of the changed counts alone is
+// valid on a Project whose roll-up was never written.
 type WorkspaceRollupApplyConfiguration struct {
 	// Total is the number of member Workspaces.
 	Total *int32 `json:"total,omitempty"`
