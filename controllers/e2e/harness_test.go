@@ -25,7 +25,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/project"
 	"github.com/magos-dev/magos/controllers/internal/setup"
+	"github.com/magos-dev/magos/controllers/internal/variableset"
 	"github.com/magos-dev/magos/controllers/internal/workspace"
 	"github.com/magos-dev/magos/tools/harness/executor"
 	"github.com/magos-dev/magos/tools/harness/localsource"
@@ -147,8 +149,8 @@ func (s *stack) workspaceOptions() workspace.Options {
 	}
 }
 
-// startController runs the workspace-controller in-process, watching only
-// the test's namespace.
+// startController runs the workspace-, project- and variableset-controllers
+// in-process, watching only the test's namespace.
 func (s *stack) startController() {
 	s.t.Helper()
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
@@ -162,6 +164,8 @@ func (s *stack) startController() {
 	c := workspace.NewController()
 	c.Options = s.workspaceOptions()
 	require.NoError(s.t, c.Register(mgr, setup.Options{Concurrency: 2}))
+	require.NoError(s.t, project.Register(mgr, setup.Options{Concurrency: 2}))
+	require.NoError(s.t, variableset.Register(mgr, setup.Options{Concurrency: 2}))
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopCtrl, s.ctrlDone = cancel, make(chan struct{})
 	go func() {
