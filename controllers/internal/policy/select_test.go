@@ -1,0 +1,229 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// testLabel scopes the cluster-scoped policies a test creates to that test.
+const testLabel = "policy.magos.dev/test"
+
+// createPolicy creates a policy of kind at apiVersion policies.kyverno.io/
+// version in namespace ("" for cluster scope) with labels and the given
+// spec lines after `evaluation:`, and deletes it after the test.
+func createPolicy(t *testing.T, version, kind, namespace, name, mode string, labels map[string]string, spec string) {
+	t.Helper()
+	doc := fmt.Sprintf("apiVersion: %s/%s\nkind: %s\nmetadata:\n  name: %s\nspec:\n  evaluation:\n    mode: %s\n%s",
+		Group, version, kind, name, mode, indent(spec, "  "))
+	u := &unstructured.Unstructured{}
+	require.NoError(t, yamlUnmarshal([]byte(doc), &u.Object))
+	u.SetNamespace(namespace)
+	u.SetLabels(labels)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, env.Client.Create(ctx, u), "creating %s %s", kind, name)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = env.Client.Delete(ctx, u)
+	})
+}
+
+// TestSelect pins which policies a Workspace gets, against the real
+// apiserver, with policies created as v1 and as v1beta1 objects.
+func TestSelect(t *testing.T) {
+	ns := env.NewNamespace(t)
+	other := env.NewNamespace(t)
+	run := map[string]string{testLabel: ns}
+	with := func(kv ...string) map[string]string {
+		l := map[string]string{testLabel: ns}
+		for i := 0; i+1 < len(kv); i += 2 {
+			l[kv[i]] = kv[i+1]
+		}
+		return l
+	}
+	createPolicy(t, "v1", KindValidatingPolicy, "", ns+"-project", "JSON", with("layer", "project"), specAlwaysPass)
+	createPolicy(t, "v1beta1", KindValidatingPolicy, "", ns+"-workspace", "JSON", with("layer", "workspace"), specAlwaysPass)
+	createPolicy(t, "v1", KindValidatingPolicy, "", ns+"-both", "JSON", with("layer", "workspace", "baseline", "true"), specAlwaysPass)
+	createPolicy(t, "v1", KindValidatingPolicy, "", ns+"-unselected", "JSON", with("layer", "other"), specRequireEnv)
+	createPolicy(t, "v1", KindValidatingPolicy, "", ns+"-admission", "Kubernetes", with("layer", "project"), specAlwaysPass)
+	createPolicy(t, "v1beta1", KindNamespacedValidatingPolicy, ns, "team", "JSON", with("layer", "workspace"), specAlwaysPass)
+	createPolicy(t, "v1", KindNamespacedValidatingPolicy, other, "elsewhere", "JSON", with("layer", "workspace"), specAlwaysPass)
+
+	sel := func(kv ...string) *metav1.LabelSelector { return &metav1.LabelSelector{MatchLabels: with(kv...)} }
+	tests := []struct {
+		name      string
+		namespace string
+		selectors []*metav1.LabelSelector
+		want      []string
+	}{
+		{
+			name:      "the union of the Workspace's and the Project's selectors",
+			namespace: ns,
+			selectors: []*metav1.LabelSelector{sel("layer", "workspace"), sel("layer", "project")},
+			want:      []string{ns + "-both", ns + "-project", ns + "-workspace", ns + "/team"},
+		},
+		{
+			name:      "a policy both select appears once",
+			namespace: ns,
+			selectors: []*metav1.LabelSelector{sel("layer", "workspace"), sel("baseline", "true")},
+			want:      []string{ns + "-both", ns + "-workspace", ns + "/team"},
+		},
+		{
+			name:      "the Project's selector alone: Kubernetes-mode policies are left out",
+			namespace: ns,
+			selectors: []*metav1.LabelSelector{nil, sel("layer", "project")},
+			want:      []string{ns + "-project"},
+		},
+		{
+			name:      "match expressions",
+			namespace: ns,
+			selectors: []*metav1.LabelSelector{{
+				MatchLabels:      run,
+				MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "layer", Operator: metav1.LabelSelectorOpIn, Values: []string{"project", "other"}}},
+			}},
+			want: []string{ns + "-project", ns + "-unselected"},
+		},
+		{
+			name:      "a namespace gets its own namespaced policies, not another's",
+			namespace: other,
+			selectors: []*metav1.LabelSelector{sel("layer", "workspace")},
+			want:      []string{ns + "-both", ns + "-workspace", other + "/elsewhere"},
+		},
+		{
+			name:      "no namespace: cluster-scoped policies only",
+			selectors: []*metav1.LabelSelector{sel("layer", "workspace")},
+			want:      []string{ns + "-both", ns + "-workspace"},
+		},
+		{
+			name:      "nil and empty selectors select nothing",
+			namespace: ns,
+			selectors: []*metav1.LabelSelector{nil, {}},
+		},
+		{
+			name:      "no selector selects nothing",
+			namespace: ns,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Select(context.Background(), env.Client, tt.namespace, tt.selectors...)
+			require.NoError(t, err)
+			names := []string{}
+			for _, p := range got {
+				names = append(names, p.Name())
+				assert.True(t, p.JSONMode())
+			}
+			if tt.want == nil {
+				tt.want = []string{}
+			}
+			// Selection of other tests' policies never leaks in: every
+			// selector here carries this test's label (except "no selector").
+			assert.ElementsMatch(t, tt.want, names)
+		})
+	}
+
+	t.Run("an invalid selector is an error", func(t *testing.T) {
+		_, err := Select(context.Background(), env.Client, ns, &metav1.LabelSelector{
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "layer", Operator: "Near"}},
+		})
+		require.ErrorContains(t, err, "invalid policy selector")
+	})
+}
+
+// TestSelectThenEvaluate: a failing policy that is not selected is not
+// applied; once selected, it blocks.
+func TestSelectThenEvaluate(t *testing.T) {
+	ns := env.NewNamespace(t)
+	createPolicy(t, "v1", KindValidatingPolicy, "", ns+"-pass", "JSON",
+		map[string]string{testLabel: ns, "layer": "project"}, specAlwaysPass)
+	createPolicy(t, "v1beta1", KindValidatingPolicy, "", ns+"-require-env", "JSON",
+		map[string]string{testLabel: ns, "layer": "strict"}, specRequireEnv)
+	e, err := NewEvaluator()
+	require.NoError(t, err)
+	planJSON := plan(t, tfUntagged)
+
+	project := &metav1.LabelSelector{MatchLabels: map[string]string{testLabel: ns, "layer": "project"}}
+	policies, err := Select(context.Background(), env.Client, ns, project)
+	require.NoError(t, err)
+	v := e.Evaluate(context.Background(), policies, planJSON)
+	assert.True(t, v.Passed, v.Message)
+	assert.Equal(t, []string{ns + "-pass"}, v.Policies)
+
+	workspace := &metav1.LabelSelector{MatchLabels: map[string]string{testLabel: ns, "layer": "strict"}}
+	policies, err = Select(context.Background(), env.Client, ns, workspace, project)
+	require.NoError(t, err)
+	v = e.Evaluate(context.Background(), policies, planJSON)
+	assert.False(t, v.Passed, v.Message)
+	require.Len(t, v.Violations, 1)
+	assert.Equal(t, ns+"-require-env", v.Violations[0].Policy)
+	assert.Equal(t, "every resource needs an env tag", v.Violations[0].Message)
+}
+
+// versionReader serves ValidatingPolicies at the versions in served only,
+// as an apiserver with an older or partial Kyverno install would.
+type versionReader struct {
+	served map[schema.GroupVersionKind][]unstructured.Unstructured
+	listed []schema.GroupVersionKind
+}
+
+func (r *versionReader) Get(context.Context, client.ObjectKey, client.Object, ...client.GetOption) error {
+	return apierrors.NewNotFound(schema.GroupResource{}, "")
+}
+
+func (r *versionReader) List(_ context.Context, list client.ObjectList, _ ...client.ListOption) error {
+	gvk := list.GetObjectKind().GroupVersionKind()
+	r.listed = append(r.listed, gvk)
+	items, ok := r.served[gvk]
+	if !ok {
+		return &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{gvk.Version}}
+	}
+	list.(*unstructured.UnstructuredList).Items = items
+	return nil
+}
+
+// TestSelectServedVersions: listing falls back from v1 to v1beta1, and a
+// NamespacedValidatingPolicy kind that is not served is no error, while a
+// missing ValidatingPolicy kind is.
+func TestSelectServedVersions(t *testing.T) {
+	vpol := func(name string) unstructured.Unstructured {
+		u := unstructured.Unstructured{}
+		u.SetAPIVersion(Group + "/v1beta1")
+		u.SetKind(KindValidatingPolicy)
+		u.SetName(name)
+		require.NoError(t, unstructured.SetNestedField(u.Object, "JSON", "spec", "evaluation", "mode"))
+		return u
+	}
+	listKind := func(version, kind string) schema.GroupVersionKind {
+		return schema.GroupVersionKind{Group: Group, Version: version, Kind: kind + "List"}
+	}
+	selector := &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}
+
+	r := &versionReader{served: map[schema.GroupVersionKind][]unstructured.Unstructured{
+		listKind("v1beta1", KindValidatingPolicy): {vpol("old-install")},
+	}}
+	got, err := Select(context.Background(), r, "team-a", selector)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, "old-install", got[0].Name())
+	assert.Equal(t, []schema.GroupVersionKind{
+		listKind("v1", KindValidatingPolicy),
+		listKind("v1beta1", KindValidatingPolicy),
+		listKind("v1", KindNamespacedValidatingPolicy),
+		listKind("v1beta1", KindNamespacedValidatingPolicy),
+	}, r.listed)
+
+	_, err = Select(context.Background(), &versionReader{}, "team-a", selector)
+	require.ErrorContains(t, err, "ValidatingPolicy.policies.kyverno.io is not served")
+}
