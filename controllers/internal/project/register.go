@@ -1,23 +1,45 @@
 package project
 
 import (
+	"context"
+
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/observe"
 	"github.com/magos-dev/magos/controllers/internal/setup"
 )
 
 // +kubebuilder:rbac:groups=magos.dev,resources=projects,verbs=get;list;watch
 // +kubebuilder:rbac:groups=magos.dev,resources=projects/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=magos.dev,resources=workspaces;variablesets,verbs=get;list;watch
 
-// Register wires the project-controller's reconcilers into mgr.
-func Register(mgr ctrl.Manager, _ setup.Options) error {
-	r := &observe.Reconciler[*magosv1.Project]{
-		Client:    mgr.GetClient(),
-		Kind:      magosv1.ProjectKind,
-		New:       func() *magosv1.Project { return &magosv1.Project{} },
-		Suspended: nil,
+// Register wires the Project reconciler into mgr: Projects, their member
+// Workspaces (indexed by spec.projectRef.name) and their shared
+// VariableSets (Projects indexed by spec.variableSetRefs).
+func Register(mgr ctrl.Manager, opts setup.Options) error {
+	ctx := context.Background()
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &magosv1.Workspace{}, projectRefIndex, indexProjectRef); err != nil {
+		return err
 	}
-	return r.SetupWithManager(mgr)
+	if err := idx.IndexField(ctx, &magosv1.Project{}, variableSetRefsIndex, indexVariableSetRefs); err != nil {
+		return err
+	}
+	r := &Reconciler{
+		Client: mgr.GetClient(),
+		Events: mgr.GetEventRecorder("project-controller"),
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("project").
+		For(&magosv1.Project{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&magosv1.Workspace{}, handler.EnqueueRequestsFromMapFunc(projectForWorkspace),
+			builder.WithPredicates(memberChanged{})).
+		Watches(&magosv1.VariableSet{}, handler.EnqueueRequestsFromMapFunc(r.projectsForVariableSet),
+			builder.WithPredicates(variableSetReadyChanged{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency}).
+		Complete(r)
 }

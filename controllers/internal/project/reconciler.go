@@ -1,0 +1,140 @@
+package project
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/conditions"
+	"github.com/magos-dev/magos/controllers/internal/metrics"
+	"github.com/magos-dev/magos/controllers/internal/rerror"
+)
+
+// Reconciler reconciles Projects. It only reads (member Workspaces and
+// shared VariableSets, through the manager's cache) and writes Project
+// status: Projects never execute anything.
+type Reconciler struct {
+	client.Client
+	Events events.EventRecorder
+}
+
+// Reconcile resolves one Project: get, patch base, deferred status patch
+// with events and metrics, deletion, then the sub-reconcilers in order:
+// reconcileMembers, reconcileVariableSets, reconcileSpec. Projects have no
+// finalizer (there is nothing to clean up) and no suspend.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	log := ctrl.LoggerFrom(ctx)
+	p := &magosv1.Project{}
+	if err := r.Get(ctx, req.NamespacedName, p); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	base := p.DeepCopy()
+	obs := observation{}
+
+	defer func() {
+		obs.Err = retErr
+		computeStatus(p, obs)
+		if err := r.Status().Patch(ctx, p, client.MergeFrom(base)); err != nil && !apierrors.IsNotFound(err) {
+			log.Error(err, "Failed to patch status")
+			retErr = errors.Join(retErr, err)
+		} else {
+			r.recordTransition(base, p, magosv1.ReadyCondition)
+			r.recordTransition(base, p, VariableSetsReadyCondition)
+		}
+		metrics.RecordReconcile(magosv1.ProjectKind, resultLabel(retErr))
+		retErr = rerror.ForRuntime(retErr)
+	}()
+
+	if !p.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	for _, sub := range []func(context.Context, *magosv1.Project, *observation) error{
+		r.reconcileMembers,
+		r.reconcileVariableSets,
+		r.reconcileSpec,
+	} {
+		if err := sub(ctx, p, &obs); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// reconcileMembers counts the member Workspaces (status.workspaces). A
+// failed list sets Reconciling with ListFailed.
+func (r *Reconciler) reconcileMembers(ctx context.Context, p *magosv1.Project, obs *observation) error {
+	var list magosv1.WorkspaceList
+	if err := r.List(ctx, &list, client.InNamespace(p.Namespace), client.MatchingFields{projectRefIndex: p.Name}); err != nil {
+		return rerror.Retry(ListFailedReason, fmt.Errorf("listing member Workspaces: %w", err))
+	}
+	ru := rollup(list.Items)
+	obs.Rollup = &ru
+	return nil
+}
+
+// reconcileVariableSets looks up the shared VariableSets and sets
+// VariableSetsReady; a missing or not-Ready one does not make the Project
+// not Ready.
+func (r *Reconciler) reconcileVariableSets(ctx context.Context, p *magosv1.Project, obs *observation) error {
+	obs.VariableSets = make([]variableSetState, 0, len(p.Spec.VariableSetRefs))
+	for _, ref := range p.Spec.VariableSetRefs {
+		vs := &magosv1.VariableSet{}
+		err := r.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: ref.Name}, vs)
+		switch {
+		case apierrors.IsNotFound(err):
+			vs = nil
+		case err != nil:
+			return rerror.Retry(ListFailedReason, fmt.Errorf("reading VariableSet %s: %w", ref.Name, err))
+		}
+		obs.VariableSets = append(obs.VariableSets, variableSetStateOf(ref.Name, vs))
+	}
+	obs.VariableSetsObserved = true
+	return nil
+}
+
+// reconcileSpec resolves what members inherit (Ready=True); an invalid
+// policy selector or allow-list glob stalls with InvalidSpec.
+func (r *Reconciler) reconcileSpec(_ context.Context, p *magosv1.Project, obs *observation) error {
+	res, err := resolveSpec(&p.Spec)
+	if err != nil {
+		return rerror.Stall(magosv1.InvalidSpecReason, err)
+	}
+	obs.Resolved = res
+	return nil
+}
+
+// recordTransition records an event when condition t changed status
+// between base and p.
+func (r *Reconciler) recordTransition(base, p *magosv1.Project, t string) {
+	now := conditions.Get(p, t)
+	if r.Events == nil || now == nil {
+		return
+	}
+	if before := conditions.Get(base, t); before != nil && before.Status == now.Status {
+		return
+	}
+	eventType := corev1.EventTypeNormal
+	if now.Status != metav1.ConditionTrue {
+		eventType = corev1.EventTypeWarning
+	}
+	r.Events.Eventf(p, nil, eventType, now.Reason, "Reconcile", "%s", now.Message)
+}
+
+func resultLabel(err error) string {
+	if err == nil {
+		return "success"
+	}
+	if e, ok := rerror.As(err); ok && e.Stalling {
+		return "stalled"
+	}
+	return "retry"
+}

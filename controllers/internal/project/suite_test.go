@@ -1,0 +1,109 @@
+package project
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/conditions"
+	"github.com/magos-dev/magos/controllers/internal/setup"
+	"github.com/magos-dev/magos/tools/harness/testenv"
+)
+
+var env *testenv.Environment
+
+func TestMain(m *testing.M) { testenv.Main(m, &env) }
+
+// startController runs the project-controller in-process, watching only
+// namespace ns, until the test ends.
+func startController(t testing.TB, ns string) {
+	t.Helper()
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:                 setup.Scheme(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	require.NoError(t, err)
+	require.NoError(t, Register(mgr, setup.Options{WatchNamespace: ns, Concurrency: 2}))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			t.Logf("project-controller stopped: %v", err)
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		if t.Failed() {
+			t.Logf("controller logs:\n%s", controllerLogs.String())
+		}
+	})
+}
+
+// eventually polls until cond holds for the Project ns/name at its current generation.
+func eventually(t testing.TB, ns, name string, cond func(*magosv1.Project) bool, msg string) *magosv1.Project {
+	t.Helper()
+	p := &magosv1.Project{}
+	require.Eventually(t, func() bool {
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
+			return false
+		}
+		return p.Status.ObservedGeneration == p.Generation && cond(p)
+	}, 30*time.Second, 100*time.Millisecond, "%s; last status: %+v", msg, p.Status)
+	return p
+}
+
+func conditionIs(t string, s metav1.ConditionStatus) func(*magosv1.Project) bool {
+	return func(p *magosv1.Project) bool {
+		c := conditions.Get(p, t)
+		return c != nil && c.Status == s
+	}
+}
+
+func createProject(t testing.TB, ns, name string, spec magosv1.ProjectSpec) {
+	t.Helper()
+	require.NoError(t, env.Client.Create(context.Background(),
+		&magosv1.Project{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec}))
+}
+
+// controllerLogs collects what the in-process controllers log; a failed
+// test prints it.
+var controllerLogs = &syncBuffer{}
+
+func init() {
+	ctrl.SetLogger(zap.New(zap.WriteTo(controllerLogs), zap.UseDevMode(true)))
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
