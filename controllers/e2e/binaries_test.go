@@ -161,23 +161,26 @@ func TestControllerBinariesStart(t *testing.T) {
 					Stages: []magosv1.Stage{{Name: "dev"}}}},
 		}
 		// The Workspace has no source yet, so the workspace-controller waits
-		// for it; the other kinds are only observed in this release.
-		wantReason := map[string]string{"Workspace": workspace.SourceNotReadyReason}
+		// for it; an empty Project and VariableSet resolve at once; Rollouts
+		// are only observed in this release.
+		want := map[string]metav1.Condition{
+			"Workspace":   {Status: metav1.ConditionFalse, Reason: workspace.SourceNotReadyReason},
+			"Project":     {Status: metav1.ConditionTrue, Reason: magosv1.ReconciliationSucceededReason},
+			"VariableSet": {Status: metav1.ConditionTrue, Reason: magosv1.ReconciliationSucceededReason},
+			"Rollout":     {Status: metav1.ConditionFalse, Reason: observe.AcceptedReason},
+		}
 		for _, obj := range objs {
 			require.NoError(t, env.Client.Create(ctx, obj))
 			kind := reflect.TypeOf(obj).Elem().Name()
-			want := wantReason[kind]
-			if want == "" {
-				want = observe.AcceptedReason
-			}
+			w := want[kind]
 			assert.Eventually(t, func() bool {
 				if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 					return false
 				}
 				ready := conditions.Get(obj, magosv1.ReadyCondition)
 				return obj.GetObservedGeneration() == obj.GetGeneration() && ready != nil &&
-					ready.Status == metav1.ConditionFalse && ready.Reason == want
-			}, 30*time.Second, 200*time.Millisecond, "%s was not reconciled (want Ready=False/%s): %+v", kind, want, obj.GetConditions())
+					ready.Status == w.Status && ready.Reason == w.Reason
+			}, 30*time.Second, 200*time.Millisecond, "%s was not reconciled (want Ready=%s/%s): %+v", kind, w.Status, w.Reason, obj.GetConditions())
 		}
 	})
 
