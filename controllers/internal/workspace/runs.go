@@ -78,7 +78,7 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 		return ctrl.Result{}, err
 	}
 	if ws.Status.Plan == nil {
-		return ctrl.Result{Requeue: true}, nil
+		return requeueAfter(time.Second), nil
 	}
 	if !passed {
 		v := ws.Status.Plan.Policy
