@@ -81,6 +81,7 @@ build: ## Build the controller and runner binaries into bin/, and check every mo
 .PHONY: test
 test: tools ## Run every test against the local control plane (builds the tools first if absent).
 	go test $(GO_TEST_FLAGS) $(addprefix ./,$(addsuffix /...,$(WORK_MODULES)))
+	cd tools/testprovider && GOWORK=off go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: e2e
 e2e: tools ## Run only the end-to-end tests (binaries as processes).
