@@ -93,30 +93,64 @@ func stripMetadata(obj any) (any, error) {
 
 // keyMemo remembers the key names of referenced objects by resourceVersion,
 // so a Secret shared by many VariableSets, or a VariableSet whose spec
-// changes, is read from the apiserver once per version. It holds key names
-// only, never values; entries go when the object is deleted.
+// changes, is read from the apiserver once per version; concurrent lookups
+// of the same object share one read. It holds key names only, never values;
+// entries go when the object is deleted. Every entry is exact for its
+// resourceVersion, so a stale one only costs a read.
 type keyMemo struct {
-	mu      sync.Mutex
-	entries map[memoKey]observedObject
+	mu       sync.Mutex
+	entries  map[memoKey]observedObject
+	inflight map[memoKey]*keyRead
 }
 
 type memoKey struct {
 	Namespace, Kind, Name string
 }
 
-func newKeyMemo() *keyMemo { return &keyMemo{entries: map[memoKey]observedObject{}} }
-
-func (m *keyMemo) get(k memoKey, resourceVersion string) (observedObject, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	o, ok := m.entries[k]
-	return o, ok && o.ResourceVersion == resourceVersion
+// keyRead is a read in flight; done is closed when o and err are set.
+type keyRead struct {
+	resourceVersion string
+	done            chan struct{}
+	o               observedObject
+	err             error
 }
 
-func (m *keyMemo) put(k memoKey, o observedObject) {
+func newKeyMemo() *keyMemo {
+	return &keyMemo{entries: map[memoKey]observedObject{}, inflight: map[memoKey]*keyRead{}}
+}
+
+// load returns the key names of object k at resourceVersion rv: from the
+// memo, from a read of rv already in flight, or by calling read (whose
+// result may be newer than rv). It reports whether read was called.
+func (m *keyMemo) load(k memoKey, rv string, read func() (observedObject, error)) (observedObject, bool, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.entries[k] = o
+	if o, ok := m.entries[k]; ok && o.ResourceVersion == rv {
+		m.mu.Unlock()
+		return o, false, nil
+	}
+	if c, ok := m.inflight[k]; ok && c.resourceVersion == rv {
+		m.mu.Unlock()
+		<-c.done
+		return c.o, false, c.err
+	}
+	c := &keyRead{resourceVersion: rv, done: make(chan struct{})}
+	m.inflight[k] = c
+	m.mu.Unlock()
+
+	c.o, c.err = read()
+
+	m.mu.Lock()
+	if m.inflight[k] == c {
+		delete(m.inflight, k)
+	}
+	if c.err == nil && c.o.Found {
+		m.entries[k] = c.o
+	} else {
+		delete(m.entries, k)
+	}
+	m.mu.Unlock()
+	close(c.done)
+	return c.o, true, c.err
 }
 
 func (m *keyMemo) forget(k memoKey) {
@@ -147,8 +181,8 @@ func (r *Reconciler) observeReferences(ctx context.Context, vs *magosv1.Variable
 
 // observe learns whether ref exists, its resourceVersion and its key names.
 // The metadata cache says whether it exists and at which version; the key
-// names come from the memo when it knows that version, or else from one
-// uncached read whose values are dropped at once.
+// names come from the memo when it knows that version (or is reading it),
+// or else from one uncached read whose values are dropped at once.
 func (r *Reconciler) observe(ctx context.Context, namespace string, ref objectRef) (observedObject, error) {
 	key := types.NamespacedName{Namespace: namespace, Name: ref.Name}
 	mk := memoKey{Namespace: namespace, Kind: ref.Kind, Name: ref.Name}
@@ -160,19 +194,16 @@ func (r *Reconciler) observe(ctx context.Context, namespace string, ref objectRe
 		}
 		return observedObject{}, err
 	}
-	if o, ok := r.keys.get(mk, meta.ResourceVersion); ok {
+	o, read, err := r.keys.load(mk, meta.ResourceVersion, func() (observedObject, error) {
+		ctrl.LoggerFrom(ctx).V(1).Info("Reading key names", "kind", ref.Kind, "object", ref.Name)
+		return r.readKeys(ctx, key, ref.Kind)
+	})
+	if read {
+		recordRead(readAPIServer)
+	} else {
 		recordRead(readMemo)
-		return o, nil
 	}
-	ctrl.LoggerFrom(ctx).V(1).Info("Reading key names", "kind", ref.Kind, "object", ref.Name)
-	recordRead(readAPIServer)
-	o, err := r.readKeys(ctx, key, ref.Kind)
-	if err != nil || !o.Found {
-		r.keys.forget(mk)
-		return o, err
-	}
-	r.keys.put(mk, o)
-	return o, nil
+	return o, err
 }
 
 // readKeys reads one Secret or ConfigMap from the apiserver, uncached, and

@@ -1,9 +1,14 @@
 package variableset
 
 import (
+	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -38,18 +43,61 @@ func TestKeysOfZeroesValues(t *testing.T) {
 func TestKeyMemo(t *testing.T) {
 	m := newKeyMemo()
 	k := memoKey{Namespace: "ns", Kind: KindSecret, Name: "db"}
-	_, ok := m.get(k, "1")
-	assert.False(t, ok)
+	reads := 0
+	reader := func(o observedObject, err error) func() (observedObject, error) {
+		return func() (observedObject, error) {
+			reads++
+			return o, err
+		}
+	}
 
-	m.put(k, found("1", "password"))
-	o, ok := m.get(k, "1")
-	assert.True(t, ok)
+	o, read, err := m.load(k, "1", reader(found("1", "password"), nil))
+	require.NoError(t, err)
+	assert.True(t, read)
 	assert.Equal(t, []string{"password"}, o.Keys)
-	_, ok = m.get(k, "2")
-	assert.False(t, ok, "another resourceVersion misses")
 
+	o, read, err = m.load(k, "1", reader(observedObject{}, errors.New("must not be called")))
+	require.NoError(t, err)
+	assert.False(t, read, "the same resourceVersion is served from the memo")
+	assert.Equal(t, []string{"password"}, o.Keys)
+
+	o, read, _ = m.load(k, "2", reader(found("2", "password", "user"), nil))
+	assert.True(t, read, "another resourceVersion is read")
+	assert.Equal(t, []string{"password", "user"}, o.Keys)
+
+	_, _, err = m.load(k, "3", reader(observedObject{}, errors.New("forbidden")))
+	require.Error(t, err)
+	assert.Equal(t, 0, m.len(), "a failed read leaves no entry")
+
+	_, _, _ = m.load(k, "4", reader(found("4"), nil))
+	assert.Equal(t, 1, m.len())
 	m.forget(k)
-	_, ok = m.get(k, "1")
-	assert.False(t, ok)
 	assert.Equal(t, 0, m.len())
+	assert.Equal(t, 4, reads)
+}
+
+func TestKeyMemoSharesConcurrentReads(t *testing.T) {
+	m := newKeyMemo()
+	k := memoKey{Namespace: "ns", Kind: KindSecret, Name: "shared"}
+	release := make(chan struct{})
+	var reads atomic.Int32
+	read := func() (observedObject, error) {
+		reads.Add(1)
+		<-release
+		return found("5", "token"), nil
+	}
+	var wg sync.WaitGroup
+	results := make([]observedObject, 8)
+	for i := range results {
+		wg.Go(func() {
+			results[i], _, _ = m.load(k, "5", read)
+		})
+	}
+	require.Eventually(t, func() bool { return reads.Load() == 1 }, 5*time.Second, time.Millisecond)
+	close(release)
+	wg.Wait()
+	assert.Equal(t, int32(1), reads.Load(), "eight concurrent lookups of one version make one read")
+	for _, r := range results {
+		assert.Equal(t, []string{"token"}, r.Keys)
+	}
 }
