@@ -77,6 +77,9 @@ func startController(t testing.TB, ns string) {
 	t.Cleanup(func() {
 		cancel()
 		<-done
+		if t.Failed() {
+			t.Logf("controller logs:\n%s", controllerLogs.String())
+		}
 	})
 }
 
