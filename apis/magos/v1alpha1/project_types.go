@@ -113,7 +113,9 @@ type ProjectStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: Ready, Reconciling, Stalled.
+	// Conditions: Ready, Reconciling, Stalled, and VariableSetsReady (True
+	// when every shared VariableSet exists and is Ready; it does not affect
+	// Ready).
 	// +listType=map
 	// +listMapKey=type
 	// +optional

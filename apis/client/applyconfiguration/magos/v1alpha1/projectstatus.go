@@ -29,7 +29,9 @@ import (
 type ProjectStatusApplyConfiguration struct {
 	// ObservedGeneration is the last generation reconciled successfully.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
-	// Conditions: Ready, Reconciling, Stalled.
+	// Conditions: Ready, Reconciling, Stalled, and VariableSetsReady (True
+	// when every shared VariableSet exists and is Ready; it does not affect
+	// Ready).
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 	// VariableSetRefs are the resolved shared variable sets (copied from the
 	// spec, in order, even when one is missing or not Ready; the
