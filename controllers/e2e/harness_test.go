@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,13 +17,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/project"
@@ -75,8 +72,7 @@ type stack struct {
 	source     *localsource.Server
 	executor   *executor.Executor
 	runnerLogs *syncBuffer
-	stopCtrl   context.CancelFunc
-	ctrlDone   chan struct{}
+	stopCtrl   func()
 }
 
 func newStack(t testing.TB) *stack {
@@ -153,37 +149,22 @@ func (s *stack) workspaceOptions() workspace.Options {
 // in-process, watching only the test's namespace.
 func (s *stack) startController() {
 	s.t.Helper()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 setup.Scheme(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{s.ns: {}}},
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	s.stopCtrl = env.StartManager(s.t, setup.Scheme(), s.ns, func(mgr ctrl.Manager) error {
+		c := workspace.NewController()
+		c.Options = s.workspaceOptions()
+		return errors.Join(
+			c.Register(mgr, setup.Options{Concurrency: 2}),
+			project.Register(mgr, setup.Options{Concurrency: 2}),
+			variableset.Register(mgr, setup.Options{Concurrency: 2}))
 	})
-	require.NoError(s.t, err)
-	c := workspace.NewController()
-	c.Options = s.workspaceOptions()
-	require.NoError(s.t, c.Register(mgr, setup.Options{Concurrency: 2}))
-	require.NoError(s.t, project.Register(mgr, setup.Options{Concurrency: 2}))
-	require.NoError(s.t, variableset.Register(mgr, setup.Options{Concurrency: 2}))
-	ctx, cancel := context.WithCancel(context.Background())
-	s.stopCtrl, s.ctrlDone = cancel, make(chan struct{})
-	go func() {
-		defer close(s.ctrlDone)
-		if err := mgr.Start(ctx); err != nil {
-			s.t.Logf("workspace-controller stopped: %v", err)
-		}
-	}()
 }
 
-// stopController stops the in-process workspace-controller and waits for it.
+// stopController stops the in-process controllers and waits for them.
 func (s *stack) stopController() {
-	if s.stopCtrl == nil {
-		return
+	if s.stopCtrl != nil {
+		s.stopCtrl()
+		s.stopCtrl = nil
 	}
-	s.stopCtrl()
-	<-s.ctrlDone
-	s.stopCtrl = nil
 }
 
 // gitRepository creates a GitRepository and publishes dir as its artifact.

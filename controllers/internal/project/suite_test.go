@@ -9,13 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
@@ -31,26 +27,10 @@ func TestMain(m *testing.M) { testenv.Main(m, &env) }
 // namespace ns, until the test ends.
 func startController(t testing.TB, ns string) {
 	t.Helper()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 setup.Scheme(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	env.StartManager(t, setup.Scheme(), ns, func(mgr ctrl.Manager) error {
+		return Register(mgr, setup.Options{WatchNamespace: ns, Concurrency: 2})
 	})
-	require.NoError(t, err)
-	require.NoError(t, Register(mgr, setup.Options{WatchNamespace: ns, Concurrency: 2}))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			t.Logf("project-controller stopped: %v", err)
-		}
-	}()
 	t.Cleanup(func() {
-		cancel()
-		<-done
 		if t.Failed() {
 			t.Logf("controller logs:\n%s", controllerLogs.String())
 		}
