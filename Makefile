@@ -68,7 +68,7 @@ tidy: ## Run go mod tidy in every module.
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint on every workspace module.
-	@for m in $(WORK_MODULES); do echo "lint: $$m"; (cd $$m && $(GOLANGCI_LINT) run --config $(ROOT)/.golangci.yml ./...); done
+	@for m in $(WORK_MODULES); do echo "lint: $$m"; (cd $$m && $(GOLANGCI_LINT) run --allow-parallel-runners --config $(ROOT)/.golangci.yml ./...); done
 
 .PHONY: build
 build: ## Build the controller and runner binaries into bin/, and check every module builds alone.
