@@ -52,7 +52,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	defer func() {
 		obs.Err = retErr
 		computeStatus(ws, obs)
-		if err := r.Status().Patch(ctx, ws, client.MergeFrom(base)); err != nil && !apierrors.IsNotFound(err) {
+		// The optimistic lock makes a reconcile that read a stale cached
+		// Workspace fail and retry instead of overwriting newer status.
+		patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
+		if err := r.Status().Patch(ctx, ws, patch); err != nil && !apierrors.IsNotFound(err) {
 			log.Error(err, "Failed to patch status")
 			retErr = errors.Join(retErr, err)
 		}
@@ -67,6 +70,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := r.reconcileFinalizer(ctx, ws); err != nil {
 		return ctrl.Result{}, err
 	}
+	base.ResourceVersion, base.Finalizers = ws.ResourceVersion, ws.Finalizers
 	if ws.Spec.Suspend {
 		obs.Suspended = true
 		return ctrl.Result{}, nil
