@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -65,10 +66,38 @@ func TestFinishedJobIsDeletedAfterItsTTL(t *testing.T) {
 	startExecutor(t, f.ns)
 	job := f.job("plan-1", "succeed")
 	job.Spec.TTLSecondsAfterFinished = new(int32(1))
-	key := create(t, job)
 
-	waitJob(t, key, batchv1.JobComplete)
-	pod := waitPod(t, key, phase(corev1.PodSucceeded))
-	waitGone(t, job)
-	waitGone(t, pod)
+	// Watch the Job from before it exists: with a one-second TTL, polling
+	// could miss the Complete state between completion and deletion.
+	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Client.Scheme()})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	w, err := wc.Watch(ctx, &batchv1.JobList{}, client.InNamespace(f.ns))
+	require.NoError(t, err)
+	defer w.Stop()
+	create(t, job)
+
+	completed, deleted := false, false
+	for ev := range w.ResultChan() {
+		j, ok := ev.Object.(*batchv1.Job)
+		if !ok || j.Name != job.Name {
+			continue
+		}
+		for _, c := range j.Status.Conditions {
+			if c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue {
+				completed = true
+			}
+		}
+		if ev.Type == watch.Deleted {
+			deleted = true
+			break
+		}
+	}
+	require.True(t, completed, "the Job completed before it was deleted")
+	require.True(t, deleted, "the Job was deleted after its TTL")
+	var pods corev1.PodList
+	require.Eventually(t, func() bool {
+		return env.Client.List(context.Background(), &pods, client.InNamespace(f.ns), client.MatchingLabels{"job-name": job.Name}) == nil && len(pods.Items) == 0
+	}, timeout, 100*time.Millisecond, "the Job's Pod was deleted with it")
 }
