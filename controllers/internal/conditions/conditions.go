@@ -5,6 +5,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
 // Setter is an object with status conditions.
@@ -66,4 +67,23 @@ func MarkStalled(obj Setter, reason, message string) {
 	Set(obj, magosv1.StalledCondition, metav1.ConditionTrue, reason, message)
 	Set(obj, magosv1.ReadyCondition, metav1.ConditionFalse, reason, message)
 	Delete(obj, magosv1.ReconcilingCondition)
+}
+
+// MarkError records a failed reconciliation: Stalled for an error that
+// needs a spec change (a stalling rerror.Error), otherwise Reconciling with
+// reason ProgressingWithRetry and Ready False with the error's own reason.
+// It reports whether the error stalls.
+func MarkError(obj Setter, err error) (stalled bool) {
+	e, ok := rerror.As(err)
+	if ok && e.Stalling {
+		MarkStalled(obj, e.Reason, e.Error())
+		return true
+	}
+	reason := magosv1.ProgressingWithRetryReason
+	if ok {
+		reason = e.Reason
+	}
+	MarkReconciling(obj, magosv1.ProgressingWithRetryReason, err.Error())
+	Set(obj, magosv1.ReadyCondition, metav1.ConditionFalse, reason, err.Error())
+	return false
 }

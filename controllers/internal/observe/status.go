@@ -5,7 +5,6 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
 // Reasons set by the observing reconciler.
@@ -36,16 +35,7 @@ type Object interface {
 func ComputeStatus(obj Object, o Observation) {
 	switch {
 	case o.Err != nil:
-		reason := magosv1.ProgressingWithRetryReason
-		if e, ok := rerror.As(o.Err); ok {
-			reason = e.Reason
-			if e.Stalling {
-				conditions.MarkStalled(obj, reason, e.Error())
-				return
-			}
-		}
-		conditions.MarkReconciling(obj, magosv1.ProgressingWithRetryReason, o.Err.Error())
-		conditions.Set(obj, magosv1.ReadyCondition, metav1.ConditionFalse, reason, o.Err.Error())
+		conditions.MarkError(obj, o.Err)
 		return
 	case o.Suspended:
 		conditions.MarkReady(obj, metav1.ConditionFalse, magosv1.SuspendedReason,

@@ -11,7 +11,6 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
 // VariableSetsReadyCondition is True when every VariableSet in
@@ -178,17 +177,7 @@ func computeStatus(p *magosv1.Project, o observation) {
 		setVariableSetsReady(p, o.VariableSets)
 	}
 	if o.Err != nil {
-		e, ok := rerror.As(o.Err)
-		if ok && e.Stalling {
-			conditions.MarkStalled(p, e.Reason, e.Error())
-			return
-		}
-		reason := magosv1.ProgressingWithRetryReason
-		if ok {
-			reason = e.Reason
-		}
-		conditions.MarkReconciling(p, magosv1.ProgressingWithRetryReason, o.Err.Error())
-		conditions.Set(p, magosv1.ReadyCondition, metav1.ConditionFalse, reason, o.Err.Error())
+		conditions.MarkError(p, o.Err)
 		return
 	}
 	r := o.Resolved

@@ -8,7 +8,6 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
 // Reasons of VariableSet conditions and events.
@@ -48,17 +47,7 @@ type observation struct {
 //     observedGeneration keep their last values.
 func computeStatus(vs *magosv1.VariableSet, o observation) {
 	if o.Err != nil {
-		e, ok := rerror.As(o.Err)
-		if ok && e.Stalling {
-			conditions.MarkStalled(vs, e.Reason, e.Error())
-			return
-		}
-		reason := magosv1.ProgressingWithRetryReason
-		if ok {
-			reason = e.Reason
-		}
-		conditions.MarkReconciling(vs, magosv1.ProgressingWithRetryReason, o.Err.Error())
-		conditions.Set(vs, magosv1.ReadyCondition, metav1.ConditionFalse, reason, o.Err.Error())
+		conditions.MarkError(vs, o.Err)
 		return
 	}
 	r := o.Rendered

@@ -7,7 +7,6 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
 // Reasons of Workspace conditions and events.
@@ -71,17 +70,9 @@ func computeStatus(ws *magosv1.Workspace, o observation) {
 
 	switch {
 	case o.Err != nil:
-		if e, ok := rerror.As(o.Err); ok && e.Stalling {
+		if conditions.MarkError(ws, o.Err) {
 			st.Phase = magosv1.PhaseFailed
-			conditions.MarkStalled(ws, e.Reason, e.Error())
-			return
 		}
-		reason := magosv1.ProgressingWithRetryReason
-		if e, ok := rerror.As(o.Err); ok {
-			reason = e.Reason
-		}
-		conditions.MarkReconciling(ws, magosv1.ProgressingWithRetryReason, o.Err.Error())
-		conditions.Set(ws, magosv1.ReadyCondition, metav1.ConditionFalse, reason, o.Err.Error())
 		return
 	case o.Suspended:
 		conditions.MarkReady(ws, metav1.ConditionFalse, magosv1.SuspendedReason, "Workspace is suspended; no runs start")
