@@ -37,7 +37,12 @@ func TestProjectResolves(t *testing.T) {
 		AllowedServiceAccountAnnotations: []string{"eks.amazonaws.com/role-arn"},
 	})
 	require.NoError(t, env.Client.Create(context.Background(), &magosv1.VariableSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "common"}}))
-	p := eventually(t, ns, "platform", conditionIs(magosv1.ReadyCondition, metav1.ConditionTrue), "Project platform is not Ready")
+	// The Project may first be reconciled before the VariableSet exists
+	// ("not found"); wait for the reconcile that saw it.
+	p := eventually(t, ns, "platform", func(p *magosv1.Project) bool {
+		sets := conditions.Get(p, VariableSetsReadyCondition)
+		return conditions.IsTrue(p, magosv1.ReadyCondition) && sets != nil && sets.Message == "VariableSet common is not Ready"
+	}, "Project platform is not Ready with VariableSet common seen but not Ready")
 
 	st := p.Status
 	assert.Equal(t, magosv1.ReconciliationSucceededReason, conditions.Get(p, magosv1.ReadyCondition).Reason)
