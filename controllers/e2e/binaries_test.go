@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,6 +24,7 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/conditions"
 	"github.com/magos-dev/magos/controllers/internal/observe"
 	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
 // controllerNames are the four controller binaries, by directory.
@@ -54,33 +54,15 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// syncBuffer collects a process's output safely.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type controllerProcess struct {
 	name, metricsAddr, probeAddr string
 	cmd                          *exec.Cmd
-	logs                         *syncBuffer
+	logs                         *testenv.LogBuffer
 }
 
 func startController(t *testing.T, binDir, name, leaseNamespace string) *controllerProcess {
 	t.Helper()
-	p := &controllerProcess{name: name, metricsAddr: freeAddr(t), probeAddr: freeAddr(t), logs: &syncBuffer{}}
+	p := &controllerProcess{name: name, metricsAddr: freeAddr(t), probeAddr: freeAddr(t), logs: &testenv.LogBuffer{}}
 	p.cmd = exec.Command(filepath.Join(binDir, name),
 		"--kubeconfig", env.Kubeconfig,
 		"--metrics-bind-address", p.metricsAddr,

@@ -28,11 +28,12 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/workspace"
 	"github.com/magos-dev/magos/tools/harness/executor"
 	"github.com/magos-dev/magos/tools/harness/localsource"
+	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
 // controllerLogs collects every log line the in-process controllers write,
 // so tests can assert what never appears in them.
-var controllerLogs = &syncBuffer{}
+var controllerLogs = &testenv.LogBuffer{}
 
 func init() {
 	ctrl.SetLogger(zap.New(zap.WriteTo(controllerLogs)))
@@ -71,13 +72,13 @@ type stack struct {
 	ns         string
 	source     *localsource.Server
 	executor   *executor.Executor
-	runnerLogs *syncBuffer
+	runnerLogs *testenv.LogBuffer
 	stopCtrl   func()
 }
 
 func newStack(t testing.TB) *stack {
 	t.Helper()
-	s := &stack{t: t, ns: env.NewNamespace(t), runnerLogs: &syncBuffer{}}
+	s := &stack{t: t, ns: env.NewNamespace(t), runnerLogs: &testenv.LogBuffer{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 

@@ -1,9 +1,7 @@
 package project
 
 import (
-	"bytes"
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -65,25 +63,8 @@ func createProject(t testing.TB, ns, name string, spec magosv1.ProjectSpec) {
 
 // controllerLogs collects what the in-process controllers log; a failed
 // test prints it.
-var controllerLogs = &syncBuffer{}
+var controllerLogs = &testenv.LogBuffer{}
 
 func init() {
 	ctrl.SetLogger(zap.New(zap.WriteTo(controllerLogs), zap.UseDevMode(true)))
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -1,9 +1,7 @@
 package variableset
 
 import (
-	"bytes"
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,27 +24,10 @@ func TestMain(m *testing.M) { testenv.Main(m, &env) }
 
 // controllerLogs collects every log line the in-process controllers write,
 // at debug level (V(1)), so tests can assert what never appears in them.
-var controllerLogs = &syncBuffer{}
+var controllerLogs = &testenv.LogBuffer{}
 
 func init() {
 	ctrl.SetLogger(zap.New(zap.WriteTo(controllerLogs), zap.UseDevMode(true)))
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // startController runs the variableset-controller in-process, watching only
