@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 )
 
 // reconcileDelete runs the destroy a destroyOnDelete Workspace owes before
@@ -41,12 +42,12 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, ws *magosv1.Workspace,
 		}
 	}
 
-	art, err := r.fetchArtifact(ctx, ws)
-	var notReady errSourceNotReady
+	art, err := fluxsource.Fetch(ctx, r.Client, ws)
+	var notReady fluxsource.NotReadyError
 	if errors.As(err, &notReady) {
 		r.event(ws, corev1.EventTypeWarning, "DestroySkipped",
 			"Cannot destroy: %s; the Workspace is deleted, its resources and state Secret %s are left in place",
-			notReady.msg, magosv1.StateSecretName(ws.Name))
+			notReady.Msg, magosv1.StateSecretName(ws.Name))
 		return ctrl.Result{}, r.removeFinalizer(ctx, ws)
 	}
 	if err != nil {

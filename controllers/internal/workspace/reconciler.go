@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
 	"github.com/magos-dev/magos/controllers/internal/policy"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
@@ -76,10 +77,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, nil
 	}
 
-	art, err := r.fetchArtifact(ctx, ws)
-	var notReady errSourceNotReady
+	art, err := fluxsource.Fetch(ctx, r.Client, ws)
+	var notReady fluxsource.NotReadyError
 	if errors.As(err, &notReady) {
-		obs.WaitingReason, obs.WaitingMessage = SourceNotReadyReason, notReady.msg
+		obs.WaitingReason, obs.WaitingMessage = SourceNotReadyReason, notReady.Msg
 		return ctrl.Result{}, nil
 	}
 	if err != nil {

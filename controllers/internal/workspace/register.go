@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/policy"
 	"github.com/magos-dev/magos/controllers/internal/setup"
 )
@@ -69,9 +70,9 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 		Watches(&magosv1.Project{}, handler.EnqueueRequestsFromMapFunc(r.workspacesInNamespace)).
 		Watches(&magosv1.VariableSet{}, handler.EnqueueRequestsFromMapFunc(r.workspacesInNamespace)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency})
-	for _, kind := range sourceKinds {
-		b = b.Watches(newSourceObject(kind), handler.EnqueueRequestsFromMapFunc(r.workspacesForSource(kind)),
-			builder.WithPredicates(artifactChanged{}))
+	for _, kind := range fluxsource.Kinds {
+		b = b.Watches(fluxsource.NewObject(kind), handler.EnqueueRequestsFromMapFunc(r.workspacesForSource(kind)),
+			builder.WithPredicates(fluxsource.ArtifactChanged{}))
 	}
 	for _, gvk := range servedPolicyKinds(mgr) {
 		u := &unstructured.Unstructured{}

@@ -14,6 +14,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
+	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
@@ -61,7 +62,7 @@ func (r *Reconciler) resolveProject(ctx context.Context, ws *magosv1.Workspace) 
 	}
 	if !sourceAllowed(ws, p) {
 		return nil, rerror.Stall(SourceNotAllowedReason, fmt.Errorf("%s %s/%s is not allowed by Project %s (status.sourceAllowList)",
-			ws.Spec.SourceRef.Kind, sourceNamespace(ws), ws.Spec.SourceRef.Name, p.Name))
+			ws.Spec.SourceRef.Kind, fluxsource.Namespace(ws), ws.Spec.SourceRef.Name, p.Name))
 	}
 	if ws.Spec.Runner != nil {
 		for key := range ws.Spec.Runner.ServiceAccountAnnotations {
@@ -76,7 +77,7 @@ func (r *Reconciler) resolveProject(ctx context.Context, ws *magosv1.Workspace) 
 // sourceAllowed applies the Project's allow-list; an empty list allows
 // sources in the Project's own namespace only.
 func sourceAllowed(ws *magosv1.Workspace, p *magosv1.Project) bool {
-	kind, ns, name := ws.Spec.SourceRef.Kind, sourceNamespace(ws), ws.Spec.SourceRef.Name
+	kind, ns, name := ws.Spec.SourceRef.Kind, fluxsource.Namespace(ws), ws.Spec.SourceRef.Name
 	if len(p.Status.SourceAllowList) == 0 {
 		return ns == p.Namespace
 	}
