@@ -22,7 +22,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/controllers/internal/observe"
+	"github.com/magos-dev/magos/controllers/internal/rollout"
 	"github.com/magos-dev/magos/controllers/internal/workspace"
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
@@ -143,13 +143,13 @@ func TestControllerBinariesStart(t *testing.T) {
 					Stages: []magosv1.Stage{{Name: "dev"}}}},
 		}
 		// The Workspace has no source yet, so the workspace-controller waits
-		// for it; an empty Project and VariableSet resolve at once; Rollouts
-		// are only observed in this release.
+		// for it; an empty Project and VariableSet resolve at once; the
+		// Rollout waits for Workspaces in its Project.
 		want := map[string]metav1.Condition{
 			"Workspace":   {Status: metav1.ConditionFalse, Reason: workspace.SourceNotReadyReason},
 			"Project":     {Status: metav1.ConditionTrue, Reason: magosv1.ReconciliationSucceededReason},
 			"VariableSet": {Status: metav1.ConditionTrue, Reason: magosv1.ReconciliationSucceededReason},
-			"Rollout":     {Status: metav1.ConditionFalse, Reason: observe.AcceptedReason},
+			"Rollout":     {Status: metav1.ConditionFalse, Reason: rollout.NoWorkspacesReason},
 		}
 		for _, obj := range objs {
 			require.NoError(t, env.Client.Create(ctx, obj))

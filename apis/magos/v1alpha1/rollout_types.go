@@ -7,6 +7,16 @@ import (
 // RolloutKind is the kind name of Rollout.
 const RolloutKind = "Rollout"
 
+// HaltedCondition is True while a stage of the Rollout is halted by a
+// failing Workspace or an abort.
+const HaltedCondition = "Halted"
+
+// AbortAnnotation, set on a Rollout to the revision in status.revision,
+// stops that revision where it is: no stage is admitted further and
+// Workspaces not yet applied keep their old revision. A newer revision
+// starts a new rollout as usual.
+const AbortAnnotation = "magos.dev/abort"
+
 // PromotionMode says whether a stage is admitted on its own.
 // +kubebuilder:validation:Enum=Auto;Manual
 type PromotionMode string
@@ -106,6 +116,12 @@ type StageWorkspace struct {
 	AppliedAt *metav1.Time `json:"appliedAt,omitempty"`
 	// Ready mirrors the Workspace's Ready condition.
 	Ready bool `json:"ready"`
+	// Phase mirrors the Workspace's phase.
+	// +optional
+	Phase WorkspacePhase `json:"phase,omitempty"`
+	// Message explains a failing Workspace.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // StageStatus is the observed state of one stage.
@@ -150,9 +166,19 @@ type RolloutStatus struct {
 	// +optional
 	Revision string `json:"revision,omitempty"`
 
+	// Source is the Flux source the Project's Workspaces read, as
+	// Kind/namespace/name; its artifact revision is the one rolled out.
+	// +optional
+	Source string `json:"source,omitempty"`
+
 	// Stages in spec order.
 	// +optional
 	Stages []StageStatus `json:"stages,omitempty"`
+
+	// UnstagedWorkspaces are Workspaces of the Project that no stage
+	// selects; they do not apply while the Rollout covers their Project.
+	// +optional
+	UnstagedWorkspaces []string `json:"unstagedWorkspaces,omitempty"`
 }
 
 // Rollout promotes a source revision across a Project's Workspaces stage by
@@ -163,6 +189,7 @@ type RolloutStatus struct {
 // +kubebuilder:resource:shortName=ro;tfro,categories=magos
 // +kubebuilder:printcolumn:name="Project",type=string,JSONPath=`.spec.projectRef.name`
 // +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.revision`
+// +kubebuilder:printcolumn:name="Halted",type=string,JSONPath=`.status.conditions[?(@.type=="Halted")].status`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -1,5 +1,7 @@
-// Package rollout holds the rollout-controller's reconcilers. This release
-// registers the shared observing reconciler for Rollouts: it validates,
-// sets observedGeneration and conditions, and does not act yet (Rollout promotion
-// arrive in later releases).
+// Package rollout holds the rollout-controller: it orders a Project's
+// Workspaces into a Rollout's stages by label and admits the newest source
+// revision stage by stage, writing only Rollout status. The
+// workspace-controller reads that status (see Admission) and applies a
+// revision only where it is admitted. Rollouts never run Terraform and never
+// write a Workspace.
 package rollout

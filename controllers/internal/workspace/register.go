@@ -22,7 +22,7 @@ import (
 // +kubebuilder:rbac:groups=magos.dev,resources=workspaces,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=magos.dev,resources=workspaces/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=magos.dev,resources=workspaces/finalizers,verbs=update
-// +kubebuilder:rbac:groups=magos.dev,resources=projects;variablesets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=magos.dev,resources=projects;variablesets;rollouts,verbs=get;list;watch
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories;ocirepositories;buckets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=policies.kyverno.io,resources=validatingpolicies;namespacedvalidatingpolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
@@ -69,6 +69,7 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 		Owns(&rbacv1.Role{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&magosv1.Project{}, handler.EnqueueRequestsFromMapFunc(r.workspacesInNamespace)).
 		Watches(&magosv1.VariableSet{}, handler.EnqueueRequestsFromMapFunc(r.workspacesInNamespace)).
+		Watches(&magosv1.Rollout{}, handler.EnqueueRequestsFromMapFunc(r.workspacesForRollout)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency})
 	for _, kind := range fluxsource.Kinds {
 		b = b.Watches(fluxsource.NewObject(kind), handler.EnqueueRequestsFromMapFunc(r.workspacesForSource(kind)),

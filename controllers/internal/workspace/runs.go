@@ -35,8 +35,9 @@ var phaseOfRun = map[string]magosv1.WorkspacePhase{
 // reconcileRuns records finished runs, releases an explicitly unlocked
 // state lock and starts the next run the Workspace needs: a plan when the
 // revision or inputs changed or a drift check is due, an apply when a plan
-// with changes is approved. It decides obs.Phase; computeStatus turns that
-// into Ready/Reconciling/Stalled, Planned, Applied and Drifted.
+// with changes passed policy, is admitted by the governing Rollout (if any)
+// and is approved. It decides obs.Phase; computeStatus turns that into
+// Ready/Reconciling/Stalled, Planned, Applied and Drifted.
 func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, art artifact, s settings, setDigests []string, project *magosv1.Project, obs *observation) (ctrl.Result, error) {
 	inputs := inputsDigest(ws, s, setDigests)
 	ws.Status.InputsDigest = inputs
@@ -64,6 +65,9 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 
 	if !plan.HasChanges || (applied != nil && applied.PlanID == plan.ID) {
 		if !plan.HasChanges && (applied == nil || applied.Revision != plan.Revision) {
+			if waiting, err := r.awaitPromotion(ctx, ws, plan, obs); err != nil || waiting {
+				return ctrl.Result{}, err
+			}
 			ws.Status.LastApplied = &magosv1.AppliedStatus{PlanID: plan.ID, Revision: plan.Revision, Time: metav1.Now()}
 			r.event(ws, corev1.EventTypeNormal, NoChangesReason, "Plan %s of revision %s has no changes; nothing to apply", plan.ID, plan.Revision)
 		}
@@ -90,6 +94,9 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 		return ctrl.Result{}, nil
 	}
 
+	if waiting, err := r.awaitPromotion(ctx, ws, plan, obs); err != nil || waiting {
+		return ctrl.Result{}, err
+	}
 	if s.Approval == magosv1.ApprovalManual && ws.Spec.ApprovedPlan != plan.ID {
 		if ws.Status.Phase != magosv1.PhaseAwaitingApproval {
 			r.event(ws, corev1.EventTypeNormal, AwaitingApprovalReason, "Plan %s (%s) awaits approval", plan.ID, PlanSummary(plan))

@@ -33,8 +33,14 @@ type RolloutStatusApplyConfiguration struct {
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 	// Revision being rolled out.
 	Revision *string `json:"revision,omitempty"`
+	// Source is the Flux source the Project's Workspaces read, as
+	// Kind/namespace/name; its artifact revision is the one rolled out.
+	Source *string `json:"source,omitempty"`
 	// Stages in spec order.
 	Stages []StageStatusApplyConfiguration `json:"stages,omitempty"`
+	// UnstagedWorkspaces are Workspaces of the Project that no stage
+	// selects; they do not apply while the Rollout covers their Project.
+	UnstagedWorkspaces []string `json:"unstagedWorkspaces,omitempty"`
 }
 
 // RolloutStatusApplyConfiguration constructs a declarative configuration of the RolloutStatus type for use with
@@ -72,6 +78,14 @@ func (b *RolloutStatusApplyConfiguration) WithRevision(value string) *RolloutSta
 	return b
 }
 
+// WithSource sets the Source field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Source field is set to the value of the last call.
+func (b *RolloutStatusApplyConfiguration) WithSource(value string) *RolloutStatusApplyConfiguration {
+	b.Source = &value
+	return b
+}
+
 // WithStages adds the given value to the Stages field in the declarative configuration
 // and returns the receiver, so that objects can be build by chaining "With" function invocations.
 // If called multiple times, values provided by each call will be appended to the Stages field.
@@ -81,6 +95,16 @@ func (b *RolloutStatusApplyConfiguration) WithStages(values ...*StageStatusApply
 			panic("nil value passed to WithStages")
 		}
 		b.Stages = append(b.Stages, *values[i])
+	}
+	return b
+}
+
+// WithUnstagedWorkspaces adds the given value to the UnstagedWorkspaces field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the UnstagedWorkspaces field.
+func (b *RolloutStatusApplyConfiguration) WithUnstagedWorkspaces(values ...string) *RolloutStatusApplyConfiguration {
+	for i := range values {
+		b.UnstagedWorkspaces = append(b.UnstagedWorkspaces, values[i])
 	}
 	return b
 }

@@ -19,6 +19,7 @@ limitations under the License.
 package v1alpha1
 
 import (
+	magosv1alpha1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -35,6 +36,10 @@ type StageWorkspaceApplyConfiguration struct {
 	AppliedAt *v1.Time `json:"appliedAt,omitempty"`
 	// Ready mirrors the Workspace's Ready condition.
 	Ready *bool `json:"ready,omitempty"`
+	// Phase mirrors the Workspace's phase.
+	Phase *magosv1alpha1.WorkspacePhase `json:"phase,omitempty"`
+	// Message explains a failing Workspace.
+	Message *string `json:"message,omitempty"`
 }
 
 // StageWorkspaceApplyConfiguration constructs a declarative configuration of the StageWorkspace type for use with
@@ -72,5 +77,21 @@ func (b *StageWorkspaceApplyConfiguration) WithAppliedAt(value v1.Time) *StageWo
 // If called multiple times, the Ready field is set to the value of the last call.
 func (b *StageWorkspaceApplyConfiguration) WithReady(value bool) *StageWorkspaceApplyConfiguration {
 	b.Ready = &value
+	return b
+}
+
+// WithPhase sets the Phase field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Phase field is set to the value of the last call.
+func (b *StageWorkspaceApplyConfiguration) WithPhase(value magosv1alpha1.WorkspacePhase) *StageWorkspaceApplyConfiguration {
+	b.Phase = &value
+	return b
+}
+
+// WithMessage sets the Message field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Message field is set to the value of the last call.
+func (b *StageWorkspaceApplyConfiguration) WithMessage(value string) *StageWorkspaceApplyConfiguration {
+	b.Message = &value
 	return b
 }

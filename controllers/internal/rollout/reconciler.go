@@ -1,0 +1,195 @@
+package rollout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/fluxsource"
+	"github.com/magos-dev/magos/controllers/internal/metrics"
+	"github.com/magos-dev/magos/controllers/internal/rerror"
+)
+
+// Reconciler reconciles Rollouts. It reads Workspaces and Flux sources
+// through the manager's cache and writes only Rollout status.
+type Reconciler struct {
+	client.Client
+	Events events.EventRecorder
+	// Now is the clock; tests may set it. Default time.Now.
+	Now func() time.Time
+}
+
+// Reconcile drives one Rollout: get, patch base, deferred status patch with
+// events and metrics, deletion, then governing check → staging → source
+// revision → stage progress.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	log := ctrl.LoggerFrom(ctx)
+	ro := &magosv1.Rollout{}
+	if err := r.Get(ctx, req.NamespacedName, ro); err != nil {
+		if apierrors.IsNotFound(err) {
+			metrics.TrackRollout(req.String(), false)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	base := ro.DeepCopy()
+	obs := observation{}
+
+	defer func() {
+		obs.Err = retErr
+		computeStatus(ro, obs)
+		// Stages carry state across reconciles (admission, completion), so a
+		// reconcile that read a stale Rollout must retry, not overwrite.
+		patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
+		if err := r.Status().Patch(ctx, ro, patch); err != nil {
+			if !apierrors.IsNotFound(err) {
+				log.Error(err, "Failed to patch status")
+				retErr = errors.Join(retErr, err)
+			}
+		} else {
+			r.recordTransitions(base, ro)
+		}
+		metrics.TrackRollout(req.String(), haltedStage(ro.Status.Stages) != nil)
+		metrics.RecordReconcile(magosv1.RolloutKind, resultLabel(retErr))
+		retErr = rerror.ForRuntime(retErr)
+	}()
+
+	if !ro.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	if err := r.checkGoverning(ctx, ro); err != nil {
+		return ctrl.Result{}, err
+	}
+	var list magosv1.WorkspaceList
+	if err := r.List(ctx, &list, client.InNamespace(ro.Namespace), client.MatchingFields{projectRefIndex: ro.Spec.ProjectRef.Name}); err != nil {
+		return ctrl.Result{}, rerror.Retry(ListFailedReason, fmt.Errorf("listing the Project's Workspaces: %w", err))
+	}
+	staged, err := stageWorkspaces(ro.Spec.Stages, list.Items)
+	if err != nil {
+		return ctrl.Result{}, rerror.Stall(magosv1.InvalidSpecReason, err)
+	}
+	ro.Status.UnstagedWorkspaces = staged.Unstaged
+	switch len(staged.Sources) {
+	case 0:
+		obs.WaitingReason, obs.WaitingMessage = NoWorkspacesReason, fmt.Sprintf("Project %s has no Workspaces yet", ro.Spec.ProjectRef.Name)
+		return ctrl.Result{}, nil
+	case 1:
+	default:
+		return ctrl.Result{}, rerror.Stall(MixedSourcesReason, fmt.Errorf(
+			"the Workspaces of Project %s read %d sources (%s); a Rollout rolls out the revisions of one source",
+			ro.Spec.ProjectRef.Name, len(staged.Sources), strings.Join(staged.Sources, ", ")))
+	}
+	ro.Status.Source = staged.Sources[0]
+	revision, err := r.sourceRevision(ctx, staged.Sources[0])
+	var notReady fluxsource.NotReadyError
+	if errors.As(err, &notReady) {
+		obs.WaitingReason, obs.WaitingMessage = SourceNotReadyReason, notReady.Msg
+		return ctrl.Result{}, nil
+	}
+	if err != nil {
+		return ctrl.Result{}, rerror.Retry(SourceNotReadyReason, err)
+	}
+
+	o := observed{Revision: revision, Now: r.now(), Members: make([][]member, len(staged.Stages))}
+	o.Aborted = ro.Annotations[magosv1.AbortAnnotation] == revision
+	obs.Aborted = o.Aborted
+	for i, wss := range staged.Stages {
+		for _, ws := range wss {
+			o.Members[i] = append(o.Members[i], memberOf(ws, revision))
+		}
+	}
+	res := progress(ro, o)
+	ro.Status.Revision, ro.Status.Stages = revision, res.Stages
+	if res.RequeueAfter > 0 {
+		return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// checkGoverning stalls a Rollout that is not the one governing its
+// Project (an older Rollout is attached to it) and clears its stages.
+func (r *Reconciler) checkGoverning(ctx context.Context, ro *magosv1.Rollout) error {
+	var list magosv1.RolloutList
+	if err := r.List(ctx, &list, client.InNamespace(ro.Namespace), client.MatchingFields{projectRefIndex: ro.Spec.ProjectRef.Name}); err != nil {
+		return rerror.Retry(ListFailedReason, fmt.Errorf("listing Rollouts: %w", err))
+	}
+	if gov := Governing(list.Items, ro.Spec.ProjectRef.Name); gov != nil && gov.Name != ro.Name {
+		ro.Status.Stages, ro.Status.Revision, ro.Status.UnstagedWorkspaces = nil, "", nil
+		return rerror.Stall(ConflictingRolloutReason, fmt.Errorf("rollout %s already governs Project %s; this Rollout admits nothing", gov.Name, ro.Spec.ProjectRef.Name))
+	}
+	return nil
+}
+
+// sourceRevision reads the artifact revision of the source named by key.
+func (r *Reconciler) sourceRevision(ctx context.Context, key string) (string, error) {
+	kind, rest, _ := strings.Cut(key, "/")
+	ns, name, _ := strings.Cut(rest, "/")
+	src := fluxsource.NewObject(kind)
+	if err := r.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, src); err != nil {
+		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+			return "", fluxsource.NotReadyError{Msg: fmt.Sprintf("%s %s/%s not found", kind, ns, name)}
+		}
+		return "", err
+	}
+	rev := fluxsource.ReadArtifact(src).Revision
+	if rev == "" {
+		return "", fluxsource.NotReadyError{Msg: fmt.Sprintf("%s %s/%s has no artifact yet", kind, ns, name)}
+	}
+	return rev, nil
+}
+
+// recordTransitions emits an event and counts a metric for every stage
+// that changed phase or admitted revision, and records the rollout duration
+// when the last stage succeeded.
+func (r *Reconciler) recordTransitions(base, ro *magosv1.Rollout) {
+	before := map[string]magosv1.StageStatus{}
+	for _, st := range base.Status.Stages {
+		before[st.Name] = st
+	}
+	for _, st := range ro.Status.Stages {
+		b, seen := before[st.Name]
+		if seen && b.Phase == st.Phase && b.AdmittedRevision == st.AdmittedRevision {
+			continue
+		}
+		metrics.RecordStageTransition(string(st.Phase))
+		eventType := corev1.EventTypeNormal
+		if st.Phase == magosv1.StageHalted {
+			eventType = corev1.EventTypeWarning
+		}
+		if r.Events != nil {
+			r.Events.Eventf(ro, nil, eventType, "Stage"+string(st.Phase), "Promote", "Stage %s: %s", st.Name, st.Message)
+		}
+	}
+	if done, wasDone := currentStage(ro.Status.Stages) == nil, currentStage(base.Status.Stages) == nil && base.Status.Revision == ro.Status.Revision; done && !wasDone && len(ro.Status.Stages) > 0 {
+		if first := ro.Status.Stages[0].Started; first != nil {
+			metrics.RecordRolloutDuration(r.now().Sub(first.Time).Seconds())
+		}
+	}
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func resultLabel(err error) string {
+	if err == nil {
+		return "success"
+	}
+	if e, ok := rerror.As(err); ok && e.Stalling {
+		return "stalled"
+	}
+	return "retry"
+}

@@ -1,0 +1,99 @@
+package rollout
+
+import (
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/conditions"
+)
+
+// Reasons of Rollout conditions and events.
+const (
+	SourceNotReadyReason     = "SourceNotReady"
+	NoWorkspacesReason       = "NoWorkspaces"
+	MixedSourcesReason       = "MixedSources"
+	ConflictingRolloutReason = "ConflictingRollout"
+	WorkspaceFailedReason    = "WorkspaceFailed"
+	AbortedReason            = "Aborted"
+	NotHaltedReason          = "NotHalted"
+	RolledOutReason          = "RolledOut"
+	ListFailedReason         = "ListFailed"
+)
+
+// observation is what one reconcile of a Rollout saw.
+type observation struct {
+	// WaitingReason and WaitingMessage are set while the Rollout waits for
+	// its source or Workspaces.
+	WaitingReason, WaitingMessage string
+	// Aborted is set when the abort annotation names the revision.
+	Aborted bool
+	Err     error
+}
+
+// computeStatus sets the conditions and observedGeneration from the stages
+// already in ro.Status and the observation. It is pure.
+func computeStatus(ro *magosv1.Rollout, o observation) {
+	st := &ro.Status
+	if o.Err != nil {
+		conditions.MarkError(ro, o.Err)
+		return
+	}
+	defer func() { st.ObservedGeneration = ro.Generation }()
+	halted := haltedStage(st.Stages)
+	if halted == nil || o.WaitingMessage != "" {
+		conditions.Set(ro, magosv1.HaltedCondition, metav1.ConditionFalse, NotHaltedReason, "No stage is halted")
+	}
+	if o.WaitingMessage != "" {
+		conditions.MarkReconciling(ro, o.WaitingReason, o.WaitingMessage)
+		return
+	}
+	if halted != nil {
+		reason := WorkspaceFailedReason
+		if o.Aborted {
+			reason = AbortedReason
+		}
+		msg := fmt.Sprintf("Stage %s is halted: %s", halted.Name, halted.Message)
+		conditions.Set(ro, magosv1.HaltedCondition, metav1.ConditionTrue, reason, msg)
+		conditions.MarkStalled(ro, reason, msg)
+		return
+	}
+	unstaged := ""
+	if n := len(st.UnstagedWorkspaces); n > 0 {
+		unstaged = fmt.Sprintf("; %d Workspaces are in no stage and do not apply: %s", n, strings.Join(st.UnstagedWorkspaces, ", "))
+	}
+	current := currentStage(st.Stages)
+	switch {
+	case current == nil:
+		conditions.MarkReady(ro, metav1.ConditionTrue, RolledOutReason,
+			fmt.Sprintf("Revision %s is rolled out to all %d stages%s", st.Revision, len(st.Stages), unstaged))
+	case current.Phase == magosv1.StageWaitingForPromotion:
+		conditions.MarkReady(ro, metav1.ConditionFalse, string(current.Phase), fmt.Sprintf("Stage %s: %s%s", current.Name, current.Message, unstaged))
+	case current.Phase == magosv1.StagePending && ro.Spec.Suspend:
+		conditions.MarkReady(ro, metav1.ConditionFalse, magosv1.SuspendedReason, fmt.Sprintf("Suspended before stage %s%s", current.Name, unstaged))
+	default:
+		conditions.MarkReconciling(ro, string(current.Phase), fmt.Sprintf("Stage %s: %s%s", current.Name, current.Message, unstaged))
+	}
+}
+
+// haltedStage is the first halted stage, if any.
+func haltedStage(stages []magosv1.StageStatus) *magosv1.StageStatus {
+	for i := range stages {
+		if stages[i].Phase == magosv1.StageHalted {
+			return &stages[i]
+		}
+	}
+	return nil
+}
+
+// currentStage is the first stage that has not succeeded, if any.
+func currentStage(stages []magosv1.StageStatus) *magosv1.StageStatus {
+	for i := range stages {
+		if stages[i].Phase != magosv1.StageSucceeded {
+			return &stages[i]
+		}
+	}
+	return nil
+}
