@@ -13,6 +13,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -23,6 +24,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/project"
+	"github.com/magos-dev/magos/controllers/internal/rollout"
 	"github.com/magos-dev/magos/controllers/internal/setup"
 	"github.com/magos-dev/magos/controllers/internal/variableset"
 	"github.com/magos-dev/magos/controllers/internal/workspace"
@@ -146,7 +148,7 @@ func (s *stack) workspaceOptions() workspace.Options {
 	}
 }
 
-// startController runs the workspace-, project- and variableset-controllers
+// startController runs the workspace-, project-, rollout- and variableset-controllers
 // in-process, watching only the test's namespace.
 func (s *stack) startController() {
 	s.t.Helper()
@@ -156,6 +158,7 @@ func (s *stack) startController() {
 		return errors.Join(
 			c.Register(mgr, setup.Options{Concurrency: 2}),
 			project.Register(mgr, setup.Options{Concurrency: 2}),
+			rollout.Register(mgr, setup.Options{Concurrency: 2}),
 			variableset.Register(mgr, setup.Options{Concurrency: 2}))
 	})
 }
@@ -212,12 +215,14 @@ func (s *stack) newWorkspace(name, repo string, mutate func(*magosv1.Workspace))
 func (s *stack) waitWorkspace(name string, timeout time.Duration, what string, ok func(*magosv1.Workspace) bool) *magosv1.Workspace {
 	s.t.Helper()
 	ws := &magosv1.Workspace{}
-	require.Eventually(s.t, func() bool {
+	if !assert.Eventually(s.t, func() bool {
 		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: s.ns, Name: name}, ws); err != nil {
 			return false
 		}
 		return ok(ws)
-	}, timeout, 250*time.Millisecond, "Workspace %s: %s; last status: %+v", name, what, ws.Status)
+	}, timeout, 250*time.Millisecond, "Workspace %s: %s", name, what) {
+		s.t.Fatalf("last status of Workspace %s: %+v", name, ws.Status)
+	}
 	return ws
 }
 

@@ -55,6 +55,16 @@ const (
 	forbidsSecret = `!object.resource_changes.exists(rc, rc.address == 'terraform_data.secret')`
 )
 
+// setPolicyValidation replaces the policy's validations with one.
+func setPolicyValidation(t *testing.T, p *unstructured.Unstructured, expression, message string) {
+	t.Helper()
+	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(p), p))
+	require.NoError(t, unstructured.SetNestedSlice(p.Object, []any{map[string]any{
+		"expression": expression, "message": message,
+	}}, "spec", "validations"))
+	require.NoError(t, env.Client.Update(context.Background(), p))
+}
+
 func selecting(label string) func(*magosv1.Workspace) {
 	return func(ws *magosv1.Workspace) {
 		ws.Spec.Policy = &magosv1.PolicySpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"policy.magos.dev/set": label}}}
@@ -137,11 +147,7 @@ func TestPolicyGate(t *testing.T) {
 		s.waitWorkspace("reconsidered", 3*time.Minute, "is blocked", func(ws *magosv1.Workspace) bool {
 			return ws.Status.Phase == magosv1.PhaseFailed && ws.Status.Plan != nil && ws.Status.Plan.Policy != nil
 		})
-		require.NoError(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(p), p))
-		require.NoError(t, unstructured.SetNestedSlice(p.Object, []any{map[string]any{
-			"expression": allowsGreeting, "message": "only terraform_data",
-		}}, "spec", "validations"))
-		require.NoError(t, env.Client.Update(context.Background(), p))
+		setPolicyValidation(t, p, allowsGreeting, "only terraform_data")
 		ws := s.waitWorkspace("reconsidered", 3*time.Minute, "applies once the policy passes", appliedRevision(rev))
 		assert.True(t, ws.Status.Plan.Policy.Passed)
 	})

@@ -15,6 +15,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
+	"github.com/magos-dev/magos/controllers/internal/index"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
@@ -73,7 +74,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 // failed list sets Reconciling with ListFailed.
 func (r *Reconciler) reconcileMembers(ctx context.Context, p *magosv1.Project, obs *observation) error {
 	var list magosv1.WorkspaceList
-	if err := r.List(ctx, &list, client.InNamespace(p.Namespace), client.MatchingFields{projectRefIndex: p.Name}); err != nil {
+	if err := r.List(ctx, &list, client.InNamespace(p.Namespace), client.MatchingFields{index.WorkspaceProjectRef: p.Name}); err != nil {
 		return rerror.Retry(ListFailedReason, fmt.Errorf("listing member Workspaces: %w", err))
 	}
 	ru := rollup(list.Items)

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/index"
 	"github.com/magos-dev/magos/controllers/internal/setup"
 )
 
@@ -23,7 +24,7 @@ import (
 func Register(mgr ctrl.Manager, opts setup.Options) error {
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
-	if err := idx.IndexField(ctx, &magosv1.Workspace{}, projectRefIndex, indexProjectRef); err != nil {
+	if err := index.AddWorkspaceProjectRef(mgr); err != nil {
 		return err
 	}
 	if err := idx.IndexField(ctx, &magosv1.Project{}, variableSetRefsIndex, indexVariableSetRefs); err != nil {

@@ -13,19 +13,8 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
 
-// projectRefIndex indexes Workspaces by spec.projectRef.name.
-const projectRefIndex = ".spec.projectRef.name"
-
 // variableSetRefsIndex indexes Projects by the names in spec.variableSetRefs.
 const variableSetRefsIndex = ".spec.variableSetRefs"
-
-func indexProjectRef(o client.Object) []string {
-	ws, ok := o.(*magosv1.Workspace)
-	if !ok || ws.Spec.ProjectRef == nil {
-		return nil
-	}
-	return []string{ws.Spec.ProjectRef.Name}
-}
 
 func indexVariableSetRefs(o client.Object) []string {
 	p, ok := o.(*magosv1.Project)

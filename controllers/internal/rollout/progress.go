@@ -39,7 +39,8 @@ type progressed struct {
 // stage is Halted while a member fails on the revision, Progressing until
 // every member applied it and is Ready, Baking for bakeTime after that (a
 // member no longer Ready restarts the bake) and then Succeeded, which
-// stays. Members join and leave stages as their labels change; a member
+// stays. An aborted revision halts every stage that has not succeeded.
+// Members join and leave stages as their labels change; a member
 // joining a succeeded stage is admitted at once.
 func progress(ro *magosv1.Rollout, o observed) progressed {
 	restart := ro.Status.Revision != o.Revision
@@ -81,7 +82,7 @@ func admission(ro *magosv1.Rollout, stage magosv1.Stage, o observed, previousSuc
 	case o.Revision == "":
 		return false, magosv1.StagePending, "No revision to roll out yet"
 	case o.Aborted:
-		return false, magosv1.StagePending, fmt.Sprintf("Revision %s was aborted; the stage keeps its applied revision", o.Revision)
+		return false, magosv1.StageHalted, fmt.Sprintf("Revision %s was aborted; the stage keeps its applied revision", o.Revision)
 	case !previousSucceeded:
 		return false, magosv1.StagePending, fmt.Sprintf("Waits for the previous stage to succeed with revision %s", o.Revision)
 	case ro.Spec.Suspend:

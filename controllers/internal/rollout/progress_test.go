@@ -182,6 +182,8 @@ func TestProgressSuspendAndAbort(t *testing.T) {
 	step(ro, observed{Revision: "r3", Members: m, Now: t0, Aborted: true})
 	assert.Equal(t, magosv1.StageHalted, ro.Status.Stages[0].Phase)
 	assert.Empty(t, ro.Status.Stages[0].AdmittedWorkspaces, "an aborted stage admits no one")
+	assert.Equal(t, magosv1.StageHalted, ro.Status.Stages[1].Phase, "stages not reached are halted too")
+	assert.Empty(t, ro.Status.Stages[1].AdmittedRevision)
 	computeStatus(ro, observation{Aborted: true})
 	assert.Equal(t, AbortedReason, readyReason(ro))
 }

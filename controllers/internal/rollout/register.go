@@ -16,6 +16,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
+	"github.com/magos-dev/magos/controllers/internal/index"
 	"github.com/magos-dev/magos/controllers/internal/setup"
 )
 
@@ -25,8 +26,9 @@ import (
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories;ocirepositories;buckets,verbs=get;list;watch
 
 const (
-	// projectRefIndex indexes Workspaces and Rollouts by spec.projectRef.name.
-	projectRefIndex = ".spec.projectRef.name"
+	// projectRefIndex indexes Rollouts by spec.projectRef.name (and is the
+	// name of the shared Workspace index by the same field).
+	projectRefIndex = index.WorkspaceProjectRef
 	// sourceIndex indexes Rollouts by status.source.
 	sourceIndex = ".status.source"
 )
@@ -36,12 +38,7 @@ const (
 func Register(mgr ctrl.Manager, opts setup.Options) error {
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
-	if err := idx.IndexField(ctx, &magosv1.Workspace{}, projectRefIndex, func(o client.Object) []string {
-		if ws := o.(*magosv1.Workspace); ws.Spec.ProjectRef != nil {
-			return []string{ws.Spec.ProjectRef.Name}
-		}
-		return nil
-	}); err != nil {
+	if err := index.AddWorkspaceProjectRef(mgr); err != nil {
 		return err
 	}
 	if err := idx.IndexField(ctx, &magosv1.Rollout{}, projectRefIndex, func(o client.Object) []string {

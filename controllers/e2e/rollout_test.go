@@ -1,0 +1,166 @@
+package e2e
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/utils/ptr"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/workspace"
+)
+
+// threeStages is dev, staging (one Workspace at a time) and prod (Manual).
+func threeStages() []magosv1.Stage {
+	return []magosv1.Stage{
+		{Name: "dev", Selector: envSelector("dev")},
+		{Name: "staging", Selector: envSelector("staging"), MaxParallel: ptr.To[int32](1)},
+		{Name: "prod", Selector: envSelector("prod"), Promotion: magosv1.PromotionManual},
+	}
+}
+
+// awaitingPromotion is a wait condition: the Workspace planned revision and
+// waits for its stage, still at applied revision (or none).
+func awaitingPromotion(revision, applied string) func(*magosv1.Workspace) bool {
+	return func(ws *magosv1.Workspace) bool {
+		a := ws.Status.LastApplied
+		return ws.Status.Phase == magosv1.PhaseAwaitingPromotion && ws.Status.Plan != nil && ws.Status.Plan.Revision == revision &&
+			((applied == "" && a == nil) || (a != nil && a.Revision == applied))
+	}
+}
+
+func TestRolloutPromotesStageByStage(t *testing.T) {
+	f := newRolloutFixture(t, 2, threeStages(), nil)
+	rev1 := f.rollout().Status.Revision
+	f.waitRollout(3*time.Minute, "prod waits for promotion of the first revision", func(ro *magosv1.Rollout) bool {
+		rev1 = ro.Status.Revision
+		return rev1 != "" && stageIs("prod", magosv1.StageWaitingForPromotion, rev1)(ro)
+	})
+	for _, name := range f.stages[2] {
+		ws := f.waitWorkspace(name, time.Minute, "planned and awaiting promotion", awaitingPromotion(rev1, ""))
+		ready := conditionOf(ws.Status.Conditions, magosv1.ReadyCondition)
+		assert.Equal(t, workspace.AwaitingPromotionReason, ready.Reason)
+		assert.Contains(t, ready.Message, "Waits for stage prod of Rollout release to admit revision "+rev1)
+	}
+	assert.Empty(t, f.applies.of("", f.stages[2]...), "prod applied nothing before its promotion")
+	f.promote("prod", rev1)
+	f.waitRollout(3*time.Minute, "the first revision rolled out", rolledOut(rev1))
+
+	t.Run("a new commit reaches dev, then staging one at a time, then prod once promoted", func(t *testing.T) {
+		rev2 := f.commit("v2")
+		ro := f.waitRollout(3*time.Minute, "prod waits for promotion", stageIs("prod", magosv1.StageWaitingForPromotion, rev2))
+		assert.Equal(t, magosv1.ReadyCondition, conditionOf(ro.Status.Conditions, magosv1.ReadyCondition).Type)
+		assert.Equal(t, string(magosv1.StageWaitingForPromotion), conditionOf(ro.Status.Conditions, magosv1.ReadyCondition).Reason)
+		for _, name := range f.stages[2] {
+			f.waitWorkspace(name, time.Minute, "plans ahead and keeps the old revision", awaitingPromotion(rev2, rev1))
+		}
+		assert.Empty(t, f.applies.of(rev2, f.stages[2]...), "prod applied nothing of the new revision before its promotion")
+
+		f.promote("prod", rev2)
+		ro = f.waitRollout(3*time.Minute, "rolled out", rolledOut(rev2))
+		f.assertStagesInOrder(rev2, 1)
+		f.assertStatusTimesInOrder(ro, rev2)
+	})
+
+	t.Run("a restarted controller resumes mid-rollout without re-applying", func(t *testing.T) {
+		rev3 := f.commit("v3")
+		f.promote("prod", rev3)
+		before := f.waitRollout(3*time.Minute, "staging is under way", func(ro *magosv1.Rollout) bool {
+			st := stageOf(ro, "staging")
+			return ro.Status.Revision == rev3 && st.AdmittedRevision == rev3 && st.Phase == magosv1.StageProgressing
+		})
+		f.stopController()
+		time.Sleep(2 * time.Second)
+		f.startController()
+		ro := f.waitRollout(3*time.Minute, "rolled out after the restart", rolledOut(rev3))
+		assert.Equal(t, stageOf(before, "dev").Started, stageOf(ro, "dev").Started, "the restart kept the stage's admission")
+		f.assertStagesInOrder(rev3, 1)
+		for _, names := range f.stages {
+			for _, name := range names {
+				assert.Len(t, f.applies.of("", name), 3, "Workspace %s applied each revision exactly once", name)
+			}
+		}
+	})
+}
+
+// TestRolloutHalts: one Workspace per stage; staging selects a policy that
+// denies the "bad" release.
+func TestRolloutHalts(t *testing.T) {
+	label := rand.String(8)
+	policy := validatingPolicy(t, "v1", label, "Deny",
+		`!object.resource_changes.exists(rc, rc.type == 'terraform_data' && rc.change.after.input == 'staging:bad')`,
+		"staging must not run the bad release")
+	f := newRolloutFixture(t, 1, threeStages(), func(ws *magosv1.Workspace) {
+		if ws.Labels["env"] == "staging" {
+			selecting(label)(ws)
+		}
+	})
+	var rev1 string
+	f.waitRollout(3*time.Minute, "prod waits", func(ro *magosv1.Rollout) bool {
+		rev1 = ro.Status.Revision
+		return rev1 != "" && stageIs("prod", magosv1.StageWaitingForPromotion, rev1)(ro)
+	})
+	f.promote("prod", rev1)
+	f.waitRollout(3*time.Minute, "the first revision rolled out", rolledOut(rev1))
+
+	rev2 := f.commit("bad")
+	var rev4 string
+	t.Run("a policy failure in staging halts the rollout and prod keeps its revision", func(t *testing.T) {
+		f.promote("prod", rev2)
+		ro := f.waitRollout(3*time.Minute, "halted in staging", stageIs("staging", magosv1.StageHalted, rev2))
+		halted := conditionOf(ro.Status.Conditions, magosv1.HaltedCondition)
+		require.NotNil(t, halted)
+		assert.Equal(t, "True", string(halted.Status))
+		assert.Contains(t, halted.Message, "staging-a")
+		assert.Contains(t, halted.Message, "staging must not run the bad release")
+		assert.Equal(t, "True", string(conditionOf(ro.Status.Conditions, magosv1.StalledCondition).Status))
+		assert.Equal(t, magosv1.StageSucceeded, stageOf(ro, "dev").Phase, "dev applied the revision")
+		assert.Equal(t, magosv1.StagePending, stageOf(ro, "prod").Phase)
+
+		ws := f.waitWorkspace("prod-a", time.Minute, "plans ahead, keeps the old revision", awaitingPromotion(rev2, rev1))
+		assert.Contains(t, conditionOf(ws.Status.Conditions, magosv1.ReadyCondition).Message, "stage prod")
+		assert.Never(t, func() bool { return len(f.applies.of(rev2, "prod-a")) > 0 }, 3*time.Second, 250*time.Millisecond,
+			"prod applied a revision staging failed on")
+	})
+
+	t.Run("fixing the failure resumes the rollout", func(t *testing.T) {
+		setPolicyValidation(t, policy, `object.resource_changes.size() >= 0`, "anything goes")
+		f.waitRollout(3*time.Minute, "rolled out after the fix", rolledOut(rev2))
+		f.assertStagesInOrder(rev2)
+	})
+
+	t.Run("a newer revision restarts from the first stage; later stages never apply the older one", func(t *testing.T) {
+		f.patchRollout(func(ro *magosv1.Rollout) { ro.Spec.Promotions = nil })
+		rev3 := f.commit("v3")
+		f.waitRollout(3*time.Minute, "prod waits for rev3", stageIs("prod", magosv1.StageWaitingForPromotion, rev3))
+		rev4 = f.commit("v4")
+		ro := f.waitRollout(time.Minute, "restarted from dev", func(ro *magosv1.Rollout) bool { return ro.Status.Revision == rev4 })
+		assert.Empty(t, stageOf(ro, "prod").AdmittedRevision)
+		f.promote("prod", rev3)
+		f.waitRollout(3*time.Minute, "prod waits for rev4", stageIs("prod", magosv1.StageWaitingForPromotion, rev4))
+		f.waitWorkspace("prod-a", time.Minute, "still at rev2", awaitingPromotion(rev4, rev2))
+		assert.Empty(t, f.applies.of(rev3, "prod-a"), "prod never applies a revision superseded before it was admitted")
+		f.promote("prod", rev4)
+		f.waitRollout(3*time.Minute, "rev4 rolled out", rolledOut(rev4))
+		f.assertStagesInOrder(rev4)
+	})
+
+	t.Run("abort stops a revision where it is", func(t *testing.T) {
+		rev5 := f.commit("v5")
+		f.waitRollout(3*time.Minute, "prod waits for rev5", stageIs("prod", magosv1.StageWaitingForPromotion, rev5))
+		f.patchRollout(func(ro *magosv1.Rollout) { ro.Annotations = map[string]string{magosv1.AbortAnnotation: rev5} })
+		ro := f.waitRollout(time.Minute, "aborted", func(ro *magosv1.Rollout) bool {
+			c := conditionOf(ro.Status.Conditions, magosv1.HaltedCondition)
+			return c != nil && c.Reason == "Aborted"
+		})
+		assert.Empty(t, stageOf(ro, "prod").AdmittedRevision)
+		f.promote("prod", rev5)
+		assert.Never(t, func() bool { return len(f.applies.of(rev5, "prod-a")) > 0 }, 3*time.Second, 250*time.Millisecond,
+			"an aborted revision was applied")
+		ws := f.waitWorkspace("prod-a", time.Minute, "keeps rev4", awaitingPromotion(rev5, rev4))
+		assert.Contains(t, conditionOf(ws.Status.Conditions, magosv1.ReadyCondition).Message, "was aborted")
+	})
+}
