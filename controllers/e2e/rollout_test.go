@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -8,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/workspace"
@@ -83,6 +86,32 @@ func TestRolloutPromotesStageByStage(t *testing.T) {
 				assert.Len(t, f.applies.of("", name), 3, "Workspace %s applied each revision exactly once", name)
 			}
 		}
+		assert.Eventually(t, func() bool { return hasEvent(t, f.ns, "release", "StageSucceeded") }, 10*time.Second, 250*time.Millisecond,
+			"stage transitions are recorded as events")
+	})
+
+	t.Run("a Workspace in no stage is reported and waits; labelled, it joins its stage", func(t *testing.T) {
+		rev := f.rollout().Status.Revision
+		f.newWorkspace("stray", "infra", func(ws *magosv1.Workspace) {
+			ws.Spec.ProjectRef = &magosv1.LocalObjectReference{Name: "app"}
+		})
+		f.waitRollout(time.Minute, "reports the stray Workspace", func(ro *magosv1.Rollout) bool {
+			ready := conditionOf(ro.Status.Conditions, magosv1.ReadyCondition)
+			return len(ro.Status.UnstagedWorkspaces) == 1 && ro.Status.UnstagedWorkspaces[0] == "stray" &&
+				ready != nil && strings.Contains(ready.Message, "in no stage")
+		})
+		ws := f.waitWorkspace("stray", 2*time.Minute, "planned, waiting", awaitingPromotion(rev, ""))
+		assert.Contains(t, conditionOf(ws.Status.Conditions, magosv1.ReadyCondition).Message, "No stage of Rollout release selects this Workspace")
+		assert.Empty(t, f.applies.of("", "stray"))
+
+		patch := client.MergeFrom(ws.DeepCopy())
+		ws.Labels = map[string]string{"env": "dev"}
+		require.NoError(t, env.Client.Patch(context.Background(), ws, patch))
+		f.waitWorkspace("stray", 2*time.Minute, "joins dev, which admitted the revision, and applies it", appliedRevision(rev))
+		ro := f.waitRollout(time.Minute, "dev lists it", func(ro *magosv1.Rollout) bool {
+			return len(ro.Status.UnstagedWorkspaces) == 0 && len(stageOf(ro, "dev").Workspaces) == 3 && rolledOut(rev)(ro)
+		})
+		assert.Equal(t, magosv1.StageSucceeded, stageOf(ro, "dev").Phase)
 	})
 }
 
@@ -119,6 +148,7 @@ func TestRolloutHalts(t *testing.T) {
 		assert.Equal(t, "True", string(conditionOf(ro.Status.Conditions, magosv1.StalledCondition).Status))
 		assert.Equal(t, magosv1.StageSucceeded, stageOf(ro, "dev").Phase, "dev applied the revision")
 		assert.Equal(t, magosv1.StagePending, stageOf(ro, "prod").Phase)
+		assert.Eventually(t, func() bool { return hasEvent(t, f.ns, "release", "StageHalted") }, 10*time.Second, 250*time.Millisecond)
 
 		ws := f.waitWorkspace("prod-a", time.Minute, "plans ahead, keeps the old revision", awaitingPromotion(rev2, rev1))
 		assert.Contains(t, conditionOf(ws.Status.Conditions, magosv1.ReadyCondition).Message, "stage prod")
