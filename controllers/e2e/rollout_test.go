@@ -149,6 +149,7 @@ func TestRolloutHalts(t *testing.T) {
 		assert.Equal(t, magosv1.StageSucceeded, stageOf(ro, "dev").Phase, "dev applied the revision")
 		assert.Equal(t, magosv1.StagePending, stageOf(ro, "prod").Phase)
 		assert.Eventually(t, func() bool { return hasEvent(t, f.ns, "release", "StageHalted") }, 10*time.Second, 250*time.Millisecond)
+		assert.Equal(t, 1.0, metricSum(t, "magos_rollouts_halted"), "the halted Rollout is counted")
 
 		ws := f.waitWorkspace("prod-a", time.Minute, "plans ahead, keeps the old revision", awaitingPromotion(rev2, rev1))
 		assert.Contains(t, conditionOf(ws.Status.Conditions, magosv1.ReadyCondition).Message, "stage prod")
@@ -159,6 +160,8 @@ func TestRolloutHalts(t *testing.T) {
 	t.Run("fixing the failure resumes the rollout", func(t *testing.T) {
 		setPolicyValidation(t, policy, `object.resource_changes.size() >= 0`, "anything goes")
 		f.waitRollout(3*time.Minute, "rolled out after the fix", rolledOut(rev2))
+		assert.Zero(t, metricSum(t, "magos_rollouts_halted"))
+		assert.Positive(t, metricSum(t, "magos_rollout_stage_transitions_total"))
 		f.assertStagesInOrder(rev2)
 	})
 

@@ -28,7 +28,7 @@ import (
 const dashboardPath = "../../../deploy/grafana/magos.json"
 
 // dashboardRows are the dashboard's rows, in order.
-var dashboardRows = []string{"Overview", "Runs", "Policy", "Controllers"}
+var dashboardRows = []string{"Overview", "Runs", "Policy", "Controllers", "Rollouts"}
 
 // controllerRuntimeMetrics are the metrics controller-runtime v0.24 registers
 // with its registry, and their types: pkg/internal/controller/metrics/metrics.go
@@ -241,6 +241,9 @@ func exportedTypes(t *testing.T) map[string]string {
 	metrics.TrackWorkspace("dashboard-test/ws", "", false)
 	metrics.RecordPolicyEvaluation(metrics.PolicyResultPassed, 0.01)
 	metrics.RecordPolicyViolation("Deny")
+	metrics.RecordStageTransition("Progressing")
+	metrics.RecordRolloutDuration(60)
+	metrics.TrackRollout("dashboard-test/ro", false)
 	// magos_variableset_* series exist from the variableset package's init.
 
 	families, err := ctrlmetrics.Registry.Gather()
