@@ -74,6 +74,9 @@ func New(cfg *rest.Config, opts Options) (*Executor, error) {
 		client: mgr.GetClient(), reader: mgr.GetAPIReader(), cfg: rest.CopyConfig(cfg),
 		opts: opts, runs: e.runs, events: recorder, log: opts.Logger.WithName("kubelet"),
 	}
+	if opts.MaxProcesses > 0 {
+		e.kubelet.slots = make(chan struct{}, opts.MaxProcesses)
+	}
 	if opts.LogOutput != nil {
 		e.kubelet.logOutput = &lockedWriter{w: opts.LogOutput}
 	}

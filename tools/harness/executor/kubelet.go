@@ -30,6 +30,9 @@ type kubelet struct {
 	events    events.EventRecorder
 	log       logr.Logger
 	logOutput io.Writer
+	// slots holds one token per running process when Options.MaxProcesses
+	// caps them; nil means no cap.
+	slots chan struct{}
 }
 
 // Reconcile takes a Pod on, reports a lost process, or carries out a

@@ -59,6 +59,10 @@ type Options struct {
 	// trying again to create a Pod whose ServiceAccount does not exist (the
 	// apiserver's ServiceAccount admission refuses such a Pod). Default 1s.
 	MissingServiceAccountRetry time.Duration
+	// MaxProcesses caps how many processes run at once, like a node's
+	// capacity: further Pods wait in Pending (ContainerCreating) until one ends.
+	// Zero means no cap.
+	MaxProcesses int
 	// Logger receives the executor's own logs. Default: ctrl.Log.
 	Logger *logr.Logger
 }

@@ -85,6 +85,11 @@ func (k *kubelet) execute(ctx context.Context, r *run, pod *corev1.Pod) (out pod
 		output = io.MultiWriter(logFile, pw)
 	}
 
+	release, ok := k.acquireSlot(ctx, r)
+	if !ok {
+		return out, false
+	}
+	defer release()
 	if s := r.stopRequested(); s != nil {
 		return podOutcome{Failed: true, Reason: s.Reason, Message: s.Message}, true
 	}
@@ -287,4 +292,21 @@ func exitStatus(ps *os.ProcessState) (exitCode, signal int32) {
 		return 128 + int32(ws.Signal()), int32(ws.Signal())
 	}
 	return int32(ps.ExitCode()), 0
+}
+
+// acquireSlot waits for one of Options.MaxProcesses to be free and returns
+// its release; a stop request ends the wait with a slot-less release (the
+// caller then reports the stop). ok is false when the executor stops.
+func (k *kubelet) acquireSlot(ctx context.Context, r *run) (release func(), ok bool) {
+	if k.slots == nil {
+		return func() {}, true
+	}
+	select {
+	case k.slots <- struct{}{}:
+		return func() { <-k.slots }, true
+	case <-r.stopped:
+		return func() {}, true
+	case <-ctx.Done():
+		return nil, false
+	}
 }
