@@ -194,6 +194,6 @@ func TestRolloutHalts(t *testing.T) {
 		assert.Never(t, func() bool { return len(f.applies.of(rev5, "prod-a")) > 0 }, 3*time.Second, 250*time.Millisecond,
 			"an aborted revision was applied")
 		ws := f.waitWorkspace("prod-a", time.Minute, "keeps rev4", awaitingPromotion(rev5, rev4))
-		assert.Contains(t, conditionOf(ws.Status.Conditions, magosv1.ReadyCondition).Message, "was aborted")
+		assert.Contains(t, conditionOf(ws.Status.Conditions, magosv1.ReadyCondition).Message, "the stage is Halted")
 	})
 }

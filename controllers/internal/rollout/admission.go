@@ -63,12 +63,12 @@ func Admission(ro *magosv1.Rollout, ws *magosv1.Workspace, revision string) Deci
 		return Decision{Allowed: true}
 	}
 	if st.AdmittedRevision != revision {
-		return Decision{Message: fmt.Sprintf("Waits for stage %s of Rollout %s to admit revision %s (stage %s: %s)",
-			st.Name, ro.Name, revision, st.Phase, st.Message)}
+		return Decision{Message: fmt.Sprintf("Waits for stage %s of Rollout %s to admit revision %s (the stage is %s)",
+			st.Name, ro.Name, revision, st.Phase)}
 	}
 	if !slices.Contains(st.AdmittedWorkspaces, ws.Name) {
 		if st.Phase == magosv1.StageHalted {
-			return Decision{Message: fmt.Sprintf("Stage %s of Rollout %s is halted: %s", st.Name, ro.Name, st.Message)}
+			return Decision{Message: fmt.Sprintf("Stage %s of Rollout %s is halted; see the Rollout's status", st.Name, ro.Name)}
 		}
 		return Decision{Message: fmt.Sprintf("Waits for a free slot in stage %s of Rollout %s (%d applying at once)",
 			st.Name, ro.Name, len(st.AdmittedWorkspaces))}

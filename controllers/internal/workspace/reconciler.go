@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -55,10 +56,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		computeStatus(ws, obs)
 		// The optimistic lock makes a reconcile that read a stale cached
 		// Workspace fail and retry instead of overwriting newer status.
-		patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
-		if err := r.Status().Patch(ctx, ws, patch); err != nil && !apierrors.IsNotFound(err) {
-			log.Error(err, "Failed to patch status")
-			retErr = errors.Join(retErr, err)
+		// An unchanged status is not written: Rollout changes wake many
+		// waiting Workspaces whose status stays the same.
+		if !equality.Semantic.DeepEqual(base.Status, ws.Status) {
+			patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
+			if err := r.Status().Patch(ctx, ws, patch); err != nil && !apierrors.IsNotFound(err) {
+				log.Error(err, "Failed to patch status")
+				retErr = errors.Join(retErr, err)
+			}
 		}
 		metrics.TrackWorkspace(req.String(), string(ws.Status.Phase), ws.Status.Lock != nil)
 		metrics.RecordReconcile(magosv1.WorkspaceKind, resultLabel(retErr))

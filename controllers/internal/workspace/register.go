@@ -69,7 +69,7 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 		Owns(&rbacv1.Role{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&magosv1.Project{}, handler.EnqueueRequestsFromMapFunc(r.workspacesInNamespace)).
 		Watches(&magosv1.VariableSet{}, handler.EnqueueRequestsFromMapFunc(r.workspacesInNamespace)).
-		Watches(&magosv1.Rollout{}, handler.EnqueueRequestsFromMapFunc(r.workspacesForRollout)).
+		Watches(&magosv1.Rollout{}, r.rolloutHandler()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency})
 	for _, kind := range fluxsource.Kinds {
 		b = b.Watches(fluxsource.NewObject(kind), handler.EnqueueRequestsFromMapFunc(r.workspacesForSource(kind)),
