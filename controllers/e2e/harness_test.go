@@ -76,11 +76,23 @@ type stack struct {
 	executor   *executor.Executor
 	runnerLogs *testenv.LogBuffer
 	stopCtrl   func()
+	// concurrency of each in-process controller.
+	concurrency int
 }
 
-func newStack(t testing.TB) *stack {
+// stackOptions size a stack; the zero value suits a test.
+type stackOptions struct {
+	// Concurrency of each controller (default 2).
+	Concurrency int
+	// MaxProcesses caps the executor's concurrent runner processes (default: no cap).
+	MaxProcesses int
+}
+
+func newStack(t testing.TB) *stack { return newStackWith(t, stackOptions{}) }
+
+func newStackWith(t testing.TB, opts stackOptions) *stack {
 	t.Helper()
-	s := &stack{t: t, ns: env.NewNamespace(t), runnerLogs: &testenv.LogBuffer{}}
+	s := &stack{t: t, ns: env.NewNamespace(t), runnerLogs: &testenv.LogBuffer{}, concurrency: max(opts.Concurrency, 2)}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 
@@ -91,10 +103,11 @@ func newStack(t testing.TB) *stack {
 	s.source = src
 
 	ex, err := executor.New(env.Config, executor.Options{
-		RunnerPath: buildRunner(t),
-		Namespace:  s.ns,
-		LogOutput:  s.runnerLogs,
-		Env:        map[string]string{magosv1.EnvVersionsDir: filepath.Join(env.Root, "bin", "engines")},
+		RunnerPath:   buildRunner(t),
+		Namespace:    s.ns,
+		LogOutput:    s.runnerLogs,
+		MaxProcesses: opts.MaxProcesses,
+		Env:          map[string]string{magosv1.EnvVersionsDir: filepath.Join(env.Root, "bin", "engines")},
 	})
 	require.NoError(t, err)
 	go func() { _ = ex.Start(ctx) }()
@@ -155,11 +168,12 @@ func (s *stack) startController() {
 	s.stopCtrl = env.StartManager(s.t, setup.Scheme(), s.ns, func(mgr ctrl.Manager) error {
 		c := workspace.NewController()
 		c.Options = s.workspaceOptions()
+		opts := setup.Options{Concurrency: s.concurrency}
 		return errors.Join(
-			c.Register(mgr, setup.Options{Concurrency: 2}),
-			project.Register(mgr, setup.Options{Concurrency: 2}),
-			rollout.Register(mgr, setup.Options{Concurrency: 2}),
-			variableset.Register(mgr, setup.Options{Concurrency: 2}))
+			c.Register(mgr, opts),
+			project.Register(mgr, opts),
+			rollout.Register(mgr, opts),
+			variableset.Register(mgr, opts))
 	})
 }
 
@@ -235,7 +249,7 @@ func appliedRevision(rev string) func(*magosv1.Workspace) bool {
 }
 
 // copyConfig copies testdata/<name> to a temp dir the test may edit.
-func copyConfig(t *testing.T, name string) string {
+func copyConfig(t testing.TB, name string) string {
 	t.Helper()
 	dst := t.TempDir()
 	require.NoError(t, os.CopyFS(dst, os.DirFS(filepath.Join("testdata", name))))

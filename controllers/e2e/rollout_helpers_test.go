@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,9 +38,14 @@ func envSelector(stage string) metav1.LabelSelector {
 	return metav1.LabelSelector{MatchLabels: map[string]string{"env": stage}}
 }
 
-func newRolloutFixture(t *testing.T, perStage int, stages []magosv1.Stage, mutate func(*magosv1.Workspace)) *rolloutFixture {
+func newRolloutFixture(t testing.TB, perStage int, stages []magosv1.Stage, mutate func(*magosv1.Workspace)) *rolloutFixture {
 	t.Helper()
-	s := newStack(t)
+	return newRolloutFixtureWith(t, perStage, stages, mutate, stackOptions{})
+}
+
+func newRolloutFixtureWith(t testing.TB, perStage int, stages []magosv1.Stage, mutate func(*magosv1.Workspace), opts stackOptions) *rolloutFixture {
+	t.Helper()
+	s := newStackWith(t, opts)
 	f := &rolloutFixture{stack: s, dir: copyConfig(t, "release"), applies: watchApplies(t, s.ns)}
 	ctx := context.Background()
 	require.NoError(t, env.Client.Create(ctx, &magosv1.Project{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: s.ns}}))
@@ -51,7 +57,7 @@ func newRolloutFixture(t *testing.T, perStage int, stages []magosv1.Stage, mutat
 	for _, st := range stages {
 		var names []string
 		for i := range perStage {
-			name := st.Name + "-" + string(rune('a'+i))
+			name := workspaceName(st.Name, i)
 			names = append(names, name)
 			s.newWorkspace(name, "infra", func(ws *magosv1.Workspace) {
 				ws.Labels = map[string]string{"env": st.Name}
@@ -161,7 +167,7 @@ type applyLog struct {
 	jobs map[string]*applyRecord
 }
 
-func watchApplies(t *testing.T, ns string) *applyLog {
+func watchApplies(t testing.TB, ns string) *applyLog {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -278,4 +284,13 @@ func metricSum(t *testing.T, name string) float64 {
 		}
 	}
 	return sum
+}
+
+// workspaceName is the i-th Workspace of a stage: <stage>-a, <stage>-b…
+// for the first 26, <stage>-026… after.
+func workspaceName(stage string, i int) string {
+	if i < 26 {
+		return stage + "-" + string(rune('a'+i))
+	}
+	return fmt.Sprintf("%s-%03d", stage, i)
 }
