@@ -40,12 +40,14 @@ func memberOf(ws *magosv1.Workspace, revision string) member {
 	}
 	ready := conditions.Get(ws, magosv1.ReadyCondition)
 	m.Ready = ready != nil && ready.Status == metav1.ConditionTrue && ws.Status.ObservedGeneration == ws.Generation
-	if revision == "" || !workingOn(ws, revision) {
+	if revision == "" || m.done(revision) {
 		return m
 	}
+	// A stalled Workspace needs a person whatever it was doing; a failed
+	// run or policy verdict counts when it was about this revision.
 	if stalled := conditions.Get(ws, magosv1.StalledCondition); stalled != nil && stalled.Status == metav1.ConditionTrue {
 		m.Failing, m.Message = true, stalled.Reason+": "+stalled.Message
-	} else if ws.Status.Phase == magosv1.PhaseFailed && ready != nil {
+	} else if ws.Status.Phase == magosv1.PhaseFailed && ready != nil && workingOn(ws, revision) {
 		m.Failing, m.Message = true, ready.Reason+": "+ready.Message
 	}
 	return m
