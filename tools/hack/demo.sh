@@ -75,12 +75,21 @@ echo
 echo "Outputs Secret keys: $("${kubectl[@]}" -n magos-demo get secret hello-outputs -o go-template='{{range $k, $v := .data}}{{$k}} {{end}}')"
 echo
 "${kubectl[@]}" -n magos-demo describe workspace hello | sed -n '/^Status:/,$p'
+
+echo
+echo "==> Rollout platform: dev applied; prod (Manual) planned and waits for its promotion"
+"${kubectl[@]}" -n magos-demo wait workspace/hello-prod --for=jsonpath='{.status.phase}'=AwaitingPromotion --timeout=300s
+"${kubectl[@]}" -n magos-demo get rollout platform -o wide
+"${kubectl[@]}" -n magos-demo get workspace hello-prod -o jsonpath='{.status.conditions[?(@.type=="Ready")].message}{"\n"}'
+revision="$("${kubectl[@]}" -n magos-demo get rollout platform -o jsonpath='{.status.revision}')"
 cat <<MSG
 
 The demo keeps running. Try:
   export KUBECONFIG=${kubeconfig}
   bin/k8s/kubectl -n magos-demo get workspaces -w        # in one terminal
-  \$EDITOR ${config}/hello/main.tf                        # change the greeting: a new revision is planned and applied
+  bin/k8s/kubectl -n magos-demo patch rollout platform --type merge \\
+    -p '{"spec":{"promotions":[{"stage":"prod","revision":"${revision}"}]}}'   # promote: hello-prod applies
+  \$EDITOR ${config}/hello/main.tf                        # change the greeting: a new revision goes to dev, then waits for prod's promotion
   bin/k8s/kubectl -n magos-demo get events --sort-by=.metadata.creationTimestamp
   curl -s 127.0.0.1:18080/metrics | grep ^magos_
 Run logs are in ${state}/runs, process logs in ${state}/logs. Stop everything with: make demo-stop

@@ -234,7 +234,7 @@ func TestControllerRuntimeMetricsAreRegistered(t *testing.T) {
 func exportedTypes(t *testing.T) map[string]string {
 	t.Helper()
 	metrics.SetBuildInfo("dashboard-test", "test")
-	metrics.RecordReconcile("Workspace", "success")
+	metrics.RecordReconcile("Workspace", nil)
 	metrics.RecordRun("plan", "Succeeded", 1)
 	metrics.RecordDrift()
 	metrics.TrackWorkspace("dashboard-test/ws", "Idle", true)

@@ -3,6 +3,8 @@ package metrics
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
 var (
@@ -26,7 +28,14 @@ func SetBuildInfo(controller, version string) {
 	buildInfo.WithLabelValues(controller, version).Set(1)
 }
 
-// RecordReconcile counts one reconciliation of kind with its result.
-func RecordReconcile(kind, result string) {
+// RecordReconcile counts one reconciliation of kind by the outcome of its
+// error: success (nil), stalled (a stalling rerror.Error) or retry.
+func RecordReconcile(kind string, err error) {
+	result := "retry"
+	if err == nil {
+		result = "success"
+	} else if e, ok := rerror.As(err); ok && e.Stalling {
+		result = "stalled"
+	}
 	reconcileResults.WithLabelValues(kind, result).Inc()
 }

@@ -51,7 +51,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			r.recordTransition(base, p, magosv1.ReadyCondition)
 			r.recordTransition(base, p, VariableSetsReadyCondition)
 		}
-		metrics.RecordReconcile(magosv1.ProjectKind, resultLabel(retErr))
+		metrics.RecordReconcile(magosv1.ProjectKind, retErr)
 		retErr = rerror.ForRuntime(retErr)
 	}()
 
@@ -130,12 +130,3 @@ func (r *Reconciler) recordTransition(base, p *magosv1.Project, t string) {
 	r.Events.Eventf(p, nil, eventType, now.Reason, "Reconcile", "%s", now.Message)
 }
 
-func resultLabel(err error) string {
-	if err == nil {
-		return "success"
-	}
-	if e, ok := rerror.As(err); ok && e.Stalling {
-		return "stalled"
-	}
-	return "retry"
-}

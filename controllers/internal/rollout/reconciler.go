@@ -60,7 +60,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			r.recordTransitions(base, ro)
 		}
 		metrics.TrackRollout(req.String(), haltedStage(ro.Status.Stages) != nil)
-		metrics.RecordReconcile(magosv1.RolloutKind, resultLabel(retErr))
+		metrics.RecordReconcile(magosv1.RolloutKind, retErr)
 		retErr = rerror.ForRuntime(retErr)
 	}()
 
@@ -184,12 +184,3 @@ func (r *Reconciler) now() time.Time {
 	return time.Now()
 }
 
-func resultLabel(err error) string {
-	if err == nil {
-		return "success"
-	}
-	if e, ok := rerror.As(err); ok && e.Stalling {
-		return "stalled"
-	}
-	return "retry"
-}

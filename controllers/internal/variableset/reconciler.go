@@ -62,7 +62,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		if obs.Rendered != nil {
 			trackReferences(req.String(), countReferences(obs.Rendered))
 		}
-		metrics.RecordReconcile(magosv1.VariableSetKind, resultLabel(retErr))
+		metrics.RecordReconcile(magosv1.VariableSetKind, retErr)
 		retErr = rerror.ForRuntime(retErr)
 	}()
 
@@ -104,12 +104,3 @@ func (r *Reconciler) recordReadyTransition(base, vs *magosv1.VariableSet) {
 	r.Events.Eventf(vs, nil, eventType, now.Reason, "Reconcile", "%s", now.Message)
 }
 
-func resultLabel(err error) string {
-	if err == nil {
-		return "success"
-	}
-	if e, ok := rerror.As(err); ok && e.Stalling {
-		return "stalled"
-	}
-	return "retry"
-}

@@ -66,7 +66,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			}
 		}
 		metrics.TrackWorkspace(req.String(), string(ws.Status.Phase), ws.Status.Lock != nil)
-		metrics.RecordReconcile(magosv1.WorkspaceKind, resultLabel(retErr))
+		metrics.RecordReconcile(magosv1.WorkspaceKind, retErr)
 		retErr = rerror.ForRuntime(retErr)
 	}()
 
@@ -134,15 +134,6 @@ func (r *Reconciler) removeFinalizer(ctx context.Context, ws *magosv1.Workspace)
 	return client.IgnoreNotFound(r.Patch(ctx, ws, patch))
 }
 
-func resultLabel(err error) string {
-	if err == nil {
-		return "success"
-	}
-	if e, ok := rerror.As(err); ok && e.Stalling {
-		return "stalled"
-	}
-	return "retry"
-}
 
 // requeueAfter bounds a wait to at least a second.
 func requeueAfter(d time.Duration) ctrl.Result {
