@@ -129,4 +129,3 @@ func (r *Reconciler) recordTransition(base, p *magosv1.Project, t string) {
 	}
 	r.Events.Eventf(p, nil, eventType, now.Reason, "Reconcile", "%s", now.Message)
 }
-

@@ -183,4 +183,3 @@ func (r *Reconciler) now() time.Time {
 	}
 	return time.Now()
 }
-

@@ -103,4 +103,3 @@ func (r *Reconciler) recordReadyTransition(base, vs *magosv1.VariableSet) {
 	}
 	r.Events.Eventf(vs, nil, eventType, now.Reason, "Reconcile", "%s", now.Message)
 }
-

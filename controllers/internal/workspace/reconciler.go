@@ -134,7 +134,6 @@ func (r *Reconciler) removeFinalizer(ctx context.Context, ws *magosv1.Workspace)
 	return client.IgnoreNotFound(r.Patch(ctx, ws, patch))
 }
 
-
 // requeueAfter bounds a wait to at least a second.
 func requeueAfter(d time.Duration) ctrl.Result {
 	return ctrl.Result{RequeueAfter: max(d, time.Second)}
