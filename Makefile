@@ -25,10 +25,11 @@ TESTPROVIDER := $(PROVIDERS)/registry.opentofu.org/magos/magostest/$(TESTPROVIDE
 TESTPROVIDER_SOURCES := $(shell find tools/testprovider -name '*.go' ! -name '*_test.go')
 CONTROLLER_GEN := $(BIN)/controller-gen
 GOLANGCI_LINT := $(BIN)/golangci-lint
+HELM := $(BIN)/helm
 
 # Every Go module of the repository; tools modules are kept out of go.work.
 WORK_MODULES := apis apis/client controllers runner tools/harness
-TOOL_MODULES := tools tools/controlplane/kubernetes tools/controlplane/etcd tools/testprovider
+TOOL_MODULES := tools tools/controlplane/kubernetes tools/controlplane/etcd tools/testprovider tools/helm
 MODULES := $(WORK_MODULES) $(TOOL_MODULES)
 CONTROLLERS := workspace project rollout variableset
 
@@ -50,7 +51,8 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy, CRDs, RBAC, clients, third-p
 	rm -f charts/magos-crds/templates/*.yaml
 	cd apis && $(CONTROLLER_GEN) crd paths=./... output:crd:artifacts:config=../charts/magos-crds/templates
 	$(foreach c,$(CONTROLLERS),cd controllers && $(CONTROLLER_GEN) rbac:roleName=magos-$(c)-controller \
-		paths=./internal/$(c)/... paths=./internal/setup/... output:rbac:artifacts:config=../deploy/rbac/$(c) && cd $(ROOT);)
+		paths=./internal/$(c)/... paths=./internal/setup/... output:rbac:artifacts:config=../deploy/rbac/$(c) && cd $(ROOT) && \
+		cp deploy/rbac/$(c)/role.yaml charts/magos/charts/$(c)-controller/files/role.yaml;)
 	bash tools/hack/update-codegen.sh
 	bash tools/hack/update-thirdparty-crds.sh $(FLUX_SOURCE_API_VERSION) $(KYVERNO_VERSION)
 	cd tools && GOWORK=off go run ./apidocs -out ../docs/api-reference.md ../apis/magos/v1alpha1
@@ -94,7 +96,7 @@ bench: tools ## Run the benchmarks and print their figures.
 ##@ Local control plane
 
 .PHONY: tools
-tools: $(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/etcd $(KUBE_ASSETS)/kubectl $(TOFU) $(TESTPROVIDER) ## Build kube-apiserver, etcd, kubectl, OpenTofu and the test provider into bin/ (cached).
+tools: $(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/etcd $(KUBE_ASSETS)/kubectl $(TOFU) $(TESTPROVIDER) $(HELM) ## Build kube-apiserver, etcd, kubectl, OpenTofu, helm and the test provider into bin/ (cached).
 
 $(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/kubectl: $(KUBE_ASSETS)/%: tools/controlplane/kubernetes/go.mod tools/controlplane/kubernetes/cmd/%/main.go
 	@echo "Building $* v$(KUBE_VERSION) (the first kube-apiserver build takes ~5 minutes)"
@@ -118,6 +120,10 @@ $(TESTPROVIDER): tools/testprovider/go.mod tools/testprovider/go.sum $(TESTPROVI
 	@echo "Building the magostest provider v$(TESTPROVIDER_VERSION) into $(PROVIDERS)"
 	@mkdir -p $(dir $@)
 	cd tools/testprovider && GOWORK=off go build -trimpath -ldflags "-s -w" -o $@.tmp . && mv $@.tmp $@
+
+$(HELM): tools/helm/go.mod
+	@echo "Building helm (the chart tests render and lint charts/ with it)"
+	cd tools/helm && GOWORK=off go build -trimpath -ldflags "-s -w" -o $@.tmp helm.sh/helm/v3/cmd/helm && mv $@.tmp $@
 
 $(CONTROLLER_GEN): tools/go.mod
 	cd tools && GOWORK=off go build -o $(BIN)/ sigs.k8s.io/controller-tools/cmd/controller-gen

@@ -28,26 +28,32 @@ func serviceAccountName(pod *corev1.Pod) string {
 	return "default"
 }
 
-// podIdentity is the user a Pod's ServiceAccount token authenticates as.
-func podIdentity(pod *corev1.Pod, saUID types.UID) rest.ImpersonationConfig {
-	ns, sa := pod.Namespace, serviceAccountName(pod)
+// ServiceAccountIdentity is the user a token of ServiceAccount
+// namespace/name authenticates as.
+func ServiceAccountIdentity(namespace, name string) rest.ImpersonationConfig {
 	return rest.ImpersonationConfig{
-		UserName: fmt.Sprintf("system:serviceaccount:%s:%s", ns, sa),
-		UID:      string(saUID),
-		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
-		Extra: map[string][]string{
-			podNameExtra:  {pod.Name},
-			podUIDExtra:   {string(pod.UID)},
-			nodeNameExtra: {pod.Spec.NodeName},
-		},
+		UserName: fmt.Sprintf("system:serviceaccount:%s:%s", namespace, name),
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"},
 	}
 }
 
-// writeKubeconfig writes a kubeconfig that reaches the apiserver with the
-// executor's own credentials but impersonates identity, so every request
+// podIdentity is the user a Pod's ServiceAccount token authenticates as.
+func podIdentity(pod *corev1.Pod, saUID types.UID) rest.ImpersonationConfig {
+	id := ServiceAccountIdentity(pod.Namespace, serviceAccountName(pod))
+	id.UID = string(saUID)
+	id.Extra = map[string][]string{
+		podNameExtra:  {pod.Name},
+		podUIDExtra:   {string(pod.UID)},
+		nodeNameExtra: {pod.Spec.NodeName},
+	}
+	return id
+}
+
+// WriteKubeconfig writes a kubeconfig that reaches the apiserver with the
+// admin credentials but impersonates identity, so every request
 // is authorized as that identity. Its context's namespace is namespace, as
 // the in-cluster namespace file would say.
-func writeKubeconfig(path string, admin *rest.Config, identity rest.ImpersonationConfig, namespace string) error {
+func WriteKubeconfig(path string, admin *rest.Config, identity rest.ImpersonationConfig, namespace string) error {
 	caData, err := fileOrData(admin.CAData, admin.CAFile)
 	if err != nil {
 		return err

@@ -252,7 +252,7 @@ func (k *kubelet) prepareDirs(ctx context.Context, pod *corev1.Pod) (podDirs, er
 	if err := k.reader.Get(ctx, types.NamespacedName{Namespace: pod.Namespace, Name: serviceAccountName(pod)}, sa); err == nil {
 		saUID = sa.UID
 	}
-	return d, writeKubeconfig(d.kubeconfig, k.cfg, podIdentity(pod, saUID), pod.Namespace)
+	return d, WriteKubeconfig(d.kubeconfig, k.cfg, podIdentity(pod, saUID), pod.Namespace)
 }
 
 // processEnv is the process's environment: PATH and HOSTNAME, the

@@ -1,0 +1,81 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// helm runs bin/helm (built by `make tools`) and returns its stdout.
+func helm(t *testing.T, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(env.Root, "bin", "helm"), args...)
+	cmd.Dir = env.Root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "helm %v: %s%s", args, out, stderr.String())
+	return out
+}
+
+// renderChart renders charts/magos as release in namespace with extra
+// helm arguments (such as --set) and returns its objects.
+func renderChart(t *testing.T, release, namespace string, args ...string) []*unstructured.Unstructured {
+	t.Helper()
+	out := helm(t, append([]string{"template", release, "charts/magos", "--namespace", namespace}, args...)...)
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(out)))
+	var objs []*unstructured.Unstructured
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return objs
+		}
+		require.NoError(t, err)
+		data, err := yaml.YAMLToJSON(doc)
+		require.NoError(t, err)
+		if string(data) == "null" {
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		require.NoError(t, u.UnmarshalJSON(data), "%s", doc)
+		objs = append(objs, u)
+	}
+}
+
+// installChart creates the rendered objects, except those of the kinds in
+// skip, and deletes the cluster-scoped ones after the test.
+func installChart(t *testing.T, objs []*unstructured.Unstructured, skip ...string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, o := range objs {
+		if slices.Contains(skip, o.GetKind()) {
+			continue
+		}
+		require.NoError(t, env.Client.Create(ctx, o.DeepCopy()), "creating %s %s", o.GetKind(), o.GetName())
+		if o.GetNamespace() == "" {
+			obj := o.DeepCopy()
+			t.Cleanup(func() { _ = env.Client.Delete(context.Background(), obj) })
+		}
+	}
+}
+
+// chartObject finds the rendered object of kind and name.
+func chartObject(objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name {
+			return o
+		}
+	}
+	return nil
+}
