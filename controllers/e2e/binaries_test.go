@@ -17,13 +17,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
 	"github.com/magos-dev/magos/controllers/internal/rollout"
 	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/tools/harness/executor"
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
@@ -60,11 +64,13 @@ type controllerProcess struct {
 	logs                         *testenv.LogBuffer
 }
 
-func startController(t *testing.T, binDir, name, leaseNamespace string) *controllerProcess {
+// startController runs a controller binary with kubeconfig, its leader
+// election Lease in leaseNamespace.
+func startController(t *testing.T, binDir, name, kubeconfig, leaseNamespace string) *controllerProcess {
 	t.Helper()
 	p := &controllerProcess{name: name, metricsAddr: freeAddr(t), probeAddr: freeAddr(t), logs: &testenv.LogBuffer{}}
 	p.cmd = exec.Command(filepath.Join(binDir, name),
-		"--kubeconfig", env.Kubeconfig,
+		"--kubeconfig", kubeconfig,
 		"--metrics-bind-address", p.metricsAddr,
 		"--health-probe-bind-address", p.probeAddr,
 		"--leader-elect=true",
@@ -95,14 +101,23 @@ func httpGet(url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
+// TestControllerBinariesStart runs the four binaries as processes, each
+// with the identity and RBAC the Helm chart gives it (its ServiceAccount,
+// impersonated), so the chart's RBAC is proven sufficient end to end.
 func TestControllerBinariesStart(t *testing.T) {
 	ctx := context.Background()
 	binDir := buildControllers(t)
-	ns := env.NewNamespace(t)
+	s := newStackWith(t, stackOptions{NoControllers: true})
+	ns := s.ns
+	release := "b" + rand.String(5)
+	installChart(t, renderChart(t, release, ns), "Deployment", "Service")
 
 	procs := map[string]*controllerProcess{}
 	for _, name := range controllerNames {
-		procs[name] = startController(t, binDir, name, ns)
+		kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+		identity := executor.ServiceAccountIdentity(ns, release+"-"+name+"-controller")
+		require.NoError(t, executor.WriteKubeconfig(kubeconfig, env.Config, identity, ns))
+		procs[name] = startController(t, binDir, name, kubeconfig, ns)
 	}
 
 	for _, name := range controllerNames {
@@ -163,6 +178,36 @@ func TestControllerBinariesStart(t *testing.T) {
 				return obj.GetObservedGeneration() == obj.GetGeneration() && ready != nil &&
 					ready.Status == w.Status && ready.Reason == w.Reason
 			}, 30*time.Second, 200*time.Millisecond, "%s was not reconciled (want Ready=%s/%s): %+v", kind, w.Status, w.Reason, obj.GetConditions())
+		}
+	})
+
+	t.Run("with the chart's RBAC a Workspace of a Project, with a VariableSet and a Rollout, applies", func(t *testing.T) {
+		rev := s.gitRepository("hello-src", copyConfig(t, "hello"))
+		require.NoError(t, env.Client.Create(ctx, &magosv1.Project{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns}}))
+		require.NoError(t, env.Client.Create(ctx, &magosv1.VariableSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "greetings", Namespace: ns},
+			Spec:       magosv1.VariableSetSpec{Variables: []magosv1.Variable{{Name: "greeting", Value: ptr.To("hello from the chart")}}},
+		}))
+		require.NoError(t, env.Client.Create(ctx, &magosv1.Rollout{
+			ObjectMeta: metav1.ObjectMeta{Name: "release", Namespace: ns},
+			Spec: magosv1.RolloutSpec{ProjectRef: magosv1.LocalObjectReference{Name: "app"},
+				Stages: []magosv1.Stage{{Name: "dev", Selector: envSelector("dev")}}},
+		}))
+		s.newWorkspace("hello", "hello-src", func(ws *magosv1.Workspace) {
+			ws.Labels = map[string]string{"env": "dev"}
+			ws.Spec.ProjectRef = &magosv1.LocalObjectReference{Name: "app"}
+			ws.Spec.VariableSetRefs = []magosv1.LocalObjectReference{{Name: "greetings"}}
+		})
+		s.waitWorkspace("hello", 3*time.Minute, "applies", appliedRevision(rev))
+		var out corev1.Secret
+		require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hello-outputs"}, &out))
+		assert.Equal(t, "hello from the chart", string(out.Data["message"]))
+		ro := &magosv1.Rollout{}
+		require.Eventually(t, func() bool {
+			return env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "release"}, ro) == nil && rolledOut(rev)(ro)
+		}, time.Minute, 250*time.Millisecond, "the Rollout reports the revision rolled out")
+		for name, p := range procs {
+			assert.NotContains(t, p.logs.String(), "forbidden", "%s-controller was refused something its chart RBAC should grant", name)
 		}
 	})
 

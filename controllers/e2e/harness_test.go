@@ -86,6 +86,9 @@ type stackOptions struct {
 	Concurrency int
 	// MaxProcesses caps the executor's concurrent runner processes (default: no cap).
 	MaxProcesses int
+	// NoControllers leaves the controllers to the test (for example as
+	// processes); the stack then only provides the source and the executor.
+	NoControllers bool
 }
 
 func newStack(t testing.TB) *stack { return newStackWith(t, stackOptions{}) }
@@ -113,7 +116,9 @@ func newStackWith(t testing.TB, opts stackOptions) *stack {
 	go func() { _ = ex.Start(ctx) }()
 	s.executor = ex
 
-	s.startController()
+	if !opts.NoControllers {
+		s.startController()
+	}
 	t.Cleanup(func() {
 		s.stopController()
 		if t.Failed() {
