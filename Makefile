@@ -12,6 +12,7 @@ ETCD_VERSION := $(shell sed -n 's/^require go.etcd.io\/etcd\/server\/v3 v//p' to
 TOFU_VERSION := 1.10.6
 KYVERNO_VERSION := 1.19.1
 FLUX_SOURCE_API_VERSION := 1.9.6
+FLUX_HELM_API_VERSION := 1.6.5
 
 KUBE_ASSETS := $(BIN)/k8s
 ENGINES := $(BIN)/engines
@@ -48,13 +49,13 @@ help: ## Show this help.
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Regenerate deepcopy, CRDs, RBAC, clients, third-party CRDs and API docs.
 	cd apis && $(CONTROLLER_GEN) object:headerFile=../tools/hack/boilerplate.go.txt paths=./...
-	rm -f charts/magos-crds/templates/*.yaml
-	cd apis && $(CONTROLLER_GEN) crd paths=./... output:crd:artifacts:config=../charts/magos-crds/templates
+	rm -f charts/magos-crds/crds/*.yaml
+	cd apis && $(CONTROLLER_GEN) crd paths=./... output:crd:artifacts:config=../charts/magos-crds/crds
 	$(foreach c,$(CONTROLLERS),cd controllers && $(CONTROLLER_GEN) rbac:roleName=magos-$(c)-controller \
 		paths=./internal/$(c)/... paths=./internal/setup/... output:rbac:artifacts:config=../deploy/rbac/$(c) && cd $(ROOT) && \
 		cp deploy/rbac/$(c)/role.yaml charts/magos/charts/$(c)-controller/files/role.yaml;)
 	bash tools/hack/update-codegen.sh
-	bash tools/hack/update-thirdparty-crds.sh $(FLUX_SOURCE_API_VERSION) $(KYVERNO_VERSION)
+	bash tools/hack/update-thirdparty-crds.sh $(FLUX_SOURCE_API_VERSION) $(KYVERNO_VERSION) $(FLUX_HELM_API_VERSION)
 	cd tools && GOWORK=off go run ./apidocs -out ../docs/api-reference.md ../apis/magos/v1alpha1
 
 .PHONY: verify

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,4 +91,66 @@ func TestHelmChart(t *testing.T) {
 		assert.NotNil(t, chartObject(objs, "Deployment", release+"-workspace-controller"))
 		assert.Nil(t, chartObject(objs, "ServiceMonitor", release+"-workspace-controller"), "ServiceMonitors are off by default")
 	})
+}
+
+// fluxManifests reads the objects deploy/flux/kustomization.yaml lists.
+func fluxManifests(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	dir := filepath.Join(env.Root, "deploy", "flux")
+	data, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	require.NoError(t, err)
+	var kustomization struct {
+		Resources []string `json:"resources"`
+	}
+	require.NoError(t, yaml.Unmarshal(data, &kustomization))
+	var objs []*unstructured.Unstructured
+	for _, file := range kustomization.Resources {
+		data, err := os.ReadFile(filepath.Join(dir, file))
+		require.NoError(t, err)
+		u := &unstructured.Unstructured{}
+		require.NoError(t, yaml.Unmarshal(data, &u.Object), file)
+		objs = append(objs, u)
+	}
+	return objs
+}
+
+func TestFluxInstallManifests(t *testing.T) {
+	objs := fluxManifests(t)
+	ns := env.NewNamespace(t)
+	kinds := map[string]int{}
+	for _, o := range objs {
+		kinds[o.GetKind()]++
+		if o.GetKind() == "Namespace" {
+			assert.Equal(t, "magos-system", o.GetName())
+			continue
+		}
+		assert.Equal(t, "magos-system", o.GetNamespace(), "%s %s", o.GetKind(), o.GetName())
+		o.SetNamespace(ns)
+		require.NoError(t, env.Client.Create(context.Background(), o), "the apiserver (with Flux's CRDs) accepts %s %s", o.GetKind(), o.GetName())
+	}
+	assert.Equal(t, map[string]int{"Namespace": 1, "GitRepository": 1, "HelmRelease": 2}, kinds)
+
+	crds, magos := chartObject(objs, "HelmRelease", "magos-crds"), chartObject(objs, "HelmRelease", "magos")
+	require.NotNil(t, crds)
+	require.NotNil(t, magos)
+	dependsOn, _, _ := unstructured.NestedSlice(magos.Object, "spec", "dependsOn")
+	assert.Equal(t, []any{map[string]any{"name": "magos-crds"}}, dependsOn, "the controllers wait for their CRDs")
+	for _, hr := range []*unstructured.Unstructured{crds, magos} {
+		chart, _, _ := unstructured.NestedString(hr.Object, "spec", "chart", "spec", "chart")
+		helm(t, "lint", "--strict", chart)
+	}
+	policy, _, _ := unstructured.NestedString(crds.Object, "spec", "upgrade", "crds")
+	assert.Equal(t, "CreateReplace", policy, "CRD upgrades are applied")
+
+	values, _, _ := unstructured.NestedMap(magos.Object, "spec", "values")
+	data, err := yaml.Marshal(values)
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "values.yaml")
+	require.NoError(t, os.WriteFile(file, data, 0o644))
+	rendered := renderChart(t, "magos", "magos-system", "--values", file)
+	for _, c := range controllerNames {
+		require.NotNil(t, chartObject(rendered, "Deployment", "magos-"+c+"-controller"), "the release's values render %s-controller", c)
+	}
+	replicas, _, _ := unstructured.NestedInt64(chartObject(rendered, "Deployment", "magos-workspace-controller").Object, "spec", "replicas")
+	assert.Equal(t, int64(2), replicas)
 }

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Refreshes the CRDs of Magos's neighbours that the tests install: Flux's
-# source CRDs, generated with controller-gen from the source-controller API
-# types, and Kyverno's ValidatingPolicy CRDs as shipped in its module.
-# Usage: update-thirdparty-crds.sh <flux-source-api-version> <kyverno-version>
+# source and HelmRelease CRDs, generated with controller-gen from the
+# source-controller and helm-controller API types, and Kyverno's
+# ValidatingPolicy CRDs as shipped in its module.
+# Usage: update-thirdparty-crds.sh <flux-source-api-version> <kyverno-version> <flux-helm-api-version>
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 flux_version="$1"
 kyverno_version="$2"
+flux_helm_version="$3"
 out="${root}/tools/testdata/crds"
 
 module_dir() {
@@ -17,6 +19,8 @@ module_dir() {
 flux_dir="$(cd /tmp && module_dir "github.com/fluxcd/source-controller/api@v${flux_version}")"
 rm -rf "${out}/flux" && mkdir -p "${out}/flux"
 (cd "${flux_dir}" && GOWORK=off "${root}/bin/controller-gen" crd paths=./... output:crd:artifacts:config="${out}/flux")
+flux_helm_dir="$(cd /tmp && module_dir "github.com/fluxcd/helm-controller/api@v${flux_helm_version}")"
+(cd "${flux_helm_dir}" && GOWORK=off GOFLAGS=-mod=mod "${root}/bin/controller-gen" crd paths=./... output:crd:artifacts:config="${out}/flux")
 
 kyverno_dir="$(cd /tmp && module_dir "github.com/kyverno/kyverno@v${kyverno_version}")"
 rm -rf "${out}/kyverno" && mkdir -p "${out}/kyverno"

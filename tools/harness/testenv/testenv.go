@@ -72,7 +72,7 @@ func Start() (*Environment, error) {
 	te := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
 		CRDDirectoryPaths: []string{
-			filepath.Join(root, "charts", "magos-crds", "templates"),
+			filepath.Join(root, "charts", "magos-crds", "crds"),
 			filepath.Join(root, "tools", "testdata", "crds", "flux"),
 			filepath.Join(root, "tools", "testdata", "crds", "kyverno"),
 		},
