@@ -41,7 +41,9 @@ type progressed struct {
 // member no longer Ready restarts the bake) and then Succeeded, which
 // stays. An aborted revision halts every stage that has not succeeded.
 // Members join and leave stages as their labels change; a member
-// joining a succeeded stage is admitted at once.
+// joining a succeeded stage is admitted at once. A stage keeps its
+// admission only while the previous one has succeeded, so a stage inserted
+// or reordered by a spec change holds the stages after it.
 func progress(ro *magosv1.Rollout, o observed) progressed {
 	restart := ro.Status.Revision != o.Revision
 	prev := map[string]magosv1.StageStatus{}
@@ -55,7 +57,7 @@ func progress(ro *magosv1.Rollout, o observed) progressed {
 	for i, stage := range ro.Spec.Stages {
 		p := prev[stage.Name]
 		st := magosv1.StageStatus{Name: stage.Name, Workspaces: stageWorkspacesStatus(o.Members[i])}
-		if p.AdmittedRevision == o.Revision && o.Revision != "" {
+		if p.AdmittedRevision == o.Revision && o.Revision != "" && previousSucceeded {
 			st.AdmittedRevision, st.Started, st.Completed = p.AdmittedRevision, p.Started, p.Completed
 		} else if admit, phase, msg := admission(ro, stage, o, previousSucceeded); admit {
 			st.AdmittedRevision, st.Started = o.Revision, &metav1.Time{Time: o.Now}

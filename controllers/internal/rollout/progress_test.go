@@ -217,3 +217,22 @@ func isTrue(ro *magosv1.Rollout, t string) bool {
 	}
 	return false
 }
+
+func TestProgressHoldsLaterStagesBehindAnInsertedStage(t *testing.T) {
+	ro := threeStages()
+	m := pendingMembers("r1")
+	applyAll(m[0], "r2")
+	step(ro, observed{Revision: "r2", Members: m, Now: t0})
+	require.Equal(t, "r2", ro.Status.Stages[1].AdmittedRevision)
+
+	ro.Spec.Stages = append([]magosv1.Stage{{Name: "canary"}}, ro.Spec.Stages...)
+	m = append([][]member{{{Name: "canary-a", AppliedRevision: "r1", Ready: true}}}, m...)
+	step(ro, observed{Revision: "r2", Members: m, Now: t0.Add(time.Minute)})
+	assert.Equal(t, []magosv1.StagePhase{magosv1.StageProgressing, magosv1.StagePending, magosv1.StagePending, magosv1.StagePending}, phases(ro))
+	assert.Empty(t, ro.Status.Stages[2].AdmittedRevision, "staging waits for the inserted canary stage")
+
+	applyAll(m[0], "r2")
+	step(ro, observed{Revision: "r2", Members: m, Now: t0.Add(2 * time.Minute)})
+	assert.Equal(t, []magosv1.StagePhase{magosv1.StageSucceeded, magosv1.StageSucceeded, magosv1.StageProgressing, magosv1.StagePending}, phases(ro),
+		"dev had applied r2 already and succeeds again at once")
+}
