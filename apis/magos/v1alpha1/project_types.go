@@ -101,6 +101,11 @@ type WorkspaceRollup struct {
 	// +kubebuilder:default=0
 	// +optional
 	AwaitingApproval int32 `json:"awaitingApproval"`
+	// AwaitingPromotion counts members in phase AwaitingPromotion (waiting
+	// for a Rollout stage to admit their revision).
+	// +kubebuilder:default=0
+	// +optional
+	AwaitingPromotion int32 `json:"awaitingPromotion"`
 	// Running counts members with a run in progress (status.currentRun set).
 	// +kubebuilder:default=0
 	// +optional

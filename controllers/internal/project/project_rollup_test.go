@@ -70,7 +70,7 @@ func TestWorkspaceRollup(t *testing.T) {
 	createProject(t, ns, "other", magosv1.ProjectSpec{})
 
 	// 8 ready and idle (2 of them drifted), 3 failed, 4 awaiting approval,
-	// 5 running a plan.
+	// 5 running a plan, 2 awaiting promotion.
 	var states []memberStatus
 	for i := range 8 {
 		states = append(states, memberStatus{phase: magosv1.PhaseIdle, ready: true, drifted: i < 2})
@@ -84,6 +84,9 @@ func TestWorkspaceRollup(t *testing.T) {
 	for range 5 {
 		states = append(states, memberStatus{phase: magosv1.PhasePlanning, running: true})
 	}
+	for range 2 {
+		states = append(states, memberStatus{phase: magosv1.PhaseAwaitingPromotion})
+	}
 	members := make([]*magosv1.Workspace, 0, len(states))
 	for i, s := range states {
 		ws := createWorkspace(t, ns, fmt.Sprintf("ws-%02d", i), "platform")
@@ -93,18 +96,18 @@ func TestWorkspaceRollup(t *testing.T) {
 	setMemberStatus(t, createWorkspace(t, ns, "elsewhere", "other"), memberStatus{phase: magosv1.PhaseIdle, ready: true})
 	createWorkspace(t, ns, "loose", "")
 
-	eventually(t, ns, "platform", rollupIs(magosv1.WorkspaceRollup{Total: 20, Ready: 8, Failed: 3, Drifted: 2, AwaitingApproval: 4, Running: 5}),
-		"the roll-up of 20 Workspaces is wrong")
+	eventually(t, ns, "platform", rollupIs(magosv1.WorkspaceRollup{Total: 22, Ready: 8, Failed: 3, Drifted: 2, AwaitingApproval: 4, AwaitingPromotion: 2, Running: 5}),
+		"the roll-up of 22 Workspaces is wrong")
 	eventually(t, ns, "other", rollupIs(magosv1.WorkspaceRollup{Total: 1, Ready: 1}), "the other Project's roll-up is wrong")
 
 	// A running member finishes and is Ready.
 	setMemberStatus(t, members[19], memberStatus{phase: magosv1.PhaseIdle, ready: true})
-	eventually(t, ns, "platform", rollupIs(magosv1.WorkspaceRollup{Total: 20, Ready: 9, Failed: 3, Drifted: 2, AwaitingApproval: 4, Running: 4}),
+	eventually(t, ns, "platform", rollupIs(magosv1.WorkspaceRollup{Total: 22, Ready: 9, Failed: 3, Drifted: 2, AwaitingApproval: 4, AwaitingPromotion: 2, Running: 4}),
 		"a member's status change was not rolled up")
 
 	// A failed member is deleted.
 	require.NoError(t, env.Client.Delete(ctx, members[8]))
-	eventually(t, ns, "platform", rollupIs(magosv1.WorkspaceRollup{Total: 19, Ready: 9, Failed: 2, Drifted: 2, AwaitingApproval: 4, Running: 4}),
+	eventually(t, ns, "platform", rollupIs(magosv1.WorkspaceRollup{Total: 21, Ready: 9, Failed: 2, Drifted: 2, AwaitingApproval: 4, AwaitingPromotion: 2, Running: 4}),
 		"a deleted member was not rolled up")
 
 	// A drifted member moves to the other Project: both roll-ups follow.
@@ -112,7 +115,7 @@ func TestWorkspaceRollup(t *testing.T) {
 	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(ws), ws))
 	ws.Spec.ProjectRef.Name = "other"
 	require.NoError(t, env.Client.Update(ctx, ws))
-	eventually(t, ns, "platform", rollupIs(magosv1.WorkspaceRollup{Total: 18, Ready: 8, Failed: 2, Drifted: 1, AwaitingApproval: 4, Running: 4}),
+	eventually(t, ns, "platform", rollupIs(magosv1.WorkspaceRollup{Total: 20, Ready: 8, Failed: 2, Drifted: 1, AwaitingApproval: 4, AwaitingPromotion: 2, Running: 4}),
 		"a member that left was still counted")
 	eventually(t, ns, "other", rollupIs(magosv1.WorkspaceRollup{Total: 2, Ready: 2, Drifted: 1}),
 		"a member that joined was not counted")
@@ -122,6 +125,6 @@ func TestWorkspaceRollup(t *testing.T) {
 	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "loose"}, loose))
 	loose.Spec.ProjectRef = &magosv1.LocalObjectReference{Name: "platform"}
 	require.NoError(t, env.Client.Update(ctx, loose))
-	eventually(t, ns, "platform", rollupIs(magosv1.WorkspaceRollup{Total: 19, Ready: 8, Failed: 2, Drifted: 1, AwaitingApproval: 4, Running: 4}),
+	eventually(t, ns, "platform", rollupIs(magosv1.WorkspaceRollup{Total: 21, Ready: 8, Failed: 2, Drifted: 1, AwaitingApproval: 4, AwaitingPromotion: 2, Running: 4}),
 		"a Workspace that joined was not counted")
 }

@@ -85,6 +85,7 @@ func rollup(members []magosv1.Workspace) magosv1.WorkspaceRollup {
 		r.Failed += b2i(s.Failed)
 		r.Drifted += b2i(s.Drifted)
 		r.AwaitingApproval += b2i(s.AwaitingApproval)
+		r.AwaitingPromotion += b2i(s.AwaitingPromotion)
 		r.Running += b2i(s.Running)
 	}
 	return r
@@ -93,17 +94,18 @@ func rollup(members []magosv1.Workspace) magosv1.WorkspaceRollup {
 // memberState is what of a Workspace the roll-up counts; the Workspace
 // watch passes an update only when it changes.
 type memberState struct {
-	Project                                           string
-	Ready, Failed, Drifted, AwaitingApproval, Running bool
+	Project                                                              string
+	Ready, Failed, Drifted, AwaitingApproval, AwaitingPromotion, Running bool
 }
 
 func memberStateOf(ws *magosv1.Workspace) memberState {
 	s := memberState{
-		Ready:            meta.IsStatusConditionTrue(ws.Status.Conditions, magosv1.ReadyCondition),
-		Failed:           ws.Status.Phase == magosv1.PhaseFailed,
-		Drifted:          meta.IsStatusConditionTrue(ws.Status.Conditions, magosv1.DriftedCondition),
-		AwaitingApproval: ws.Status.Phase == magosv1.PhaseAwaitingApproval,
-		Running:          ws.Status.CurrentRun != nil,
+		Ready:             meta.IsStatusConditionTrue(ws.Status.Conditions, magosv1.ReadyCondition),
+		Failed:            ws.Status.Phase == magosv1.PhaseFailed,
+		Drifted:           meta.IsStatusConditionTrue(ws.Status.Conditions, magosv1.DriftedCondition),
+		AwaitingApproval:  ws.Status.Phase == magosv1.PhaseAwaitingApproval,
+		AwaitingPromotion: ws.Status.Phase == magosv1.PhaseAwaitingPromotion,
+		Running:           ws.Status.CurrentRun != nil,
 	}
 	if ws.Spec.ProjectRef != nil {
 		s.Project = ws.Spec.ProjectRef.Name

@@ -37,6 +37,9 @@ type WorkspaceRollupApplyConfiguration struct {
 	Drifted *int32 `json:"drifted,omitempty"`
 	// AwaitingApproval counts members in phase AwaitingApproval.
 	AwaitingApproval *int32 `json:"awaitingApproval,omitempty"`
+	// AwaitingPromotion counts members in phase AwaitingPromotion (waiting
+	// for a Rollout stage to admit their revision).
+	AwaitingPromotion *int32 `json:"awaitingPromotion,omitempty"`
 	// Running counts members with a run in progress (status.currentRun set).
 	Running *int32 `json:"running,omitempty"`
 }
@@ -84,6 +87,14 @@ func (b *WorkspaceRollupApplyConfiguration) WithDrifted(value int32) *WorkspaceR
 // If called multiple times, the AwaitingApproval field is set to the value of the last call.
 func (b *WorkspaceRollupApplyConfiguration) WithAwaitingApproval(value int32) *WorkspaceRollupApplyConfiguration {
 	b.AwaitingApproval = &value
+	return b
+}
+
+// WithAwaitingPromotion sets the AwaitingPromotion field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the AwaitingPromotion field is set to the value of the last call.
+func (b *WorkspaceRollupApplyConfiguration) WithAwaitingPromotion(value int32) *WorkspaceRollupApplyConfiguration {
+	b.AwaitingPromotion = &value
 	return b
 }
 
