@@ -8,6 +8,7 @@ export GOFLAGS ?= -buildvcs=false
 
 # Versions of the real pieces the tests and the demo run.
 KUBE_VERSION := $(shell sed -n 's/^\tk8s.io\/kubernetes v//p' tools/controlplane/kubernetes/go.mod)
+KUBE_NEXT_VERSION := $(shell sed -n 's/^\tk8s.io\/kubernetes v//p' tools/controlplane/kubernetes-next/go.mod)
 ETCD_VERSION := $(shell sed -n 's/^require go.etcd.io\/etcd\/server\/v3 v//p' tools/controlplane/etcd/go.mod)
 TOFU_VERSION := 1.10.6
 KYVERNO_VERSION := 1.19.1
@@ -15,6 +16,12 @@ FLUX_SOURCE_API_VERSION := 1.9.6
 FLUX_HELM_API_VERSION := 1.6.5
 
 KUBE_ASSETS := $(BIN)/k8s
+# kube_version_flags stamps a Kubernetes version into a binary (it reports it
+# in --version and /version).
+kube_version_flags = -X k8s.io/component-base/version.gitVersion=v$(1) \
+	-X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(1))) \
+	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(1)))
+KUBE_NEXT_ASSETS := $(BIN)/k8s-next
 ENGINES := $(BIN)/engines
 TOFU := $(ENGINES)/opentofu/$(TOFU_VERSION)/tofu
 # The magostest provider, in the filesystem mirror layout OpenTofu installs from
@@ -30,7 +37,7 @@ HELM := $(BIN)/helm
 
 # Every Go module of the repository; tools modules are kept out of go.work.
 WORK_MODULES := apis apis/client controllers runner tools/harness
-TOOL_MODULES := tools tools/controlplane/kubernetes tools/controlplane/etcd tools/testprovider tools/helm
+TOOL_MODULES := tools tools/controlplane/kubernetes tools/controlplane/kubernetes-next tools/controlplane/etcd tools/testprovider tools/helm
 MODULES := $(WORK_MODULES) $(TOOL_MODULES)
 CONTROLLERS := workspace project rollout variableset
 
@@ -83,8 +90,12 @@ build: ## Build the controller and runner binaries into bin/, and check every mo
 
 .PHONY: test
 test: tools ## Run every test against the local control plane (builds the tools first if absent).
-	go test $(GO_TEST_FLAGS) $(addprefix ./,$(addsuffix /...,$(WORK_MODULES)))
+	MAGOS_KUBE_VERSION=v$(KUBE_VERSION) go test $(GO_TEST_FLAGS) $(addprefix ./,$(addsuffix /...,$(WORK_MODULES)))
 	cd tools/testprovider && GOWORK=off go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: test-compat
+test-compat: tools $(KUBE_NEXT_ASSETS)/kube-apiserver ## Run the controller tests against the next Kubernetes minor's kube-apiserver.
+	MAGOS_KUBE_APISERVER_DIR=$(KUBE_NEXT_ASSETS) MAGOS_KUBE_VERSION=v$(KUBE_NEXT_VERSION) go test $(GO_TEST_FLAGS) ./controllers/...
 
 .PHONY: e2e
 e2e: tools ## Run only the end-to-end tests (binaries as processes).
@@ -101,7 +112,11 @@ tools: $(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/etcd $(KUBE_ASSETS)/kubectl 
 
 $(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/kubectl: $(KUBE_ASSETS)/%: tools/controlplane/kubernetes/go.mod tools/controlplane/kubernetes/cmd/%/main.go
 	@echo "Building $* v$(KUBE_VERSION) (the first kube-apiserver build takes ~5 minutes)"
-	cd tools/controlplane/kubernetes && GOWORK=off go build -trimpath -ldflags "-s -w" -o $@.tmp ./cmd/$* && mv $@.tmp $@
+	cd tools/controlplane/kubernetes && GOWORK=off go build -trimpath -ldflags "-s -w $(call kube_version_flags,$(KUBE_VERSION))" -o $@.tmp ./cmd/$* && mv $@.tmp $@
+
+$(KUBE_NEXT_ASSETS)/kube-apiserver: tools/controlplane/kubernetes-next/go.mod tools/controlplane/kubernetes-next/cmd/kube-apiserver/main.go
+	@echo "Building kube-apiserver v$(KUBE_NEXT_VERSION) for the compatibility run"
+	cd tools/controlplane/kubernetes-next && GOWORK=off go build -trimpath -ldflags "-s -w $(call kube_version_flags,$(KUBE_NEXT_VERSION))" -o $@.tmp ./cmd/kube-apiserver && mv $@.tmp $@
 
 $(KUBE_ASSETS)/etcd: tools/controlplane/etcd/go.mod tools/controlplane/etcd/main.go
 	@echo "Building etcd v$(ETCD_VERSION)"

@@ -57,20 +57,33 @@ func Run(m *testing.M, env **Environment) int {
 	return code
 }
 
-// Start boots kube-apiserver and etcd from bin/k8s and installs the CRDs.
+// KubeAssetsEnv names a directory whose kube-apiserver replaces the one in
+// bin/k8s (etcd still comes from bin/k8s): `make test-compat` points it at
+// the next Kubernetes minor.
+const KubeAssetsEnv = "MAGOS_KUBE_APISERVER_DIR"
+
+// Start boots kube-apiserver and etcd from bin/k8s (or the kube-apiserver
+// of $MAGOS_KUBE_APISERVER_DIR) and installs the CRDs.
 func Start() (*Environment, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
 	}
 	assets := filepath.Join(root, "bin", "k8s")
-	for _, b := range []string{"kube-apiserver", "etcd"} {
-		if _, err := os.Stat(filepath.Join(assets, b)); err != nil {
-			return nil, fmt.Errorf("%s not found in %s: run `make tools` first", b, assets)
+	apiserverDir := assets
+	if dir := os.Getenv(KubeAssetsEnv); dir != "" {
+		apiserverDir = dir
+	}
+	for _, b := range []string{filepath.Join(apiserverDir, "kube-apiserver"), filepath.Join(assets, "etcd")} {
+		if _, err := os.Stat(b); err != nil {
+			return nil, fmt.Errorf("%s not found: run `make tools` first", b)
 		}
 	}
 	te := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
+		ControlPlane: envtest.ControlPlane{
+			APIServer: &envtest.APIServer{Path: filepath.Join(apiserverDir, "kube-apiserver")},
+		},
 		CRDDirectoryPaths: []string{
 			filepath.Join(root, "charts", "magos-crds", "crds"),
 			filepath.Join(root, "tools", "testdata", "crds", "flux"),
