@@ -26,8 +26,6 @@ import (
 type Reconciler struct {
 	client.Client
 	Events events.EventRecorder
-	// Now is the clock; tests may set it. Default time.Now.
-	Now func() time.Time
 }
 
 // Reconcile drives one Rollout: get, patch base, deferred status patch with
@@ -100,7 +98,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, rerror.Retry(SourceNotReadyReason, err)
 	}
 
-	o := observed{Revision: revision, Now: r.now(), Members: make([][]member, len(staged.Stages))}
+	o := observed{Revision: revision, Now: time.Now(), Members: make([][]member, len(staged.Stages))}
 	o.Aborted = ro.Annotations[magosv1.AbortAnnotation] == revision
 	obs.Aborted = o.Aborted
 	for i, wss := range staged.Stages {
@@ -170,16 +168,14 @@ func (r *Reconciler) recordTransitions(base, ro *magosv1.Rollout) {
 			r.Events.Eventf(ro, nil, eventType, "Stage"+string(st.Phase), "Promote", "Stage %s: %s", st.Name, st.Message)
 		}
 	}
-	if done, wasDone := currentStage(ro.Status.Stages) == nil, currentStage(base.Status.Stages) == nil && base.Status.Revision == ro.Status.Revision; done && !wasDone && len(ro.Status.Stages) > 0 {
+	if rolledOut(ro) && !(rolledOut(base) && base.Status.Revision == ro.Status.Revision) {
 		if first := ro.Status.Stages[0].Started; first != nil {
-			metrics.RecordRolloutDuration(r.now().Sub(first.Time).Seconds())
+			metrics.RecordRolloutDuration(time.Since(first.Time).Seconds())
 		}
 	}
 }
 
-func (r *Reconciler) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
-	}
-	return time.Now()
+// rolledOut reports whether every stage of ro succeeded.
+func rolledOut(ro *magosv1.Rollout) bool {
+	return len(ro.Status.Stages) > 0 && currentStage(ro.Status.Stages) == nil
 }
