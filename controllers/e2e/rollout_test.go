@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -135,7 +136,7 @@ func TestRolloutHalts(t *testing.T) {
 	f.waitRollout(3*time.Minute, "the first revision rolled out", rolledOut(rev1))
 
 	rev2 := f.commit("bad")
-	var rev4 string
+	var rev4, rev5 string
 	t.Run("a policy failure in staging halts the rollout and prod keeps its revision", func(t *testing.T) {
 		f.promote("prod", rev2)
 		ro := f.waitRollout(3*time.Minute, "halted in staging", stageIs("staging", magosv1.StageHalted, rev2))
@@ -181,7 +182,7 @@ func TestRolloutHalts(t *testing.T) {
 	})
 
 	t.Run("abort stops a revision where it is", func(t *testing.T) {
-		rev5 := f.commit("v5")
+		rev5 = f.commit("v5")
 		f.waitRollout(3*time.Minute, "prod waits for rev5", stageIs("prod", magosv1.StageWaitingForPromotion, rev5))
 		f.patchRollout(func(ro *magosv1.Rollout) { ro.Annotations = map[string]string{magosv1.AbortAnnotation: rev5} })
 		ro := f.waitRollout(time.Minute, "aborted", func(ro *magosv1.Rollout) bool {
@@ -194,5 +195,32 @@ func TestRolloutHalts(t *testing.T) {
 			"an aborted revision was applied")
 		ws := f.waitWorkspace("prod-a", time.Minute, "keeps rev4", awaitingPromotion(rev5, rev4))
 		assert.Contains(t, conditionOf(ws.Status.Conditions, magosv1.ReadyCondition).Message, "the stage is Halted")
+	})
+
+	t.Run("suspend holds a new revision; a bake time delays the next stage", func(t *testing.T) {
+		f.patchRollout(func(ro *magosv1.Rollout) {
+			ro.Spec.Suspend = true
+			ro.Spec.Stages[0].BakeTime = &metav1.Duration{Duration: 5 * time.Second}
+		})
+		rev6 := f.commit("v6")
+		ro := f.waitRollout(time.Minute, "suspended with rev6", func(ro *magosv1.Rollout) bool {
+			ready := conditionOf(ro.Status.Conditions, magosv1.ReadyCondition)
+			return ro.Status.Revision == rev6 && ready != nil && ready.Reason == magosv1.SuspendedReason
+		})
+		assert.Empty(t, stageOf(ro, "dev").AdmittedRevision, "a suspended Rollout admits nothing, not even the first stage")
+		f.waitWorkspace("dev-a", time.Minute, "plans and waits", awaitingPromotion(rev6, rev5))
+		assert.Never(t, func() bool { return len(f.applies.of(rev6, "dev-a")) > 0 }, 3*time.Second, 250*time.Millisecond,
+			"a suspended Rollout let dev apply")
+
+		f.patchRollout(func(ro *magosv1.Rollout) { ro.Spec.Suspend = false })
+		ro = f.waitRollout(2*time.Minute, "staging admitted after dev baked", func(ro *magosv1.Rollout) bool {
+			return ro.Status.Revision == rev6 && stageOf(ro, "staging").AdmittedRevision == rev6
+		})
+		dev, staging := stageOf(ro, "dev"), stageOf(ro, "staging")
+		require.NotNil(t, dev.Completed)
+		// Both times are stored to the second: a 5s bake leaves at least 4s.
+		assert.GreaterOrEqual(t, staging.Started.Sub(dev.Completed.Time), 4*time.Second,
+			"staging was admitted before dev baked for 5s")
+		assert.True(t, hasEvent(t, f.ns, "release", "StageBaking"))
 	})
 }
