@@ -168,7 +168,8 @@ func (r *Reconciler) recordTransitions(base, ro *magosv1.Rollout) {
 			r.Events.Eventf(ro, nil, eventType, "Stage"+string(st.Phase), "Promote", "Stage %s: %s", st.Name, st.Message)
 		}
 	}
-	if rolledOut(ro) && !(rolledOut(base) && base.Status.Revision == ro.Status.Revision) {
+	alreadyRolledOut := rolledOut(base) && base.Status.Revision == ro.Status.Revision
+	if rolledOut(ro) && !alreadyRolledOut {
 		if first := ro.Status.Stages[0].Started; first != nil {
 			metrics.RecordRolloutDuration(time.Since(first.Time).Seconds())
 		}
