@@ -76,7 +76,7 @@ func TestRolloutPromotesStageByStage(t *testing.T) {
 			return ro.Status.Revision == rev3 && stageOf(ro, "staging").AdmittedRevision == rev3
 		})
 		f.stopController()
-		time.Sleep(2 * time.Second)
+		time.Sleep(2 * time.Second) // downtime, not synchronisation: runs admitted before the stop go on without the controllers
 		f.startController()
 		ro := f.waitRollout(3*time.Minute, "rolled out after the restart", rolledOut(rev3))
 		assert.Equal(t, stageOf(before, "dev").Started, stageOf(ro, "dev").Started, "the restart kept the stage's admission")
