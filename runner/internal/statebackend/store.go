@@ -199,8 +199,11 @@ func (s *Store) Lock(ctx context.Context, raw []byte) error {
 
 func (s *Store) lockOnce(ctx context.Context, id string, raw []byte) error {
 	now := metav1.NowMicro()
-	lease, err := s.Leases.Get(ctx, s.LockLease, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
+	lease, err := s.readLock(ctx)
+	if err != nil {
+		return err
+	}
+	if lease == nil {
 		_, err = s.Leases.Create(ctx, &coordinationv1.Lease{
 			ObjectMeta: metav1.ObjectMeta{
 				Name:        s.LockLease,
@@ -210,9 +213,6 @@ func (s *Store) lockOnce(ctx context.Context, id string, raw []byte) error {
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: &id, AcquireTime: &now},
 		}, metav1.CreateOptions{})
 		return err
-	}
-	if err != nil {
-		return fmt.Errorf("reading lock Lease %s: %w", s.LockLease, err)
 	}
 	if h := holderOf(lease); h != "" {
 		if h == id {
@@ -237,12 +237,9 @@ func (s *Store) Unlock(ctx context.Context, id string) error {
 }
 
 func (s *Store) unlockOnce(ctx context.Context, id string) error {
-	lease, err := s.Leases.Get(ctx, s.LockLease, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("reading lock Lease %s: %w", s.LockLease, err)
+	lease, err := s.readLock(ctx)
+	if err != nil || lease == nil {
+		return err
 	}
 	h := holderOf(lease)
 	if h == "" {
@@ -262,12 +259,9 @@ func (s *Store) unlockOnce(ctx context.Context, id string) error {
 // held with id. An empty id (a write without locking) is allowed only while
 // the lock is free.
 func (s *Store) CheckLock(ctx context.Context, id string) error {
-	lease, err := s.Leases.Get(ctx, s.LockLease, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("reading lock Lease %s: %w", s.LockLease, err)
+	lease, err := s.readLock(ctx)
+	if err != nil || lease == nil {
+		return err
 	}
 	h := holderOf(lease)
 	switch {
@@ -284,17 +278,23 @@ func (s *Store) CheckLock(ctx context.Context, id string) error {
 
 // Holder returns who holds the lock, or "" when it is free.
 func (s *Store) Holder(ctx context.Context) (string, error) {
-	lease, err := s.Leases.Get(ctx, s.LockLease, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return "", nil
-	}
-	if err != nil {
+	lease, err := s.readLock(ctx)
+	if err != nil || lease == nil || holderOf(lease) == "" {
 		return "", err
 	}
-	if holderOf(lease) == "" {
-		return "", nil
-	}
 	return lockedError(lease).Held.Holder(), nil
+}
+
+// readLock reads the lock Lease; a missing Lease is nil, not an error.
+func (s *Store) readLock(ctx context.Context) (*coordinationv1.Lease, error) {
+	lease, err := s.Leases.Get(ctx, s.LockLease, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading lock Lease %s: %w", s.LockLease, err)
+	}
+	return lease, nil
 }
 
 // retry calls f again while it loses an optimistic-concurrency race (a
