@@ -1,5 +1,6 @@
-// Package index holds the field indexes several controllers share, so that
-// controllers running in one manager (as in tests) register each only once.
+// Package index holds the watch plumbing several controllers share: field
+// indexes, registered once per manager however many controllers of it (as
+// in tests) ask for them, and the mapping of listed objects to requests.
 package index
 
 import (
@@ -9,6 +10,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
@@ -31,4 +33,16 @@ func AddWorkspaceProjectRef(mgr ctrl.Manager) error {
 		}
 		return nil
 	})
+}
+
+// Requests returns a reconcile request for each listed object.
+func Requests[T any, P interface {
+	*T
+	client.Object
+}](items []T) []reconcile.Request {
+	reqs := make([]reconcile.Request, 0, len(items))
+	for i := range items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(P(&items[i]))})
+	}
+	return reqs
 }

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/index"
 )
 
 // variableSetRefsIndex indexes Projects by the names in spec.variableSetRefs.
@@ -46,11 +47,7 @@ func (r *Reconciler) projectsForVariableSet(ctx context.Context, o client.Object
 		ctrl.LoggerFrom(ctx).Error(err, "Failed to list Projects for a VariableSet", "variableSet", o.GetName())
 		return nil
 	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, p := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}})
-	}
-	return reqs
+	return index.Requests(list.Items)
 }
 
 // memberChanged passes Workspace updates that change what the roll-up

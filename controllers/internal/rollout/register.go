@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -99,11 +98,7 @@ func (r *Reconciler) listRollouts(ctx context.Context, opts ...client.ListOption
 		ctrl.LoggerFrom(ctx).Error(err, "Failed to list Rollouts")
 		return nil
 	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, ro := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ro.Namespace, Name: ro.Name}})
-	}
-	return reqs
+	return index.Requests(list.Items)
 }
 
 // createOrDelete passes only creations and deletions.

@@ -3,13 +3,13 @@ package workspace
 import (
 	"context"
 
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
+	"github.com/magos-dev/magos/controllers/internal/index"
 )
 
 // sourceRefIndex indexes Workspaces by "<kind>/<namespace>/<name>" of their source.
@@ -31,10 +31,6 @@ func (r *Reconciler) workspacesForSource(kind string) func(context.Context, clie
 			ctrl.LoggerFrom(ctx).Error(err, "Failed to list Workspaces for source", "source", o.GetName())
 			return nil
 		}
-		reqs := make([]reconcile.Request, 0, len(list.Items))
-		for _, ws := range list.Items {
-			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ws.Namespace, Name: ws.Name}})
-		}
-		return reqs
+		return index.Requests(list.Items)
 	}
 }

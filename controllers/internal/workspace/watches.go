@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/index"
 )
 
 // servedPolicyKinds are the Kyverno policy kinds the apiserver serves, at
@@ -56,9 +57,5 @@ func (r *Reconciler) workspacesInNamespace(ctx context.Context, o client.Object)
 		ctrl.LoggerFrom(ctx).Error(err, "Failed to list Workspaces", "namespace", o.GetNamespace())
 		return nil
 	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, ws := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ws.Namespace, Name: ws.Name}})
-	}
-	return reqs
+	return index.Requests(list.Items)
 }
