@@ -13,7 +13,6 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -233,16 +232,8 @@ func (s *stack) newWorkspace(name, repo string, mutate func(*magosv1.Workspace))
 // waitWorkspace polls the Workspace until ok holds, failing after timeout.
 func (s *stack) waitWorkspace(name string, timeout time.Duration, what string, ok func(*magosv1.Workspace) bool) *magosv1.Workspace {
 	s.t.Helper()
-	ws := &magosv1.Workspace{}
-	if !assert.Eventually(s.t, func() bool {
-		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: s.ns, Name: name}, ws); err != nil {
-			return false
-		}
-		return ok(ws)
-	}, timeout, 250*time.Millisecond, "Workspace %s: %s", name, what) {
-		s.t.Fatalf("last status of Workspace %s: %+v", name, ws.Status)
-	}
-	return ws
+	return testenv.WaitFor(s.t, env.Client, client.ObjectKey{Namespace: s.ns, Name: name}, &magosv1.Workspace{}, timeout, 250*time.Millisecond,
+		ok, "Workspace "+name+": "+what)
 }
 
 // appliedRevision is a wait condition: the Workspace applied revision rev and is Ready.

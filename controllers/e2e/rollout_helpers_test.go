@@ -21,6 +21,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
 // rolloutFixture is a Project "app" whose Workspaces <stage>-a, <stage>-b…
@@ -90,16 +91,8 @@ func (f *rolloutFixture) rollout() *magosv1.Rollout {
 // waitRollout polls the Rollout until ok holds.
 func (f *rolloutFixture) waitRollout(timeout time.Duration, what string, ok func(*magosv1.Rollout) bool) *magosv1.Rollout {
 	f.t.Helper()
-	ro := &magosv1.Rollout{}
-	if !assert.Eventually(f.t, func() bool {
-		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: "release"}, ro); err != nil {
-			return false
-		}
-		return ro.Status.ObservedGeneration == ro.Generation && ok(ro)
-	}, timeout, 250*time.Millisecond, "Rollout: %s", what) {
-		f.t.Fatalf("last Rollout status: %+v", ro.Status)
-	}
-	return ro
+	return testenv.WaitFor(f.t, env.Client, client.ObjectKey{Namespace: f.ns, Name: "release"}, &magosv1.Rollout{}, timeout, 250*time.Millisecond,
+		func(ro *magosv1.Rollout) bool { return ro.Status.ObservedGeneration == ro.Generation && ok(ro) }, "Rollout: "+what)
 }
 
 // patchRollout applies mutate to the Rollout.

@@ -38,14 +38,8 @@ func startController(t testing.TB, ns string) {
 // eventually polls until cond holds for the Project ns/name at its current generation.
 func eventually(t testing.TB, ns, name string, cond func(*magosv1.Project) bool, msg string) *magosv1.Project {
 	t.Helper()
-	p := &magosv1.Project{}
-	require.Eventually(t, func() bool {
-		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
-			return false
-		}
-		return p.Status.ObservedGeneration == p.Generation && cond(p)
-	}, 30*time.Second, 100*time.Millisecond, "%s; last status: %+v", msg, p.Status)
-	return p
+	return testenv.WaitFor(t, env.Client, client.ObjectKey{Namespace: ns, Name: name}, &magosv1.Project{}, 30*time.Second, 100*time.Millisecond,
+		func(p *magosv1.Project) bool { return p.Status.ObservedGeneration == p.Generation && cond(p) }, msg)
 }
 
 func conditionIs(t string, s metav1.ConditionStatus) func(*magosv1.Project) bool {

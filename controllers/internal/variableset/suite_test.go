@@ -47,14 +47,8 @@ func startController(t testing.TB, ns string) {
 // eventually polls until cond holds for the VariableSet ns/name.
 func eventually(t testing.TB, ns, name string, cond func(*magosv1.VariableSet) bool, msg string) *magosv1.VariableSet {
 	t.Helper()
-	vs := &magosv1.VariableSet{}
-	require.Eventually(t, func() bool {
-		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, vs); err != nil {
-			return false
-		}
-		return vs.Status.ObservedGeneration == vs.Generation && cond(vs)
-	}, 30*time.Second, 100*time.Millisecond, "%s; last status: %+v", msg, vs.Status)
-	return vs
+	return testenv.WaitFor(t, env.Client, client.ObjectKey{Namespace: ns, Name: name}, &magosv1.VariableSet{}, 30*time.Second, 100*time.Millisecond,
+		func(vs *magosv1.VariableSet) bool { return vs.Status.ObservedGeneration == vs.Generation && cond(vs) }, msg)
 }
 
 // readyIs reports whether Ready has status s (and reason, if not empty).
