@@ -108,11 +108,23 @@ bench: tools ## Run the benchmarks and print their figures.
 ##@ Local control plane
 
 .PHONY: tools
-tools: $(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/etcd $(KUBE_ASSETS)/kubectl $(TOFU) $(TESTPROVIDER) $(HELM) ## Build kube-apiserver, etcd, kubectl, OpenTofu, helm and the test provider into bin/ (cached).
+# The tools the demo needs, and what the tests need on top of them.
+DEMO_TOOLS := $(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/etcd $(KUBE_ASSETS)/kubectl $(TOFU)
+TEST_TOOLS := $(DEMO_TOOLS) $(TESTPROVIDER) $(HELM)
+# Tool builds run two at a time: each go build is parallel inside, but its
+# link and dependency-resolution steps are not, so two overlap well on 2 cores.
+TOOL_JOBS ?= 2
+
+tools: ## Build kube-apiserver, etcd, kubectl, OpenTofu, helm and the test provider into bin/ (cached).
+	@$(MAKE) --no-print-directory -j$(TOOL_JOBS) $(TEST_TOOLS)
 
 $(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/kubectl: $(KUBE_ASSETS)/%: tools/controlplane/kubernetes/go.mod tools/controlplane/kubernetes/cmd/%/main.go
 	@echo "Building $* v$(KUBE_VERSION) (the first kube-apiserver build takes ~5 minutes)"
 	cd tools/controlplane/kubernetes && GOWORK=off go build -trimpath -ldflags "-s -w $(call kube_version_flags,$(KUBE_VERSION))" -o $@.tmp ./cmd/$* && mv $@.tmp $@
+
+# kubectl shares most packages with kube-apiserver: building it after
+# kube-apiserver reuses the build cache instead of compiling them twice.
+$(KUBE_ASSETS)/kubectl: | $(KUBE_ASSETS)/kube-apiserver
 
 $(KUBE_NEXT_ASSETS)/kube-apiserver: tools/controlplane/kubernetes-next/go.mod tools/controlplane/kubernetes-next/cmd/kube-apiserver/main.go
 	@echo "Building kube-apiserver v$(KUBE_NEXT_VERSION) for the compatibility run"
@@ -150,8 +162,9 @@ $(GOLANGCI_LINT): tools/go.mod
 ##@ Demo
 
 .PHONY: demo
-demo: tools build ## Start a local control plane with the four controllers and apply deploy/examples.
-	go build -o $(BIN)/ ./tools/harness/cmd/localcp ./tools/harness/cmd/executor ./tools/harness/cmd/localsource
+demo: ## Start a local control plane with the four controllers and apply deploy/examples.
+	@$(MAKE) --no-print-directory -j$(TOOL_JOBS) $(DEMO_TOOLS)
+	go build -o $(BIN)/ $(addprefix ./controllers/,$(CONTROLLERS)) ./runner ./tools/harness/cmd/localcp ./tools/harness/cmd/executor ./tools/harness/cmd/localsource
 	bash tools/hack/demo.sh
 
 .PHONY: demo-stop
