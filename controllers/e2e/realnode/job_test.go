@@ -3,6 +3,8 @@ package realnode
 import (
 	"context"
 	"encoding/json"
+	"net"
+	"net/http"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/magos-dev/magos/tools/harness/realnode"
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
@@ -24,16 +27,26 @@ type probeReport struct {
 	GID          int    `json:"gid"`
 	RootWrite    string `json:"rootWrite"`
 	ScratchWrite string `json:"scratchWrite"`
+	Service      string `json:"service"`
+	URL          string `json:"url"`
 }
 
 // TestHardenedJobRunsAndIsCleanedUp runs a plain Job from an imported
 // image in a non-root Pod with a read-only root filesystem: the real job
 // controller completes it, the runtime enforces the security context, the
-// TTL controller deletes the Job and the garbage collector its Pod.
+// Pod reaches the kubernetes Service (kube-proxy) and a server of the test
+// on the node address, the TTL controller deletes the Job and the garbage
+// collector its Pod.
 func TestHardenedJobRunsAndIsCleanedUp(t *testing.T) {
 	requireNode(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
+	l, err := node.Listen("tcp", net.JoinHostPort(realnode.NodeIP, "0"))
+	require.NoError(t, err)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("served on the node")) }),
+		ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns},
 		Spec: batchv1.JobSpec{
@@ -58,6 +71,7 @@ func TestHardenedJobRunsAndIsCleanedUp(t *testing.T) {
 						Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 					},
 					VolumeMounts: []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}},
+					Env:          []corev1.EnvVar{{Name: "PROBE_URL", Value: "http://" + l.Addr().String()}},
 				}},
 				Volumes: []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 			}},
@@ -85,6 +99,8 @@ func TestHardenedJobRunsAndIsCleanedUp(t *testing.T) {
 	assert.Equal(t, 65532, report.GID, "the container runs as the Pod's group")
 	assert.Contains(t, report.RootWrite, "read-only file system", "the root filesystem is read-only")
 	assert.Equal(t, "ok", report.ScratchWrite, "the emptyDir is writable")
+	assert.Equal(t, "ok", report.Service, "the Pod reaches the kubernetes Service through kube-proxy")
+	assert.Equal(t, "served on the node", report.URL, "the Pod reaches a server on the node address")
 
 	finished := time.Now()
 	require.Eventually(t, func() bool {

@@ -143,7 +143,7 @@ authorization:
   mode: Webhook
 clusterDomain: cluster.local
 resolvConf: {{.Dir}}/resolv.conf
-podLogsDir: {{.Dir}}/pod-logs
+podLogsDir: {{.PodLogsDir}}
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard:

@@ -360,3 +360,7 @@ func lock(path string) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// PodLogsDir is where the kubelet keeps the containers' logs (what
+// /var/log/pods holds on other nodes).
+func (n *Node) PodLogsDir() string { return filepath.Join(n.Dir, "pod-logs") }

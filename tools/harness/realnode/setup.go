@@ -66,6 +66,7 @@ func (n *Node) writeConfig(cgroupRoot string) error {
 		"NodeIP":     NodeIP,
 		"NodeName":   NodeName,
 		"CgroupRoot": cgroupRoot,
+		"PodLogsDir": n.PodLogsDir(),
 	}
 	for file, text := range map[string]string{
 		"containerd.toml":             containerdConfig,

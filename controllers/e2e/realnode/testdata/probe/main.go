@@ -1,13 +1,19 @@
 // Command probe runs in a Pod of the real-node tests and reports, as JSON
 // on stdout and in its termination message, what the container runtime
 // enforced: its user and group, whether it could write its root filesystem
-// and whether it could write the emptyDir at /scratch.
+// and whether it could write the emptyDir at /scratch; and what the
+// network gave it: whether it reached the kubernetes Service and the URL
+// in $PROBE_URL.
 package main
 
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
+	"time"
 )
 
 // Report is what the probe saw.
@@ -16,10 +22,14 @@ type Report struct {
 	GID          int    `json:"gid"`
 	RootWrite    string `json:"rootWrite"`
 	ScratchWrite string `json:"scratchWrite"`
+	Service      string `json:"service"`
+	URL          string `json:"url"`
 }
 
 func main() {
-	r := Report{UID: os.Getuid(), GID: os.Getgid(), RootWrite: try("/probe-was-here"), ScratchWrite: try("/scratch/probe-was-here")}
+	r := Report{UID: os.Getuid(), GID: os.Getgid(), RootWrite: try("/probe-was-here"), ScratchWrite: try("/scratch/probe-was-here"),
+		Service: dial(net.JoinHostPort(os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT"))),
+		URL:     get(os.Getenv("PROBE_URL"))}
 	b, err := json.Marshal(r)
 	if err != nil {
 		panic(err)
@@ -34,4 +44,32 @@ func try(path string) string {
 		return err.Error()
 	}
 	return "ok"
+}
+
+// dial opens a TCP connection to addr and returns "ok" or the error.
+func dial(addr string) string {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return err.Error()
+	}
+	c.Close()
+	return "ok"
+}
+
+// get fetches url and returns its body or the error.
+func get(url string) string {
+	if url == "" {
+		return ""
+	}
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
 }
