@@ -71,23 +71,31 @@ func TestRunnerCannotReadAnotherWorkspacesState(t *testing.T) {
 	s.waitWorkspace("alpha", 3*time.Minute, "applies", appliedRevision(rev))
 	s.waitWorkspace("beta", 3*time.Minute, "applies", appliedRevision(rev))
 
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{
-		UserName: fmt.Sprintf("system:serviceaccount:%s:%s", s.ns, magosv1.RunnerServiceAccountName("alpha")),
-		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + s.ns, "system:authenticated"},
-	}
-	alpha, err := client.New(cfg, client.Options{Scheme: setup.Scheme()})
-	require.NoError(t, err)
+	alpha := s.runnerClient("alpha")
 
 	var secret corev1.Secret
 	require.NoError(t, alpha.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: magosv1.StateSecretName("alpha")}, &secret),
 		"a runner reads its own state")
-	err = alpha.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: magosv1.StateSecretName("beta")}, &secret)
+	err := alpha.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: magosv1.StateSecretName("beta")}, &secret)
 	assert.True(t, apierrors.IsForbidden(err), "reading another Workspace's state must be Forbidden, got %v", err)
 	err = alpha.List(ctx, &corev1.SecretList{}, client.InNamespace(s.ns))
 	assert.True(t, apierrors.IsForbidden(err), "listing Secrets must be Forbidden, got %v", err)
 	err = alpha.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "beta-outputs"}, &secret)
 	assert.True(t, apierrors.IsForbidden(err), "reading another Workspace's outputs must be Forbidden, got %v", err)
+}
+
+// runnerClient is a client acting as the runner of Workspace name: it
+// impersonates the runner's ServiceAccount, so RBAC is really enforced.
+func (s *stack) runnerClient(name string) client.Client {
+	s.t.Helper()
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{
+		UserName: fmt.Sprintf("system:serviceaccount:%s:%s", s.ns, magosv1.RunnerServiceAccountName(name)),
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + s.ns, "system:authenticated"},
+	}
+	c, err := client.New(cfg, client.Options{Scheme: setup.Scheme()})
+	require.NoError(s.t, err)
+	return c
 }
 
 func mustJSON(t *testing.T, v any) string {

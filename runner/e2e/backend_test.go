@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -16,7 +15,7 @@ import (
 )
 
 // A Workspace with its own backend block uses it instead of the runner's
-// state server: no state Secret or Lease is touched.
+// state server: the state Secret and Lease are not touched.
 func TestRunnerUsesTheWorkspaceBackend(t *testing.T) {
 	ctx := context.Background()
 	bin := buildRunner(t)
@@ -26,6 +25,7 @@ func TestRunnerUsesTheWorkspaceBackend(t *testing.T) {
 	url, digest := serve(t, tarGz(t, map[string]string{
 		"main.tf": `resource "terraform_data" "a" { input = "a" }`,
 	}))
+	reserve(t, ns, "web", "6f1e0f2c-0c1b-4f57-9a51-5f0e8c1d2a3b", "")
 	statePath := filepath.Join(t.TempDir(), "user.tfstate")
 	backendFile := filepath.Join(t.TempDir(), "backend.tf")
 	require.NoError(t, os.WriteFile(backendFile, []byte("backend \"local\" {\n  path = \""+statePath+"\"\n}\n"), 0o600))
@@ -55,8 +55,11 @@ func TestRunnerUsesTheWorkspaceBackend(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(state), `"terraform_data"`)
 
-	_, err = cs.CoreV1().Secrets(ns).Get(ctx, magosv1.StateSecretName("web"), metav1.GetOptions{})
-	assert.True(t, apierrors.IsNotFound(err), "no state Secret")
-	_, err = cs.CoordinationV1().Leases(ns).Get(ctx, magosv1.LockLeaseName("web"), metav1.GetOptions{})
-	assert.True(t, apierrors.IsNotFound(err), "no lock Lease")
+	sec, err := cs.CoreV1().Secrets(ns).Get(ctx, magosv1.StateSecretName("web"), metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, sec.Data, "no state in the state Secret")
+	lease, err := cs.CoordinationV1().Leases(ns).Get(ctx, magosv1.LockLeaseName("web"), metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Nil(t, lease.Spec.HolderIdentity, "the lock Lease was not taken")
+	assert.Empty(t, lease.Annotations, "no lock info")
 }

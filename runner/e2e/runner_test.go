@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -66,6 +65,7 @@ func TestRunnerPlanApplyDestroy(t *testing.T) {
 		"infra/app/main.tf": config,
 	}))
 	const ws = "web"
+	reserve(t, ns, ws, "6f1e0f2c-0c1b-4f57-9a51-5f0e8c1d2a3b", "web-outputs")
 	vars := func(planID, planDigest string) map[string]string {
 		return map[string]string{
 			"KUBECONFIG":              env.Kubeconfig,
@@ -100,12 +100,9 @@ func TestRunnerPlanApplyDestroy(t *testing.T) {
 	secrets := cs.CoreV1().Secrets(ns)
 	leases := cs.CoordinationV1().Leases(ns)
 	stateExists := func() bool {
-		_, err := secrets.Get(ctx, magosv1.StateSecretName(ws), metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return false
-		}
+		s, err := secrets.Get(ctx, magosv1.StateSecretName(ws), metav1.GetOptions{})
 		require.NoError(t, err)
-		return true
+		return len(s.Data[magosv1.StateKey]) > 0
 	}
 
 	var planDigest string
@@ -146,8 +143,9 @@ func TestRunnerPlanApplyDestroy(t *testing.T) {
 		assert.Equal(t, "PlanDigestMismatch", e.result.Reason)
 		assert.Contains(t, e.result.Message, "not the approved")
 		assert.False(t, stateExists(), "nothing may be applied")
-		_, err := secrets.Get(ctx, "web-outputs", metav1.GetOptions{})
-		assert.True(t, apierrors.IsNotFound(err), "no outputs may be written")
+		out, err := secrets.Get(ctx, "web-outputs", metav1.GetOptions{})
+		require.NoError(t, err)
+		assert.Empty(t, out.Data, "no outputs may be written")
 
 		e = run(magosv1.RunApply, vars("plan-0", planDigest))
 		assert.Equal(t, magosv1.ResultStale, e.result.Result)

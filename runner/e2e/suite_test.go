@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -18,8 +19,13 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/runner/planstore"
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
@@ -36,6 +42,39 @@ func buildRunner(t *testing.T) string {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "building the runner: %s", out)
 	return bin
+}
+
+// reserve creates what the workspace-controller creates before a run, as
+// the runner may not create Secrets or Leases: the state Secret, the lock
+// Lease, DefaultPlanChunks plan Secrets and, unless outputs is "", the
+// outputs Secret.
+func reserve(t *testing.T, ns, ws, uid, outputs string) {
+	t.Helper()
+	ctx := context.Background()
+	cs, err := kubernetes.NewForConfig(env.Config)
+	require.NoError(t, err)
+	owner := planstore.WorkspaceOwner(ws, uid)
+	owned := metav1.ObjectMeta{
+		Labels:          map[string]string{magosv1.WorkspaceLabel: ws, magosv1.ManagedByLabel: magosv1.ManagedByValue},
+		OwnerReferences: []metav1.OwnerReference{owner},
+	}
+	_, err = cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Name: magosv1.StateSecretName(ws), Labels: magosv1.StateSecretLabels(ws)}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	lease := &coordinationv1.Lease{ObjectMeta: *owned.DeepCopy()}
+	lease.Name = magosv1.LockLeaseName(ws)
+	_, err = cs.CoordinationV1().Leases(ns).Create(ctx, lease, metav1.CreateOptions{})
+	require.NoError(t, err)
+	for i := range magosv1.DefaultPlanChunks {
+		_, err = cs.CoreV1().Secrets(ns).Create(ctx, planstore.EmptyChunk(ws, i, owner), metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	if outputs != "" {
+		out := &corev1.Secret{ObjectMeta: *owned.DeepCopy()}
+		out.Name = outputs
+		_, err = cs.CoreV1().Secrets(ns).Create(ctx, out, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
 }
 
 // versionsDir is where `make tools` puts the engines.

@@ -92,9 +92,13 @@ func getChunk(ctx context.Context, g Getter, workspace string, i int) (*corev1.S
 	return s, nil
 }
 
-// metaOf reads chunk 0's annotations.
+// metaOf reads chunk 0's annotations. A chunk reserved by the controller
+// and never written holds no plan.
 func metaOf(s *corev1.Secret) (Meta, error) {
 	a := s.Annotations
+	if len(s.Data) == 0 && a[magosv1.PlanIDAnnotation] == "" && s.Type == magosv1.PlanSecretType {
+		return Meta{}, fmt.Errorf("%w: Secret %s is reserved but holds no plan yet", ErrNotFound, s.Name)
+	}
 	m := Meta{
 		ID:     a[magosv1.PlanIDAnnotation],
 		Digest: a[magosv1.PlanDigestAnnotation],

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,7 +23,31 @@ var (
 	ErrCorrupt = errors.New("stored plan is corrupt")
 	// ErrTooLarge means the plan needs more than MaxPlanChunks Secrets.
 	ErrTooLarge = errors.New("plan is too large to store")
+	// ErrNotReserved means a chunk Secret the plan needs does not exist;
+	// the error is a *NotReservedError.
+	ErrNotReserved = errors.New("plan Secrets not reserved")
 )
+
+// NotReservedError says how many chunk Secrets a plan needs when fewer are
+// reserved. The runner may not create Secrets; the workspace-controller
+// reserves them.
+type NotReservedError struct {
+	// Chunks is how many chunk Secrets the plan needs.
+	Chunks int
+	// Name is the missing Secret, when known.
+	Name string
+}
+
+func (e *NotReservedError) Error() string {
+	what := "they are"
+	if e.Name != "" {
+		what = "plan Secret " + e.Name + " is"
+	}
+	return fmt.Sprintf("the plan needs %d plan Secrets and %s not reserved; the workspace-controller reserves them before a plan (the runner may not create Secrets)", e.Chunks, what)
+}
+
+// Is makes errors.Is(err, ErrNotReserved) true.
+func (e *NotReservedError) Is(target error) bool { return target == ErrNotReserved }
 
 // Getter reads one Secret by name in the plan's namespace. client-go's
 // SecretInterface (clientset.CoreV1().Secrets(namespace)) satisfies it; wrap
@@ -50,12 +75,11 @@ func (f GetterFunc) Get(ctx context.Context, name string, _ metav1.GetOptions) (
 	return f(ctx, name)
 }
 
-// Writer creates, replaces and deletes Secrets by name in the plan's
-// namespace; client-go's SecretInterface satisfies it.
+// Writer reads and replaces Secrets by name in the plan's namespace;
+// client-go's SecretInterface satisfies it. It needs no create or delete.
 type Writer interface {
-	Create(ctx context.Context, secret *corev1.Secret, opts metav1.CreateOptions) (*corev1.Secret, error)
+	Getter
 	Update(ctx context.Context, secret *corev1.Secret, opts metav1.UpdateOptions) (*corev1.Secret, error)
-	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
 }
 
 // Meta describes a stored plan; it is what chunk 0's annotations say.

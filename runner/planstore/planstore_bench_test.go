@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/runner/planstore"
 )
 
@@ -17,6 +18,7 @@ func BenchmarkStoreLoad50MB(b *testing.B) {
 	ctx := context.Background()
 	ns := env.NewNamespace(b)
 	secrets := clientset(b).CoreV1().Secrets(ns)
+	reserve(b, secrets, magosv1.MaxPlanChunks)
 	r := rand.NewChaCha8([32]byte{2})
 	bin := make([]byte, 40<<20)
 	_, _ = r.Read(bin)

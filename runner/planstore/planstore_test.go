@@ -37,6 +37,16 @@ func input(id string, planJSON, planBin []byte) planstore.Input {
 	}
 }
 
+// reserve creates chunk Secrets 0..n-1 empty, as the workspace-controller
+// does before a plan.
+func reserve(t testing.TB, secrets corev1Secrets, n int) {
+	t.Helper()
+	for i := range n {
+		_, err := secrets.Create(context.Background(), planstore.EmptyChunk(workspace, i, input("", nil, nil).Owner), metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+}
+
 // chunkNames lists the plan Secrets that exist, by probing names in order.
 func chunkNames(t *testing.T, secrets planstore.Getter) []string {
 	t.Helper()
@@ -56,6 +66,7 @@ func TestStoreAndLoadMultiChunkPlan(t *testing.T) {
 	ctx := context.Background()
 	ns := env.NewNamespace(t)
 	secrets := clientset(t).CoreV1().Secrets(ns)
+	reserve(t, secrets, 4)
 
 	// Random bytes do not compress: 2.5 MB need four chunks of 768 KiB.
 	bigJSON := []byte(`{"format_version":"1.2","resource_changes":[]}`)
@@ -93,11 +104,18 @@ func TestStoreAndLoadMultiChunkPlan(t *testing.T) {
 	assert.Equal(t, "plan-1", stat.ID)
 	assert.Equal(t, meta.Digest, stat.Digest)
 
-	// A smaller plan replaces it and the leftover chunks go.
+	// A smaller plan replaces it and the leftover chunks are emptied (the
+	// runner could not create them again).
 	smallJSON := []byte(`{"format_version":"1.2"}`)
 	_, err = planstore.Store(ctx, secrets, input("plan-2", smallJSON, []byte("tiny")))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"web-plan-00"}, chunkNames(t, secrets))
+	assert.Len(t, chunkNames(t, secrets), 4)
+	for i := 1; i < 4; i++ {
+		s, err := secrets.Get(ctx, magosv1.PlanSecretName(workspace, i), metav1.GetOptions{})
+		require.NoError(t, err)
+		assert.Empty(t, s.Data, "leftover chunk %d", i)
+		assert.NotContains(t, s.Labels, magosv1.PlanIDLabel)
+	}
 	got, err = planstore.Load(ctx, secrets, workspace)
 	require.NoError(t, err)
 	assert.Equal(t, "plan-2", got.ID)
@@ -105,10 +123,45 @@ func TestStoreAndLoadMultiChunkPlan(t *testing.T) {
 	assert.Equal(t, []byte("tiny"), got.Binary)
 }
 
+// The runner may not create Secrets: a plan that needs more chunk Secrets
+// than are reserved writes nothing and says how many it needs.
+func TestStoreNeedsReservedChunks(t *testing.T) {
+	ctx := context.Background()
+	secrets := clientset(t).CoreV1().Secrets(env.NewNamespace(t))
+	planJSON := []byte(`{"format_version":"1.2"}`)
+
+	_, err := planstore.Store(ctx, secrets, input("plan-0", planJSON, []byte("bin")))
+	var notReserved *planstore.NotReservedError
+	require.ErrorAs(t, err, &notReserved)
+	assert.Equal(t, 1, notReserved.Chunks)
+
+	reserve(t, secrets, 2)
+	_, err = planstore.Store(ctx, secrets, input("plan-1", planJSON, []byte("bin")))
+	require.NoError(t, err)
+	// Random bytes do not compress: three chunks.
+	_, err = planstore.Store(ctx, secrets, input("plan-2", planJSON, randomBytes(t, 2*magosv1.PlanChunkBytes)))
+	require.ErrorIs(t, err, planstore.ErrNotReserved)
+	require.ErrorAs(t, err, &notReserved)
+	assert.Equal(t, 3, notReserved.Chunks)
+	assert.ErrorContains(t, err, "the plan needs 3 plan Secrets")
+	got, err := planstore.Load(ctx, secrets, workspace)
+	require.NoError(t, err)
+	assert.Equal(t, "plan-1", got.ID, "the stored plan is left as it was")
+}
+
+// A chunk Secret reserved but never written holds no plan.
+func TestLoadOfReservedChunksIsNotFound(t *testing.T) {
+	secrets := clientset(t).CoreV1().Secrets(env.NewNamespace(t))
+	reserve(t, secrets, 1)
+	_, err := planstore.Load(context.Background(), secrets, workspace)
+	require.ErrorIs(t, err, planstore.ErrNotFound)
+}
+
 func TestLoadThroughGetterFunc(t *testing.T) {
 	ctx := context.Background()
 	ns := env.NewNamespace(t)
 	secrets := clientset(t).CoreV1().Secrets(ns)
+	reserve(t, secrets, 1)
 	_, err := planstore.Store(ctx, secrets, input("plan-1", []byte(`{"format_version":"1.2"}`), []byte("bin")))
 	require.NoError(t, err)
 
@@ -181,6 +234,7 @@ func TestLoadRefusesBrokenPlans(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ns := env.NewNamespace(t)
 			secrets := clientset(t).CoreV1().Secrets(ns)
+			reserve(t, secrets, 3)
 			meta, err := planstore.Store(ctx, secrets, input("plan-1", planJSON, bin(t)))
 			require.NoError(t, err)
 			require.Equal(t, 3, meta.Chunks)
@@ -194,8 +248,9 @@ func TestLoadRefusesBrokenPlans(t *testing.T) {
 
 // corev1Secrets is the part of a SecretInterface the tests use.
 type corev1Secrets interface {
-	planstore.Getter
 	planstore.Writer
+	Create(ctx context.Context, s *corev1.Secret, opts metav1.CreateOptions) (*corev1.Secret, error)
+	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
 }
 
 func deleteChunks(t *testing.T, s corev1Secrets, chunks ...int) {

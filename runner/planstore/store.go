@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -18,7 +19,10 @@ import (
 )
 
 // Store writes in as the Workspace's stored plan, replacing any earlier one,
-// and returns what it wrote.
+// and returns what it wrote. It writes into the chunk Secrets the
+// workspace-controller reserved (see EmptyChunk) and creates none: when the
+// plan needs more than are reserved, it writes nothing and returns a
+// *NotReservedError saying how many it needs.
 func Store(ctx context.Context, w Writer, in Input) (Meta, error) {
 	stream, err := pack(in.JSON, in.Binary)
 	if err != nil {
@@ -37,29 +41,70 @@ func Store(ctx context.Context, w Writer, in Input) (Meta, error) {
 		Chunks: n,
 		Size:   int64(len(stream)),
 	}
+	// Check the reservation before writing anything, so that a plan too big
+	// for it leaves the stored plan as it was.
+	old, err := reserved(ctx, w, in.Workspace, n)
+	if err != nil {
+		return Meta{}, err
+	}
 	// Chunk 0 last: until it is written, chunk 0 still describes the old
 	// plan, whose checksum the new chunks do not match.
 	// One at a time: on a small control plane, writing chunks in parallel
 	// was slower (etcd and the apiserver are CPU-bound on them).
 	for i := 1; i < n; i++ {
-		if err := put(ctx, w, chunkSecret(in, meta, i, chunkOf(stream, i))); err != nil {
+		if err := put(ctx, w, chunkSecret(in, meta, i, chunkOf(stream, i)), n); err != nil {
 			return Meta{}, err
 		}
 	}
-	if err := put(ctx, w, chunkSecret(in, meta, 0, chunkOf(stream, 0))); err != nil {
+	if err := put(ctx, w, chunkSecret(in, meta, 0, chunkOf(stream, 0)), n); err != nil {
 		return Meta{}, err
 	}
-	// Chunks beyond n belong to an earlier, bigger plan.
-	for i := n; i < magosv1.MaxPlanChunks; i++ {
-		err := w.Delete(ctx, magosv1.PlanSecretName(in.Workspace, i), metav1.DeleteOptions{})
-		if apierrors.IsNotFound(err) {
+	// Chunks beyond n held the earlier, bigger plan: empty them (the
+	// runner cannot delete and create them again).
+	for i := n; i < old; i++ {
+		err := put(ctx, w, EmptyChunk(in.Workspace, i, in.Owner), n)
+		if errors.Is(err, ErrNotReserved) {
 			break
 		}
 		if err != nil {
-			return Meta{}, fmt.Errorf("deleting leftover plan chunk %d: %w", i, err)
+			return Meta{}, fmt.Errorf("emptying leftover plan chunk %d: %w", i, err)
 		}
 	}
 	return meta, nil
+}
+
+// reserved checks that chunks 0 and n-1 exist and returns how many chunks
+// the plan stored now has (0 when none is).
+func reserved(ctx context.Context, w Writer, workspace string, n int) (int, error) {
+	first, err := w.Get(ctx, magosv1.PlanSecretName(workspace, 0), metav1.GetOptions{})
+	if err == nil && n > 1 {
+		_, err = w.Get(ctx, magosv1.PlanSecretName(workspace, n-1), metav1.GetOptions{})
+	}
+	if apierrors.IsNotFound(err) {
+		return 0, &NotReservedError{Chunks: n}
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reading the plan Secrets: %w", err)
+	}
+	old, _ := strconv.Atoi(first.Annotations[magosv1.PlanChunksAnnotation])
+	return min(max(old, 0), magosv1.MaxPlanChunks), nil
+}
+
+// EmptyChunk is chunk i as the workspace-controller reserves it before a
+// plan runs: of the plan Secret type, labelled, owned by the Workspace and
+// empty.
+func EmptyChunk(workspace string, i int, owner metav1.OwnerReference) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: magosv1.PlanSecretName(workspace, i),
+			Labels: map[string]string{
+				magosv1.WorkspaceLabel: workspace,
+				magosv1.ManagedByLabel: magosv1.ManagedByValue,
+			},
+			OwnerReferences: []metav1.OwnerReference{owner},
+		},
+		Type: magosv1.PlanSecretType,
+	}
 }
 
 func chunkOf(stream []byte, i int) []byte {
@@ -91,17 +136,13 @@ func chunkSecret(in Input, meta Meta, i int, chunk []byte) *corev1.Secret {
 	return s
 }
 
-// put replaces s whole or, when it does not exist, creates it. Replacing
-// is tried first: a Workspace is planned again and again, so its chunks
-// usually exist, and each attempt sends the whole chunk.
-func put(ctx context.Context, w Writer, s *corev1.Secret) error {
-	// Secrets allow unconditional updates, so no read is needed first.
+// put replaces s whole; it must exist. Secrets allow unconditional
+// updates, so no read is needed first. n is how many chunks the plan
+// needs, for the error when s is missing.
+func put(ctx context.Context, w Writer, s *corev1.Secret, n int) error {
 	_, err := w.Update(ctx, s, metav1.UpdateOptions{})
 	if apierrors.IsNotFound(err) {
-		_, err = w.Create(ctx, s, metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			_, err = w.Update(ctx, s, metav1.UpdateOptions{})
-		}
+		return &NotReservedError{Chunks: n, Name: s.Name}
 	}
 	if err != nil {
 		return fmt.Errorf("writing plan Secret %s: %w", s.Name, err)

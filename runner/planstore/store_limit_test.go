@@ -16,19 +16,14 @@ import (
 // refusingWriter fails the test on any write.
 type refusingWriter struct{ t *testing.T }
 
-func (w refusingWriter) Create(context.Context, *corev1.Secret, metav1.CreateOptions) (*corev1.Secret, error) {
-	w.t.Fatal("Store wrote a chunk of a plan it should refuse")
+func (w refusingWriter) Get(context.Context, string, metav1.GetOptions) (*corev1.Secret, error) {
+	w.t.Fatal("Store read a chunk for a plan it should refuse")
 	return nil, nil
 }
 
 func (w refusingWriter) Update(context.Context, *corev1.Secret, metav1.UpdateOptions) (*corev1.Secret, error) {
 	w.t.Fatal("Store wrote a chunk of a plan it should refuse")
 	return nil, nil
-}
-
-func (w refusingWriter) Delete(context.Context, string, metav1.DeleteOptions) error {
-	w.t.Fatal("Store deleted a chunk for a plan it should refuse")
-	return nil
 }
 
 func TestStoreRefusesPlansAboveTheChunkLimit(t *testing.T) {

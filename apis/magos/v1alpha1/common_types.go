@@ -90,6 +90,7 @@ type PolicySpec struct {
 
 // Variable is one Terraform input variable.
 // +kubebuilder:validation:XValidation:rule="!(has(self.value) && has(self.valueFrom))",message="value and valueFrom are mutually exclusive"
+// +kubebuilder:validation:XValidation:rule="!(has(self.value) && has(self.sensitive) && self.sensitive)",message="a sensitive value must come from a Secret (valueFrom.secretKeyRef): a literal would be stored in clear text in this object, in status and in the runner's Job"
 type Variable struct {
 	// Name of the Terraform variable: a Terraform identifier.
 	// +kubebuilder:validation:Pattern=`^[A-Za-z_][A-Za-z0-9_-]*$`
@@ -112,7 +113,8 @@ type Variable struct {
 	HCL bool `json:"hcl,omitempty"`
 
 	// Sensitive marks the value as secret. Values from Secrets are always
-	// treated as sensitive.
+	// treated as sensitive. A literal value cannot be sensitive: put it in
+	// a Secret and use valueFrom.
 	// +optional
 	Sensitive bool `json:"sensitive,omitempty"`
 }

@@ -1,6 +1,10 @@
 package v1alpha1
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // The run contract: what the workspace-controller puts into a run's Job,
 // what the runner reads, and what the runner reports back. The controller,
@@ -55,6 +59,36 @@ const (
 	EnvDriftCheck         = "MAGOS_DRIFT"               // "true" for a drift re-plan
 )
 
+// Reserved environment: the run contract (MAGOS_*), the settings that say
+// which engine configuration, plugins, state backend and Kubernetes API the
+// runner and the engine use, and the loader and TLS settings under them. No
+// user input may set them: VariableSet env is refused at admission (the
+// rule on EnvEntry.name repeats this list) and the workspace-controller
+// refuses any that reaches it (Stalled, ReservedEnvironment). The
+// operator's --runner-env may set engine settings (a provider mirror's
+// TF_CLI_CONFIG_FILE, for example) but not MAGOS_*; the controller's own
+// entries come last in the container, so they win.
+var (
+	ReservedEnvPrefixes = []string{"MAGOS_", "TF_HTTP_", "TF_CLI_ARGS", "TF_LOG"}
+	ReservedEnvNames    = []string{
+		"TF_CLI_CONFIG_FILE", "TERRAFORM_CONFIG", "TF_DATA_DIR", "TF_PLUGIN_CACHE_DIR",
+		"TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE", "TF_WORKSPACE", "TF_REATTACH_PROVIDERS",
+		"TF_IN_AUTOMATION", "TF_INPUT", "CHECKPOINT_DISABLE",
+		"KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT",
+		"HOME", "PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "SSL_CERT_FILE", "SSL_CERT_DIR",
+	}
+)
+
+// IsReservedEnv says whether name is a reserved environment variable.
+func IsReservedEnv(name string) bool {
+	for _, p := range ReservedEnvPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return slices.Contains(ReservedEnvNames, name)
+}
+
 // DefaultTerminationMessagePath is where Kubernetes reads a container's
 // termination message from.
 const DefaultTerminationMessagePath = "/dev/termination-log"
@@ -94,18 +128,32 @@ type RunResult struct {
 	Outputs []string `json:"outputs,omitempty"`
 	// LockHolder is who holds the state lock (ResultLocked).
 	LockHolder string `json:"lockHolder,omitempty"`
+	// PlanChunks is how many plan Secrets a plan needs when it found fewer
+	// reserved (ReasonPlanStorageExhausted).
+	PlanChunks int `json:"planChunks,omitempty"`
 }
+
+// ReasonPlanStorageExhausted: the plan needs more plan Secrets than the
+// controller reserved; the controller reserves RunResult.PlanChunks and
+// plans again (the run's Result is ResultStale).
+const ReasonPlanStorageExhausted = "PlanStorageExhausted"
 
 // Plan storage: a plan is stored as gzip(tar{plan.bin, plan.json}) split
 // into chunks of at most PlanChunkBytes, one Secret each, named
 // PlanSecretName(workspace, i). Chunk 0 is written last and carries the
 // annotations below; a reader verifies PlanSHA256Annotation over the joined
 // chunks. Names are fixed per Workspace so the runner's Role can name them.
+//
+// The runner may not create Secrets (it could mint a token for any
+// ServiceAccount of its namespace), so the controller reserves the chunk
+// Secrets, empty, before a run: DefaultPlanChunks of them, more once a plan
+// needed more (RunResult.PlanChunks), up to MaxPlanChunks.
 const (
 	PlanSecretType       = "magos.dev/plan"
 	PlanChunkKey         = "chunk"
 	PlanChunkBytes       = 768 * 1024
 	MaxPlanChunks        = 128
+	DefaultPlanChunks    = 4
 	PlanChunksAnnotation = "magos.dev/chunks"
 	PlanSHA256Annotation = "magos.dev/sha256"
 	PlanDigestAnnotation = "magos.dev/plan-digest" // sha256 of plan.json
@@ -120,6 +168,20 @@ const (
 const (
 	StateKey = "tfstate"
 )
+
+// StateSecretLabels are the labels of a Workspace's state Secret: the
+// kubernetes backend's own and Magos's. The controller creates the Secret
+// with them before the first run and accepts an existing one only when it
+// carries them; it has no owner, so the state outlives the Workspace.
+func StateSecretLabels(workspace string) map[string]string {
+	return map[string]string{
+		"tfstate":             "true",
+		"tfstateSecretSuffix": workspace,
+		"tfstateWorkspace":    "default",
+		WorkspaceLabel:        workspace,
+		ManagedByLabel:        ManagedByValue,
+	}
+}
 
 // PlanSecretName is the name of chunk i of a Workspace's stored plan.
 func PlanSecretName(workspace string, i int) string {

@@ -40,9 +40,12 @@ type OptionalObjectReference struct {
 // provider credentials.
 // +kubebuilder:validation:XValidation:rule="!(has(self.value) && has(self.valueFrom))",message="value and valueFrom are mutually exclusive"
 type EnvEntry struct {
-	// Name of the environment variable.
+	// Name of the environment variable. Reserved names (see
+	// IsReservedEnv: MAGOS_*, TF_HTTP_*, TF_CLI_ARGS*, TF_LOG*,
+	// TF_CLI_CONFIG_FILE, TF_DATA_DIR, KUBECONFIG, PATH, ...) are refused.
 	// +kubebuilder:validation:Pattern=`^[A-Za-z_][A-Za-z0-9_]*$`
 	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="!['MAGOS_', 'TF_HTTP_', 'TF_CLI_ARGS', 'TF_LOG'].exists(p, self.startsWith(p)) && !(self in ['TF_CLI_CONFIG_FILE', 'TERRAFORM_CONFIG', 'TF_DATA_DIR', 'TF_PLUGIN_CACHE_DIR', 'TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE', 'TF_WORKSPACE', 'TF_REATTACH_PROVIDERS', 'TF_IN_AUTOMATION', 'TF_INPUT', 'CHECKPOINT_DISABLE', 'KUBECONFIG', 'KUBERNETES_SERVICE_HOST', 'KUBERNETES_SERVICE_PORT', 'HOME', 'PATH', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'SSL_CERT_FILE', 'SSL_CERT_DIR'])",message="name is reserved: Magos or the engine sets it (MAGOS_*, TF_HTTP_*, TF_CLI_ARGS*, TF_LOG*, TF_CLI_CONFIG_FILE, TF_DATA_DIR, KUBECONFIG, PATH and others)"
 	Name string `json:"name"`
 
 	// Value is a literal, non-secret value.

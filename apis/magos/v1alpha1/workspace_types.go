@@ -35,9 +35,15 @@ type BackendSpec struct {
 
 // OutputsSpec says where Terraform outputs are written.
 type OutputsSpec struct {
-	// SecretName of the Secret that receives the outputs.
+	// SecretName of the Secret that receives the outputs. The
+	// workspace-controller creates it, owned by the Workspace, before the
+	// first run; an existing Secret of that name that Magos did not create
+	// for this Workspace stalls it (StorageConflict). Names of state and
+	// plan Secrets (tfstate-*, *-plan-NN) are refused.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('tfstate-')",message="secretName must not name a state Secret (tfstate-*)"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('-plan-[0-9][0-9]+$')",message="secretName must not name a plan Secret (*-plan-NN)"
 	SecretName string `json:"secretName"`
 
 	// Names of the outputs to write; empty means all.

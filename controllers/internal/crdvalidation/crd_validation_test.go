@@ -177,7 +177,20 @@ func TestCRDValidation(t *testing.T) {
 			ws.Name = strings.Repeat("w", 64)
 		}), wantFields: []string{"Workspace names are at most 63 characters"}},
 
+		{name: "outputs secret named like a state Secret", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.Outputs = &magosv1.OutputsSpec{SecretName: magosv1.StateSecretName("victim")}
+		}), wantFields: []string{"spec.outputs.secretName", "must not name a state Secret"}},
+		{name: "outputs secret named like a plan Secret", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.Outputs = &magosv1.OutputsSpec{SecretName: magosv1.PlanSecretName("victim", 7)}
+		}), wantFields: []string{"spec.outputs.secretName", "must not name a plan Secret"}},
+		{name: "sensitive literal variable", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.Vars = []magosv1.Variable{{Name: "token", Value: ptr.To("hunter2"), Sensitive: true}}
+		}), wantFields: []string{"spec.vars[0]", "a sensitive value must come from a Secret"}},
+
 		// Refused: VariableSet.
+		{name: "variable set sensitive literal variable", obj: variableSet(func(vs *magosv1.VariableSet) {
+			vs.Spec.Variables = []magosv1.Variable{{Name: "token", Value: ptr.To("hunter2"), Sensitive: true}}
+		}), wantFields: []string{"spec.variables[0]", "a sensitive value must come from a Secret"}},
 		{name: "env name with a dash", obj: variableSet(func(vs *magosv1.VariableSet) {
 			vs.Spec.Env = []magosv1.EnvEntry{{Name: "AWS-REGION", Value: ptr.To("x")}}
 		}), wantFields: []string{"spec.env[0].name"}},
@@ -225,6 +238,29 @@ func TestCRDValidation(t *testing.T) {
 			r.Spec.Stages[2].Promotion = "Vote"
 		}), wantFields: []string{"spec.stages[2].promotion", "Unsupported value"}},
 	}
+
+	// Every reserved environment name, and one under each reserved prefix,
+	// is refused in VariableSet env: the CEL rule repeats the Go list.
+	reserved := append([]string{}, magosv1.ReservedEnvNames...)
+	for _, p := range magosv1.ReservedEnvPrefixes {
+		reserved = append(reserved, p+"X")
+	}
+	for _, name := range reserved {
+		tests = append(tests, struct {
+			name       string
+			obj        client.Object
+			wantFields []string
+		}{name: "reserved env " + name, obj: variableSet(func(vs *magosv1.VariableSet) {
+			vs.Spec.Env = []magosv1.EnvEntry{{Name: name, Value: ptr.To("x")}}
+		}), wantFields: []string{"spec.env[0].name", "name is reserved"}})
+	}
+	tests = append(tests, struct {
+		name       string
+		obj        client.Object
+		wantFields []string
+	}{name: "env names near reserved ones", obj: variableSet(func(vs *magosv1.VariableSet) {
+		vs.Spec.Env = []magosv1.EnvEntry{{Name: "AWS_REGION", Value: ptr.To("x")}, {Name: "MAGOS", Value: ptr.To("x")}, {Name: "TF_VAR_x", Value: ptr.To("x")}, {Name: "HTTPS_PROXY", Value: ptr.To("x")}}
+	})})
 
 	ns := env.NewNamespace(t)
 	for _, tt := range tests {

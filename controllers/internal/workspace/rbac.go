@@ -21,28 +21,31 @@ func runnerLabels(ws *magosv1.Workspace) map[string]string {
 	}
 }
 
-// runnerRules is the least the runner needs: its own state Secret, plan
-// chunk Secrets and outputs Secret by name, and its lock Lease by name.
-// Kubernetes cannot restrict create by name, so create is granted on its own.
-func runnerRules(ws *magosv1.Workspace) []rbacv1.PolicyRule {
+// runnerRules is the least the runner needs: get and update, by name, of
+// the objects the controller reserved for it (its state Secret, plan chunk
+// Secrets, outputs Secret and lock Lease). It gets no create: Kubernetes
+// cannot restrict create by name, and create on Secrets would let config
+// code mint a token for any ServiceAccount of the namespace; create on
+// Leases would let it squat other Workspaces' locks or other programs'
+// leader elections. Nor delete: the runner could not create them again.
+func runnerRules(ws *magosv1.Workspace, st runStorage) []rbacv1.PolicyRule {
 	secrets := []string{magosv1.StateSecretName(ws.Name)}
-	for i := range magosv1.MaxPlanChunks {
+	for i := range st.PlanChunks {
 		secrets = append(secrets, magosv1.PlanSecretName(ws.Name, i))
 	}
-	if ws.Spec.Outputs != nil {
-		secrets = append(secrets, ws.Spec.Outputs.SecretName)
+	if st.Outputs != "" {
+		secrets = append(secrets, st.Outputs)
 	}
 	return []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "update", "patch", "delete"}, ResourceNames: secrets},
-		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}},
-		{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, Verbs: []string{"get", "update", "patch", "delete"}, ResourceNames: []string{magosv1.LockLeaseName(ws.Name)}},
-		{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, Verbs: []string{"create"}},
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "update"}, ResourceNames: secrets},
+		{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, Verbs: []string{"get", "update"}, ResourceNames: []string{magosv1.LockLeaseName(ws.Name)}},
 	}
 }
 
 // reconcileRunnerIdentity ensures the Workspace's runner ServiceAccount,
-// Role and RoleBinding. It sets no condition; errors are retried.
-func (r *Reconciler) reconcileRunnerIdentity(ctx context.Context, ws *magosv1.Workspace, annotations map[string]string) error {
+// Role (over the objects st reserved) and RoleBinding. It sets no
+// condition; errors are retried.
+func (r *Reconciler) reconcileRunnerIdentity(ctx context.Context, ws *magosv1.Workspace, annotations map[string]string, st runStorage) error {
 	name := magosv1.RunnerServiceAccountName(ws.Name)
 	meta := func(o metav1.Object) {
 		o.SetLabels(runnerLabels(ws))
@@ -62,7 +65,7 @@ func (r *Reconciler) reconcileRunnerIdentity(ctx context.Context, ws *magosv1.Wo
 	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ws.Namespace}}
 	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, role, func() error {
 		meta(role)
-		role.Rules = runnerRules(ws)
+		role.Rules = runnerRules(ws, st)
 		return controllerutil.SetControllerReference(ws, role, r.Scheme())
 	}); err != nil {
 		return err

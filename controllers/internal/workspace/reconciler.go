@@ -38,7 +38,7 @@ type Reconciler struct {
 }
 
 // Reconcile drives one Workspace: get, patch base, deferred status patch,
-// deletion, finalizer, suspend, then source → runner identity → runs.
+// deletion, finalizer, suspend, then source → inputs → runs.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	log := ctrl.LoggerFrom(ctx)
 	ws := &magosv1.Workspace{}
@@ -103,9 +103,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, err
 	}
 	s := r.effectiveSettings(ws, in)
-	if err := r.reconcileRunnerIdentity(ctx, ws, s.Runner.ServiceAccountAnnotations); err != nil {
-		return ctrl.Result{}, rerror.Retry("RunnerIdentityFailed", err)
-	}
 	return r.reconcileRuns(ctx, ws, art, s, in.SetDigests, in.Project, &obs)
 }
 

@@ -57,18 +57,21 @@ func (r *Reconciler) recordResult(ctx context.Context, ws *magosv1.Workspace, jo
 		metrics.RecordRun(cr.Phase, res.Result, now.Sub(cr.Started.Time).Seconds())
 	}
 
+	var reserveErr error
+	// The plan ID is the one the controller chose (cr.PlanID), never the one
+	// the runner reports: the runner runs config code.
 	switch {
 	case res.Result == magosv1.ResultSucceeded && cr.Phase == magosv1.RunPlan:
 		ws.Status.Plan = &magosv1.PlanStatus{
-			ID: res.PlanID, Revision: cr.Revision, Digest: res.PlanDigest, InputsDigest: cr.InputsDigest,
+			ID: cr.PlanID, Revision: cr.Revision, Digest: res.PlanDigest, InputsDigest: cr.InputsDigest,
 			Add: res.Add, Change: res.Change, Destroy: res.Destroy, HasChanges: res.HasChanges,
 			Drift: cr.Drift, Storage: res.Storage, Time: &now,
 		}
 		if cr.Drift && res.HasChanges {
 			metrics.RecordDrift()
-			r.event(ws, corev1.EventTypeWarning, DriftDetectedReason, "Drift check %s found changes made outside Magos: %s", res.PlanID, PlanSummary(ws.Status.Plan))
+			r.event(ws, corev1.EventTypeWarning, DriftDetectedReason, "Drift check %s found changes made outside Magos: %s", cr.PlanID, PlanSummary(ws.Status.Plan))
 		} else {
-			r.event(ws, corev1.EventTypeNormal, PlannedReason, "Plan %s of revision %s: %s", res.PlanID, cr.Revision, PlanSummary(ws.Status.Plan))
+			r.event(ws, corev1.EventTypeNormal, PlannedReason, "Plan %s of revision %s: %s", cr.PlanID, cr.Revision, PlanSummary(ws.Status.Plan))
 		}
 	case res.Result == magosv1.ResultSucceeded && cr.Phase == magosv1.RunApply:
 		ws.Status.LastApplied = &magosv1.AppliedStatus{PlanID: cr.PlanID, Revision: cr.Revision, Time: now}
@@ -76,6 +79,11 @@ func (r *Reconciler) recordResult(ctx context.Context, ws *magosv1.Workspace, jo
 		r.event(ws, corev1.EventTypeNormal, AppliedReason, "Applied plan %s of revision %s", cr.PlanID, cr.Revision)
 	case res.Result == magosv1.ResultSucceeded:
 		r.event(ws, corev1.EventTypeNormal, "Destroyed", "Destroyed the resources of revision %s", cr.Revision)
+	case res.Result == magosv1.ResultStale && res.Reason == magosv1.ReasonPlanStorageExhausted:
+		ws.Status.Plan = nil
+		r.event(ws, corev1.EventTypeNormal, magosv1.ReasonPlanStorageExhausted, "Plan %s needs %d plan Secrets; reserving them and planning again", cr.PlanID, res.PlanChunks)
+		// On an error the next plan finds too few again and comes back here.
+		reserveErr = r.reservePlanChunks(ctx, ws, res.PlanChunks)
 	case res.Result == magosv1.ResultStale:
 		ws.Status.Plan = nil
 		r.event(ws, corev1.EventTypeWarning, PlanStaleReason, "Plan %s is stale (%s); re-planning", cr.PlanID, res.Message)
@@ -96,7 +104,7 @@ func (r *Reconciler) recordResult(ctx context.Context, ws *magosv1.Workspace, jo
 		ws.Status.History = ws.Status.History[:magosv1.RunHistoryLimit]
 	}
 	ws.Status.CurrentRun = nil
-	return nil
+	return reserveErr
 }
 
 func truncate(s string, n int) string {

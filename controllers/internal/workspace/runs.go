@@ -16,6 +16,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
+	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
 const (
@@ -138,8 +139,16 @@ func (r *Reconciler) retryWait(ws *magosv1.Workspace, revision, inputs string) (
 	return wait, wait > 0
 }
 
-// startRun creates the Job of run rn (or adopts it if it already exists).
+// startRun reserves what the run writes, ensures the runner's identity and
+// creates the Job of run rn (or adopts it if it already exists).
 func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn run, inputs string, s settings, obs *observation) error {
+	st, err := r.reserveRunStorage(ctx, ws)
+	if err != nil {
+		return err
+	}
+	if err := r.reconcileRunnerIdentity(ctx, ws, s.Runner.ServiceAccountAnnotations, st); err != nil {
+		return rerror.Retry("RunnerIdentityFailed", err)
+	}
 	number := ws.Status.Runs + 1
 	rn.ID = runID(string(ws.UID), rn.Phase, strconv.FormatInt(number, 10))
 	if rn.Phase == magosv1.RunPlan {

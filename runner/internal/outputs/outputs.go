@@ -21,11 +21,12 @@ type Output struct {
 	Value json.RawMessage
 }
 
-// SecretClient reads and writes Secrets by name; client-go's SecretInterface
-// satisfies it.
+// SecretClient reads and replaces Secrets by name; client-go's
+// SecretInterface satisfies it. It needs no create: the workspace-controller
+// creates the outputs Secret before a run, and the runner may not create
+// Secrets.
 type SecretClient interface {
 	Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Secret, error)
-	Create(ctx context.Context, s *corev1.Secret, opts metav1.CreateOptions) (*corev1.Secret, error)
 	Update(ctx context.Context, s *corev1.Secret, opts metav1.UpdateOptions) (*corev1.Secret, error)
 }
 
@@ -82,37 +83,27 @@ type Target struct {
 	Owner     metav1.OwnerReference
 }
 
-// Write replaces the data of the outputs Secret with data, creating the
-// Secret if needed. It refuses to overwrite a Secret that Magos does not
-// manage for this Workspace.
+// Write replaces the data of the outputs Secret with data. The Secret must
+// exist (the workspace-controller creates it before a run). It refuses to
+// overwrite a Secret that Magos does not manage for this Workspace.
 func Write(ctx context.Context, secrets SecretClient, t Target, data map[string][]byte) error {
-	labels := map[string]string{
-		magosv1.WorkspaceLabel: t.Workspace,
-		magosv1.ManagedByLabel: magosv1.ManagedByValue,
-	}
 	const attempts = 5
 	var err error
 	for range attempts {
 		var sec *corev1.Secret
 		sec, err = secrets.Get(ctx, t.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			_, err = secrets.Create(ctx, &corev1.Secret{
-				ObjectMeta: metav1.ObjectMeta{Name: t.Name, Labels: labels, OwnerReferences: []metav1.OwnerReference{t.Owner}},
-				Type:       corev1.SecretTypeOpaque,
-				Data:       data,
-			}, metav1.CreateOptions{})
-		} else if err == nil {
-			if sec.Labels[magosv1.ManagedByLabel] != magosv1.ManagedByValue || sec.Labels[magosv1.WorkspaceLabel] != t.Workspace {
-				return fmt.Errorf("outputs Secret %s exists and is not managed by Magos for Workspace %s; refusing to overwrite it", t.Name, t.Workspace)
+			return fmt.Errorf("outputs Secret %s does not exist; the workspace-controller creates it before every run and the runner may not create it", t.Name)
+		}
+		if err == nil {
+			if sec.Labels[magosv1.ManagedByLabel] != magosv1.ManagedByValue || sec.Labels[magosv1.WorkspaceLabel] != t.Workspace || !hasOwner(sec.OwnerReferences, t.Owner) {
+				return fmt.Errorf("outputs Secret %s is not managed by Magos for Workspace %s; refusing to overwrite it", t.Name, t.Workspace)
 			}
 			sec.Data = data
 			sec.StringData = nil
-			if !hasOwner(sec.OwnerReferences, t.Owner) {
-				sec.OwnerReferences = append(sec.OwnerReferences, t.Owner)
-			}
 			_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
 		}
-		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
+		if !apierrors.IsConflict(err) {
 			break
 		}
 	}

@@ -26,6 +26,16 @@ func TestWriteReplacesTheOutputsSecret(t *testing.T) {
 	secrets := cs.CoreV1().Secrets(env.NewNamespace(t))
 	target := outputs.Target{Name: "web-outputs", Workspace: "web", Owner: planstore.WorkspaceOwner("web", "uid-1")}
 
+	// The runner may not create Secrets: the controller creates it first.
+	err = outputs.Write(ctx, secrets, target, map[string][]byte{"a": []byte("1")})
+	require.ErrorContains(t, err, "outputs Secret web-outputs does not exist")
+	_, err = secrets.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Name:            "web-outputs",
+		Labels:          map[string]string{"app.kubernetes.io/managed-by": "magos", "magos.dev/workspace": "web"},
+		OwnerReferences: []metav1.OwnerReference{target.Owner},
+	}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
 	require.NoError(t, outputs.Write(ctx, secrets, target, map[string][]byte{"a": []byte("1"), "b": []byte("2")}))
 	require.NoError(t, outputs.Write(ctx, secrets, target, map[string][]byte{"a": []byte("3")}))
 	s, err := secrets.Get(ctx, "web-outputs", metav1.GetOptions{})

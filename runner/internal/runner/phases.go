@@ -55,6 +55,12 @@ func (r *runner) plan(ctx context.Context, eng *engine.Engine) error {
 		JSON:      planJSON,
 		Binary:    planBin,
 	})
+	var notReserved *planstore.NotReservedError
+	if errors.As(err, &notReserved) {
+		// The controller reserves that many and plans again.
+		r.result.PlanChunks = notReserved.Chunks
+		return report.Stale(magosv1.ReasonPlanStorageExhausted, err)
+	}
 	if err != nil {
 		return report.Failed(report.ReasonPlanStoreFailed, err)
 	}

@@ -22,31 +22,31 @@ import (
 const (
 	// LockInfoAnnotation holds the lock info JSON on the Lease.
 	LockInfoAnnotation = "app.terraform.io/lock-info"
-	labelTFState       = "tfstate"
-	labelSuffix        = "tfstateSecretSuffix"
-	labelWorkspace     = "tfstateWorkspace"
-	// engineWorkspace is the engine's workspace name; Magos uses only the default.
-	engineWorkspace = "default"
 	// maxAttempts bounds retries of optimistic-concurrency conflicts.
 	maxAttempts = 5
 )
 
-// SecretClient reads and writes Secrets by name; client-go's SecretInterface
-// satisfies it.
+// SecretClient reads and replaces Secrets by name; client-go's
+// SecretInterface satisfies it. It needs no create: the workspace-controller
+// creates the state Secret before a run, and the runner may not create
+// Secrets.
 type SecretClient interface {
 	Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Secret, error)
-	Create(ctx context.Context, s *corev1.Secret, opts metav1.CreateOptions) (*corev1.Secret, error)
 	Update(ctx context.Context, s *corev1.Secret, opts metav1.UpdateOptions) (*corev1.Secret, error)
-	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
 }
 
-// LeaseClient reads and writes Leases by name; client-go's LeaseInterface
-// satisfies it.
+// LeaseClient reads and replaces Leases by name; client-go's LeaseInterface
+// satisfies it. Like the state Secret, the lock Lease is created by the
+// workspace-controller.
 type LeaseClient interface {
 	Get(ctx context.Context, name string, opts metav1.GetOptions) (*coordinationv1.Lease, error)
-	Create(ctx context.Context, l *coordinationv1.Lease, opts metav1.CreateOptions) (*coordinationv1.Lease, error)
 	Update(ctx context.Context, l *coordinationv1.Lease, opts metav1.UpdateOptions) (*coordinationv1.Lease, error)
 }
+
+// ErrNotReserved means the state Secret or lock Lease does not exist: the
+// workspace-controller creates both before every run, and the runner may
+// not create them.
+var ErrNotReserved = errors.New("it does not exist; the workspace-controller creates it before every run and the runner may not create it")
 
 // Store is where one Workspace's state and lock live.
 type Store struct {
@@ -101,16 +101,6 @@ func (e *LockedError) Error() string { return "the state is locked by " + e.Held
 // errMismatch means an unlock or a write came with the wrong lock ID.
 var errMismatch = errors.New("lock ID does not match the lock held")
 
-func (s *Store) labels() map[string]string {
-	return map[string]string{
-		labelTFState:           "true",
-		labelSuffix:            s.Workspace,
-		labelWorkspace:         engineWorkspace,
-		magosv1.WorkspaceLabel: s.Workspace,
-		magosv1.ManagedByLabel: magosv1.ManagedByValue,
-	}
-}
-
 // GetState returns the state JSON, or nil when there is none.
 func (s *Store) GetState(ctx context.Context) ([]byte, error) {
 	sec, err := s.Secrets.Get(ctx, s.StateSecret, metav1.GetOptions{})
@@ -136,7 +126,7 @@ func (s *Store) GetState(ctx context.Context) ([]byte, error) {
 	return state, nil
 }
 
-// PutState stores state, gzip'd, creating the Secret if needed.
+// PutState stores state, gzip'd, in the existing state Secret.
 func (s *Store) PutState(ctx context.Context, state []byte) error {
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
@@ -156,15 +146,7 @@ func (s *Store) PutState(ctx context.Context, state []byte) error {
 func (s *Store) putOnce(ctx context.Context, gz []byte) error {
 	sec, err := s.Secrets.Get(ctx, s.StateSecret, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		_, err = s.Secrets.Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{
-				Name:        s.StateSecret,
-				Labels:      s.labels(),
-				Annotations: map[string]string{"encoding": "gzip"},
-			},
-			Data: map[string][]byte{magosv1.StateKey: gz},
-		}, metav1.CreateOptions{})
-		return err
+		return ErrNotReserved
 	}
 	if err != nil {
 		return err
@@ -172,16 +154,29 @@ func (s *Store) putOnce(ctx context.Context, gz []byte) error {
 	if sec.Data == nil {
 		sec.Data = map[string][]byte{}
 	}
+	if sec.Annotations == nil {
+		sec.Annotations = map[string]string{}
+	}
+	sec.Annotations["encoding"] = "gzip"
 	sec.Data[magosv1.StateKey] = gz
 	_, err = s.Secrets.Update(ctx, sec, metav1.UpdateOptions{})
 	return err
 }
 
-// DeleteState removes the state Secret.
+// DeleteState empties the state Secret; the Secret itself stays, as the
+// runner could not create it again.
 func (s *Store) DeleteState(ctx context.Context) error {
-	err := s.Secrets.Delete(ctx, s.StateSecret, metav1.DeleteOptions{})
+	err := retry(func() error {
+		sec, err := s.Secrets.Get(ctx, s.StateSecret, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		delete(sec.Data, magosv1.StateKey)
+		_, err = s.Secrets.Update(ctx, sec, metav1.UpdateOptions{})
+		return err
+	})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting state Secret %s: %w", s.StateSecret, err)
+		return fmt.Errorf("deleting the state in Secret %s: %w", s.StateSecret, err)
 	}
 	return nil
 }
@@ -204,15 +199,7 @@ func (s *Store) lockOnce(ctx context.Context, id string, raw []byte) error {
 		return err
 	}
 	if lease == nil {
-		_, err = s.Leases.Create(ctx, &coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{
-				Name:        s.LockLease,
-				Labels:      s.labels(),
-				Annotations: map[string]string{LockInfoAnnotation: string(raw)},
-			},
-			Spec: coordinationv1.LeaseSpec{HolderIdentity: &id, AcquireTime: &now},
-		}, metav1.CreateOptions{})
-		return err
+		return fmt.Errorf("lock Lease %s: %w", s.LockLease, ErrNotReserved)
 	}
 	if h := holderOf(lease); h != "" {
 		if h == id {
@@ -298,13 +285,12 @@ func (s *Store) readLock(ctx context.Context) (*coordinationv1.Lease, error) {
 }
 
 // retry calls f again while it loses an optimistic-concurrency race (a
-// conflicting update, or a create that another writer beat), at most
-// maxAttempts times.
+// conflicting update), at most maxAttempts times.
 func retry(f func() error) error {
 	var err error
 	for range maxAttempts {
 		err = f()
-		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
+		if !apierrors.IsConflict(err) {
 			return err
 		}
 	}

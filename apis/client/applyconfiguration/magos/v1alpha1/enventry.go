@@ -24,7 +24,9 @@ package v1alpha1
 // EnvEntry is a plain environment variable for the runner, such as
 // provider credentials.
 type EnvEntryApplyConfiguration struct {
-	// Name of the environment variable.
+	// Name of the environment variable. Reserved names (see
+	// IsReservedEnv: MAGOS_*, TF_HTTP_*, TF_CLI_ARGS*, TF_LOG*,
+	// TF_CLI_CONFIG_FILE, TF_DATA_DIR, KUBECONFIG, PATH, ...) are refused.
 	Name *string `json:"name,omitempty"`
 	// Value is a literal, non-secret value.
 	Value *string `json:"value,omitempty"`

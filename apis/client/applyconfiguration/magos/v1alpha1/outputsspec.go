@@ -23,7 +23,11 @@ package v1alpha1
 //
 // OutputsSpec says where Terraform outputs are written.
 type OutputsSpecApplyConfiguration struct {
-	// SecretName of the Secret that receives the outputs.
+	// SecretName of the Secret that receives the outputs. The
+	// workspace-controller creates it, owned by the Workspace, before the
+	// first run; an existing Secret of that name that Magos did not create
+	// for this Workspace stalls it (StorageConflict). Names of state and
+	// plan Secrets (tfstate-*, *-plan-NN) are refused.
 	SecretName *string `json:"secretName,omitempty"`
 	// Names of the outputs to write; empty means all.
 	Names []string `json:"names,omitempty"`

@@ -34,7 +34,8 @@ type VariableApplyConfiguration struct {
 	// HCL marks the value as an HCL expression (list, map, number, bool).
 	HCL *bool `json:"hcl,omitempty"`
 	// Sensitive marks the value as secret. Values from Secrets are always
-	// treated as sensitive.
+	// treated as sensitive. A literal value cannot be sensitive: put it in
+	// a Secret and use valueFrom.
 	Sensitive *bool `json:"sensitive,omitempty"`
 }
 

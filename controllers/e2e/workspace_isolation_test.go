@@ -1,0 +1,125 @@
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/conditions"
+	"github.com/magos-dev/magos/controllers/internal/workspace"
+)
+
+// Config code runs with the runner's identity. If that identity could
+// create Secrets, it could mint a token for any ServiceAccount of the
+// namespace (a kubernetes.io/service-account-token Secret the token
+// controller fills in) and act as it; with create on Leases it could squat
+// other Workspaces' locks. The controller creates what the runner writes,
+// so the runner creates nothing and still plans and applies.
+func TestRunnerCannotCreateSecretsOrLeases(t *testing.T) {
+	ctx := context.Background()
+	s := newStack(t)
+	rev := s.gitRepository("infra", copyConfig(t, "hello"))
+	s.newWorkspace("alpha", "infra", nil)
+	s.waitWorkspace("alpha", 3*time.Minute, "applies", appliedRevision(rev))
+	require.NoError(t, env.Client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "flux-tenant", Namespace: s.ns}}))
+
+	alpha := s.runnerClient("alpha")
+	token := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "alpha-plan-00-token", Namespace: s.ns,
+			Annotations: map[string]string{corev1.ServiceAccountNameKey: "flux-tenant"}},
+		Type: corev1.SecretTypeServiceAccountToken,
+	}
+	err := alpha.Create(ctx, token)
+	assert.True(t, apierrors.IsForbidden(err), "minting a token for another ServiceAccount must be Forbidden, got %v", err)
+	err = alpha.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "anything", Namespace: s.ns}})
+	assert.True(t, apierrors.IsForbidden(err), "creating any Secret must be Forbidden, got %v", err)
+	err = alpha.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: magosv1.LockLeaseName("beta"), Namespace: s.ns}})
+	assert.True(t, apierrors.IsForbidden(err), "creating a Lease must be Forbidden, got %v", err)
+
+	// What the runner writes was created for it, owned by the Workspace
+	// (the state Secret excepted: state outlives its Workspace).
+	ws := &magosv1.Workspace{}
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "alpha"}, ws))
+	for _, name := range []string{magosv1.PlanSecretName("alpha", 0), "alpha-outputs"} {
+		var sec corev1.Secret
+		require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: name}, &sec))
+		assert.True(t, metav1.IsControlledBy(&sec, ws), "Secret %s is owned by the Workspace", name)
+	}
+	var state corev1.Secret
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: magosv1.StateSecretName("alpha")}, &state))
+	assert.Empty(t, state.OwnerReferences)
+	assert.NotEmpty(t, state.Data[magosv1.StateKey], "the runner wrote the state")
+}
+
+// spec.outputs.secretName names a Secret the runner may write. A Workspace
+// author must not get another Workspace's state, plans or outputs, or any
+// other Secret, through it: state and plan names are refused at admission,
+// and any existing Secret Magos did not create for this Workspace stalls it
+// before it enters the runner's Role.
+func TestOutputsSecretCannotNameAnotherWorkspacesSecrets(t *testing.T) {
+	ctx := context.Background()
+	s := newStack(t)
+	rev := s.gitRepository("infra", copyConfig(t, "hello"))
+	s.newWorkspace("victim", "infra", nil)
+	s.waitWorkspace("victim", 3*time.Minute, "applies", appliedRevision(rev))
+	stateKey := client.ObjectKey{Namespace: s.ns, Name: magosv1.StateSecretName("victim")}
+	var before corev1.Secret
+	require.NoError(t, env.Client.Get(ctx, stateKey, &before))
+	require.NoError(t, env.Client.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "db-creds", Namespace: s.ns},
+		StringData: map[string]string{"password": "keep me"},
+	}))
+
+	for _, name := range []string{magosv1.StateSecretName("victim"), magosv1.PlanSecretName("victim", 0), magosv1.PlanSecretName("victim", 100)} {
+		ws := &magosv1.Workspace{
+			ObjectMeta: metav1.ObjectMeta{Name: "attacker", Namespace: s.ns},
+			Spec: magosv1.WorkspaceSpec{
+				SourceRef: magosv1.SourceReference{Kind: "GitRepository", Name: "infra"},
+				Outputs:   &magosv1.OutputsSpec{SecretName: name},
+			},
+		}
+		err := env.Client.Create(ctx, ws)
+		require.True(t, apierrors.IsInvalid(err), "outputs.secretName %s must be refused at admission, got %v", name, err)
+		assert.ErrorContains(t, err, "secretName must not name")
+	}
+
+	for _, name := range []string{"victim-outputs", "db-creds"} {
+		attacker := "attacker-" + name
+		s.newWorkspace(attacker, "infra", func(ws *magosv1.Workspace) { ws.Spec.Outputs.SecretName = name })
+		ws := s.waitWorkspace(attacker, time.Minute, "stalls", func(ws *magosv1.Workspace) bool {
+			return conditions.IsTrue(ws, magosv1.StalledCondition)
+		})
+		stalled := conditions.Get(ws, magosv1.StalledCondition)
+		assert.Equal(t, workspace.StorageConflictReason, stalled.Reason)
+		assert.Contains(t, stalled.Message, "Secret "+name+" already exists")
+		assert.Empty(t, ws.Status.History, "no run started")
+
+		var role rbacv1.Role
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: magosv1.RunnerServiceAccountName(attacker)}, &role)
+		if err == nil {
+			for _, rule := range role.Rules {
+				assert.NotContains(t, rule.ResourceNames, name, "the Secret never enters the runner's Role")
+			}
+		} else {
+			require.True(t, apierrors.IsNotFound(err), "reading the Role: %v", err)
+		}
+	}
+
+	var after corev1.Secret
+	require.NoError(t, env.Client.Get(ctx, stateKey, &after))
+	assert.Equal(t, before.Data, after.Data, "the victim's state is intact")
+	var creds corev1.Secret
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "db-creds"}, &creds))
+	assert.Equal(t, "keep me", string(creds.Data["password"]))
+	assert.Empty(t, creds.OwnerReferences)
+}

@@ -1,0 +1,154 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/rerror"
+	"github.com/magos-dev/magos/runner/planstore"
+)
+
+// StorageConflictReason: an object the runner would write (state Secret,
+// plan Secret, outputs Secret, lock Lease) exists and was not created by
+// Magos for this Workspace. Stalled; it never enters the runner's Role.
+const StorageConflictReason = "StorageConflict"
+
+// runStorage is what the controller reserved for a run: every object the
+// runner writes, verified to belong to the Workspace.
+type runStorage struct {
+	// PlanChunks is how many plan chunk Secrets exist (0..PlanChunks-1).
+	PlanChunks int
+	// Outputs is the outputs Secret; "" when the Workspace writes none.
+	Outputs string
+}
+
+// reserveRunStorage creates, before a run, every object the runner writes,
+// so that the runner's Role needs no create: with create on Secrets, config
+// code could mint a token Secret for any ServiceAccount of the namespace.
+// The state Secret carries the state labels and no owner (state outlives
+// its Workspace); the lock Lease, the plan chunk Secrets and the outputs
+// Secret are owned by the Workspace. An existing object of one of those
+// names that Magos did not create for this Workspace stalls it with
+// StorageConflict.
+func (r *Reconciler) reserveRunStorage(ctx context.Context, ws *magosv1.Workspace) (runStorage, error) {
+	st := runStorage{}
+	state := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Name: magosv1.StateSecretName(ws.Name), Namespace: ws.Namespace, Labels: magosv1.StateSecretLabels(ws.Name),
+	}, Type: corev1.SecretTypeOpaque}
+	if _, err := r.reserve(ctx, ws, state, true); err != nil {
+		return st, err
+	}
+	lease := &coordinationv1.Lease{ObjectMeta: r.ownedMeta(ws, magosv1.LockLeaseName(ws.Name))}
+	lease.Labels = magosv1.StateSecretLabels(ws.Name)
+	if _, err := r.reserve(ctx, ws, lease, true); err != nil {
+		return st, err
+	}
+	// DefaultPlanChunks are created; more exist once a plan needed them.
+	for st.PlanChunks < magosv1.MaxPlanChunks {
+		exists, err := r.reserve(ctx, ws, r.planChunk(ws, st.PlanChunks), st.PlanChunks < magosv1.DefaultPlanChunks)
+		if err != nil {
+			return st, err
+		}
+		if !exists {
+			break
+		}
+		st.PlanChunks++
+	}
+	if o := ws.Spec.Outputs; o != nil {
+		out := &corev1.Secret{ObjectMeta: r.ownedMeta(ws, o.SecretName), Type: corev1.SecretTypeOpaque}
+		if _, err := r.reserve(ctx, ws, out, true); err != nil {
+			return st, err
+		}
+		st.Outputs = o.SecretName
+	}
+	return st, nil
+}
+
+// reservePlanChunks makes chunk Secrets 0..n-1 exist, for a plan that
+// needed more than were reserved.
+func (r *Reconciler) reservePlanChunks(ctx context.Context, ws *magosv1.Workspace, n int) error {
+	for i := range min(n, magosv1.MaxPlanChunks) {
+		if _, err := r.reserve(ctx, ws, r.planChunk(ws, i), true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Reconciler) planChunk(ws *magosv1.Workspace, i int) *corev1.Secret {
+	s := planstore.EmptyChunk(ws.Name, i, planstore.WorkspaceOwner(ws.Name, string(ws.UID)))
+	s.Namespace = ws.Namespace
+	return s
+}
+
+// ownedMeta is the metadata of an object owned by ws: its labels and the
+// owner reference the runner also writes (no blockOwnerDeletion).
+func (r *Reconciler) ownedMeta(ws *magosv1.Workspace, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name: name, Namespace: ws.Namespace, Labels: runnerLabels(ws),
+		OwnerReferences: []metav1.OwnerReference{planstore.WorkspaceOwner(ws.Name, string(ws.UID))},
+	}
+}
+
+// reserve makes sure want exists and belongs to ws. It reads uncached (the
+// controller does not cache Secrets); a missing object is created when
+// create is set. It reports whether the object exists afterwards.
+func (r *Reconciler) reserve(ctx context.Context, ws *magosv1.Workspace, want client.Object, create bool) (bool, error) {
+	got := want.DeepCopyObject().(client.Object)
+	err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), got)
+	if apierrors.IsNotFound(err) {
+		if !create {
+			return false, nil
+		}
+		if err := r.Create(ctx, want); err != nil {
+			return false, fmt.Errorf("creating %s %s for the runner: %w", kindOf(want), want.GetName(), err)
+		}
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if why := notOurs(ws, want, got); why != "" {
+		return true, rerror.Stall(StorageConflictReason, fmt.Errorf(
+			"%s %s already exists and %s; Magos writes runs' state, plans and outputs only to objects it created for this Workspace (choose another spec.outputs.secretName, or remove the object)",
+			kindOf(want), got.GetName(), why))
+	}
+	return true, nil
+}
+
+// notOurs says why got is not an object Magos created for ws, or "". Magos
+// created it when ws controls it, or when it has no controller and carries
+// the labels of ws's runs (state Secrets and Leases made by earlier
+// versions). A Secret must also have the type Magos gives it.
+func notOurs(ws *magosv1.Workspace, want, got client.Object) string {
+	if w, ok := want.(*corev1.Secret); ok {
+		if g := got.(*corev1.Secret); g.Type != w.Type {
+			return fmt.Sprintf("has type %q, not %q", g.Type, w.Type)
+		}
+	}
+	if ref := metav1.GetControllerOf(got); ref != nil {
+		if ref.UID == ws.UID && ref.Kind == magosv1.WorkspaceKind {
+			return ""
+		}
+		return fmt.Sprintf("belongs to %s %s", ref.Kind, ref.Name)
+	}
+	l := got.GetLabels()
+	if l[magosv1.ManagedByLabel] != magosv1.ManagedByValue || l[magosv1.WorkspaceLabel] != ws.Name {
+		return "was not created by Magos for Workspace " + ws.Name
+	}
+	return ""
+}
+
+func kindOf(o client.Object) string {
+	if _, ok := o.(*coordinationv1.Lease); ok {
+		return "Lease"
+	}
+	return "Secret"
+}
