@@ -77,6 +77,7 @@ type stack struct {
 	stopCtrl   func()
 	// concurrency of each in-process controller.
 	concurrency int
+	opts        stackOptions
 }
 
 // stackOptions size a stack; the zero value suits a test.
@@ -88,13 +89,17 @@ type stackOptions struct {
 	// NoControllers leaves the controllers to the test (for example as
 	// processes); the stack then only provides the source and the executor.
 	NoControllers bool
+	// NoVariableSetController leaves VariableSet status to the test.
+	NoVariableSetController bool
+	// RunnerEnv is added to the workspace-controller's --runner-env.
+	RunnerEnv []string
 }
 
 func newStack(t testing.TB) *stack { return newStackWith(t, stackOptions{}) }
 
 func newStackWith(t testing.TB, opts stackOptions) *stack {
 	t.Helper()
-	s := &stack{t: t, ns: env.NewNamespace(t), runnerLogs: &testenv.LogBuffer{}, concurrency: max(opts.Concurrency, 2)}
+	s := &stack{t: t, ns: env.NewNamespace(t), runnerLogs: &testenv.LogBuffer{}, concurrency: max(opts.Concurrency, 2), opts: opts}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 
@@ -155,7 +160,7 @@ func tofurc(t testing.TB) string {
 // workspaceOptions are the workspace-controller's settings in tests.
 func (s *stack) workspaceOptions() workspace.Options {
 	return workspace.Options{
-		RunnerEnv:            []string{"TF_CLI_CONFIG_FILE=" + tofurc(s.t)},
+		RunnerEnv:            append([]string{"TF_CLI_CONFIG_FILE=" + tofurc(s.t)}, s.opts.RunnerEnv...),
 		RunnerImage:          "magos-runner:test",
 		VersionsDir:          filepath.Join(env.Root, "bin", "engines"),
 		DefaultEngineVersion: "1.10.6",
@@ -173,11 +178,11 @@ func (s *stack) startController() {
 		c := workspace.NewController()
 		c.Options = s.workspaceOptions()
 		opts := setup.Options{Concurrency: s.concurrency}
-		return errors.Join(
-			c.Register(mgr, opts),
-			project.Register(mgr, opts),
-			rollout.Register(mgr, opts),
-			variableset.Register(mgr, opts))
+		err := errors.Join(c.Register(mgr, opts), project.Register(mgr, opts), rollout.Register(mgr, opts))
+		if s.opts.NoVariableSetController {
+			return err
+		}
+		return errors.Join(err, variableset.Register(mgr, opts))
 	})
 }
 

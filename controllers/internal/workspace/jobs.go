@@ -3,6 +3,7 @@ package workspace
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"strings"
 	"time"
 
@@ -135,29 +136,39 @@ func variableEnv(vars []magosv1.Variable) (env []corev1.EnvVar, sensitive []stri
 	return env, sensitive
 }
 
-// buildJob renders the Job of run r for ws.
+// buildJob renders the Job of run r for ws. The container's environment is
+// the user's (VariableSets, inline variables), then the operator's
+// --runner-env, then the controller's own: the kubelet keeps the last of
+// duplicate names, so the controller's entries win.
 func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv1.Job {
-	env := []corev1.EnvVar{
-		{Name: magosv1.EnvNamespace, Value: ws.Namespace},
-		{Name: magosv1.EnvWorkspace, Value: ws.Name},
-		{Name: magosv1.EnvWorkspaceUID, Value: string(ws.UID)},
-		{Name: magosv1.EnvRunID, Value: rn.ID},
-		{Name: magosv1.EnvArtifactURL, Value: rn.Artifact.URL},
-		{Name: magosv1.EnvArtifactDigest, Value: rn.Artifact.Digest},
-		{Name: magosv1.EnvRevision, Value: rn.Artifact.Revision},
-		{Name: magosv1.EnvPath, Value: ws.Spec.Path},
-		{Name: magosv1.EnvEngine, Value: string(s.Engine)},
-		{Name: magosv1.EnvEngineVersion, Value: s.Version},
-		{Name: magosv1.EnvVersionsDir, Value: r.Options.VersionsDir},
-		{Name: magosv1.EnvPlanID, Value: rn.PlanID},
-		{Name: magosv1.EnvPlanDigest, Value: rn.PlanDigest},
-		{Name: magosv1.EnvStateSecret, Value: magosv1.StateSecretName(ws.Name)},
-		{Name: magosv1.EnvLockLease, Value: magosv1.LockLeaseName(ws.Name)},
-		{Name: magosv1.EnvWorkDir, Value: "/tmp/magos"},
-		{Name: magosv1.EnvTerminationMessage, Value: magosv1.DefaultTerminationMessagePath},
-		{Name: magosv1.EnvSensitiveEnv, Value: joinSensitive(s.Sensitive)},
-		{Name: "HOME", Value: "/tmp/magos/home"},
+	env := slices.Clone(s.Env)
+	for _, kv := range r.Options.RunnerEnv {
+		name, value, _ := strings.Cut(kv, "=")
+		env = append(env, corev1.EnvVar{Name: name, Value: value})
 	}
+	// The operator's values may be credentials: masked like sensitive input.
+	sensitive := append(slices.Clone(s.Sensitive), r.Options.RunnerEnv.names()...)
+	env = append(env,
+		corev1.EnvVar{Name: magosv1.EnvNamespace, Value: ws.Namespace},
+		corev1.EnvVar{Name: magosv1.EnvWorkspace, Value: ws.Name},
+		corev1.EnvVar{Name: magosv1.EnvWorkspaceUID, Value: string(ws.UID)},
+		corev1.EnvVar{Name: magosv1.EnvRunID, Value: rn.ID},
+		corev1.EnvVar{Name: magosv1.EnvArtifactURL, Value: rn.Artifact.URL},
+		corev1.EnvVar{Name: magosv1.EnvArtifactDigest, Value: rn.Artifact.Digest},
+		corev1.EnvVar{Name: magosv1.EnvRevision, Value: rn.Artifact.Revision},
+		corev1.EnvVar{Name: magosv1.EnvPath, Value: ws.Spec.Path},
+		corev1.EnvVar{Name: magosv1.EnvEngine, Value: string(s.Engine)},
+		corev1.EnvVar{Name: magosv1.EnvEngineVersion, Value: s.Version},
+		corev1.EnvVar{Name: magosv1.EnvVersionsDir, Value: r.Options.VersionsDir},
+		corev1.EnvVar{Name: magosv1.EnvPlanID, Value: rn.PlanID},
+		corev1.EnvVar{Name: magosv1.EnvPlanDigest, Value: rn.PlanDigest},
+		corev1.EnvVar{Name: magosv1.EnvStateSecret, Value: magosv1.StateSecretName(ws.Name)},
+		corev1.EnvVar{Name: magosv1.EnvLockLease, Value: magosv1.LockLeaseName(ws.Name)},
+		corev1.EnvVar{Name: magosv1.EnvWorkDir, Value: "/tmp/magos"},
+		corev1.EnvVar{Name: magosv1.EnvTerminationMessage, Value: magosv1.DefaultTerminationMessagePath},
+		corev1.EnvVar{Name: magosv1.EnvSensitiveEnv, Value: joinSensitive(sensitive)},
+		corev1.EnvVar{Name: "HOME", Value: "/tmp/magos/home"},
+	)
 	if rn.Drift {
 		env = append(env, corev1.EnvVar{Name: magosv1.EnvDriftCheck, Value: "true"})
 	}
@@ -176,11 +187,6 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 		mounts = append(mounts, corev1.VolumeMount{Name: "backend", MountPath: "/etc/magos/backend", ReadOnly: true})
 		env = append(env, corev1.EnvVar{Name: magosv1.EnvBackendConfig, Value: "/etc/magos/backend/backend.tf"})
 	}
-	for _, kv := range r.Options.RunnerEnv {
-		name, value, _ := strings.Cut(kv, "=")
-		env = append(env, corev1.EnvVar{Name: name, Value: value})
-	}
-	env = append(env, s.Env...)
 
 	container := corev1.Container{
 		Name:                     "runner",

@@ -23,7 +23,9 @@ type Options struct {
 	// with the same inputs.
 	RetryInterval time.Duration
 	// RunnerEnv are extra environment variables for every runner container
-	// (e.g. proxy settings or a CLI config file baked into the image).
+	// (e.g. proxy settings or a CLI config file baked into the image). They
+	// may set engine settings but not the run contract (MAGOS_*); their
+	// values are masked in runner output like sensitive variables.
 	RunnerEnv envFlag
 }
 
@@ -32,13 +34,28 @@ type envFlag []string
 
 func (e *envFlag) String() string { return strings.Join(*e, ",") }
 
-// Set adds one NAME=VALUE entry.
+// Set adds one NAME=VALUE entry; the run contract's MAGOS_* names are
+// the controller's own.
 func (e *envFlag) Set(v string) error {
-	if name, _, ok := strings.Cut(v, "="); !ok || name == "" {
-		return fmt.Errorf("want NAME=VALUE, got %q", v)
+	name, _, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("want NAME=VALUE, got a value without =")
+	}
+	if strings.HasPrefix(name, "MAGOS_") {
+		return fmt.Errorf("%s is set by the workspace-controller itself", name)
 	}
 	*e = append(*e, v)
 	return nil
+}
+
+// names are the entries' names.
+func (e envFlag) names() []string {
+	out := make([]string, 0, len(e))
+	for _, kv := range e {
+		name, _, _ := strings.Cut(kv, "=")
+		out = append(out, name)
+	}
+	return out
 }
 
 // BindFlags registers the options on fs.

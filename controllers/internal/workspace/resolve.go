@@ -25,6 +25,12 @@ const (
 	SourceNotAllowedReason     = "SourceNotAllowed"
 	AnnotationNotAllowedReason = "AnnotationNotAllowed"
 	DuplicateVariableReason    = "DuplicateVariable"
+	// ReservedEnvironmentReason: a VariableSet sets an environment variable
+	// that Magos or the engine reserves (magosv1.IsReservedEnv). Stalled.
+	ReservedEnvironmentReason = "ReservedEnvironment"
+	// SensitiveLiteralReason: a variable marked sensitive has a literal
+	// value, which would land in the Job spec. Stalled.
+	SensitiveLiteralReason = "SensitiveLiteral"
 )
 
 // errWaiting says the Workspace waits for something outside it (a Project
@@ -127,6 +133,9 @@ func (r *Reconciler) resolveVariables(ctx context.Context, ws *magosv1.Workspace
 				}
 				return in, errWaiting{VariableSetNotReadyReason, msg}
 			}
+			if err := checkEnv(vs.Status.Env, vs.Status.SensitiveEnv, "VariableSet "+vs.Name); err != nil {
+				return in, err
+			}
 			for _, e := range vs.Status.Env {
 				if other, dup := level[e.Name]; dup {
 					where := "the Workspace's"
@@ -146,6 +155,9 @@ func (r *Reconciler) resolveVariables(ctx context.Context, ws *magosv1.Workspace
 		}
 	}
 	inline, inlineSensitive := variableEnv(ws.Spec.Vars)
+	if err := checkEnv(inline, inlineSensitive, "spec.vars"); err != nil {
+		return in, err
+	}
 	for _, e := range inline {
 		env[e.Name] = e
 		delete(sensitive, e.Name)
@@ -162,6 +174,24 @@ func (r *Reconciler) resolveVariables(ctx context.Context, ws *magosv1.Workspace
 	}
 	sort.Strings(in.Sensitive)
 	return in, nil
+}
+
+// checkEnv refuses environment from user input (a VariableSet's status,
+// a Workspace's inline variables) that sets a reserved name, or that holds
+// a sensitive value as a literal: admission refuses both, this catches
+// objects admitted before the rules existed.
+func checkEnv(env []corev1.EnvVar, sensitive []string, from string) error {
+	for _, e := range env {
+		if magosv1.IsReservedEnv(e.Name) {
+			return rerror.Stall(ReservedEnvironmentReason, fmt.Errorf(
+				"%s sets %s, which Magos or the engine reserves; the run would not be what Magos set up", from, e.Name))
+		}
+		if e.ValueFrom == nil && slices.Contains(sensitive, e.Name) {
+			return rerror.Stall(SensitiveLiteralReason, fmt.Errorf(
+				"%s gives sensitive %s a literal value; put it in a Secret and use valueFrom.secretKeyRef", from, e.Name))
+		}
+	}
+	return nil
 }
 
 // joinSensitive renders the sensitive names for MAGOS_SENSITIVE_ENV.

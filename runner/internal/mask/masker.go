@@ -10,6 +10,13 @@ import (
 // Replacement is what a secret value is replaced with.
 const Replacement = "(sensitive value)"
 
+// MinLen is the shortest value that is masked. A shorter value turns up by
+// chance in ordinary output ("1", "on", "dev"), so masking it would replace
+// it all over the log, and the pattern of replacements would show the value
+// anyway; a secret that short (at most 2^24 values) protects nothing. Such
+// values are not masked; the runner names the variables that hold one.
+const MinLen = 4
+
 // minLineLen is the shortest line of a multi-line secret that is also
 // masked on its own (engines re-indent multi-line strings when they print
 // them, so the whole value rarely appears verbatim).
@@ -28,13 +35,13 @@ type Masker struct {
 	first [256]bool
 }
 
-// New returns a Masker for values. Empty and whitespace-only values are
-// ignored; for each value its JSON-escaped form and, for a multi-line value,
+// New returns a Masker for values. Values shorter than MinLen, or blank,
+// are ignored; for each value its JSON-escaped form and, for a multi-line value,
 // each of its longer lines are masked too.
 func New(values ...string) *Masker {
 	set := map[string]bool{}
 	for _, v := range values {
-		if strings.TrimSpace(v) == "" {
+		if TooShort(v) {
 			continue
 		}
 		set[v] = true
@@ -67,6 +74,11 @@ func New(values ...string) *Masker {
 	return m
 }
 
+// TooShort says whether v is too short (or blank) to be masked.
+func TooShort(v string) bool {
+	return len(v) < MinLen || strings.TrimSpace(v) == ""
+}
+
 // FromEnv returns a Masker for the values of the environment variables
 // listed (comma-separated) in names, looked up with getenv.
 func FromEnv(names string, getenv func(string) string) *Masker {
@@ -79,8 +91,23 @@ func FromEnv(names string, getenv func(string) string) *Masker {
 	return New(values...)
 }
 
+// TooShortIn names the variables listed in names (comma-separated) whose
+// values are set but too short to be masked.
+func TooShortIn(names string, getenv func(string) string) []string {
+	var short []string
+	for _, n := range strings.Split(names, ",") {
+		if n = strings.TrimSpace(n); n != "" && getenv(n) != "" && TooShort(getenv(n)) {
+			short = append(short, n)
+		}
+	}
+	return short
+}
+
 // With returns a Masker that also hides values.
 func (m *Masker) With(values ...string) *Masker {
+	if m == nil {
+		return New(values...)
+	}
 	all := make([]string, 0, len(m.values)+len(values))
 	for _, v := range m.values {
 		all = append(all, string(v))

@@ -18,7 +18,10 @@ func TestString(t *testing.T) {
 	}{
 		{name: "no secrets", values: nil, in: "hello", want: "hello"},
 		{name: "one occurrence", values: []string{"s3cr3t"}, in: "pw=s3cr3t;", want: "pw=(sensitive value);"},
-		{name: "many occurrences", values: []string{"ab"}, in: "abxab", want: "(sensitive value)x(sensitive value)"},
+		{name: "many occurrences", values: []string{"abcd"}, in: "abcdxabcd", want: "(sensitive value)x(sensitive value)"},
+		{name: "the shortest masked value", values: []string{"pin4"}, in: "pin=pin4", want: "pin=(sensitive value)"},
+		// "1" or "on" would be replaced everywhere, showing where they occur.
+		{name: "values shorter than MinLen are not masked", values: []string{"1", "on", "abc"}, in: "10 runs on abc", want: "10 runs on abc"},
 		{name: "longest value wins", values: []string{"secret", "secret-long"}, in: "x secret-long y", want: "x (sensitive value) y"},
 		{name: "empty and blank values are ignored", values: []string{"", "  "}, in: "a  b", want: "a  b"},
 		{name: "json-escaped form", values: []string{`a"b\c`}, in: `v = "a\"b\\c"`, want: `v = "(sensitive value)"`},
@@ -78,6 +81,25 @@ func TestWriterPassesCompleteLinesAtOnce(t *testing.T) {
 	_, err = w.Write([]byte("line\n"))
 	require.NoError(t, err)
 	assert.Equal(t, "first line\nsecond line\n", out.String())
+}
+
+// A secret the run learns later (the state backend's password) is masked
+// from then on, also in a line that was already partly written.
+func TestWriterAddMasksLaterSecrets(t *testing.T) {
+	var out bytes.Buffer
+	w := New("first-secret").NewWriter(&out)
+	_, err := w.Write([]byte("first-secret before\npassword="))
+	require.NoError(t, err)
+	w.Add("late-password")
+	_, err = w.Write([]byte("late-password\n"))
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	assert.Equal(t, "(sensitive value) before\npassword=(sensitive value)\n", out.String())
+}
+
+func TestTooShortIn(t *testing.T) {
+	env := map[string]string{"A": "abc", "B": "long-enough", "C": ""}
+	assert.Equal(t, []string{"A"}, TooShortIn("A,B,C,D", func(k string) string { return env[k] }))
 }
 
 func TestWriterWithoutSecretsIsTransparent(t *testing.T) {

@@ -24,6 +24,14 @@ func (m *Masker) NewWriter(dst io.Writer) *Writer {
 	return &Writer{m: m, dst: dst}
 }
 
+// Add masks values too from now on (a secret the run makes, such as the
+// state backend's password).
+func (w *Writer) Add(values ...string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.m = w.m.With(values...)
+}
+
 // Write buffers p and writes out whatever can no longer be part of a
 // secret. It always reports len(p) unless dst fails.
 func (w *Writer) Write(p []byte) (int, error) {

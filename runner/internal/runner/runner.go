@@ -43,6 +43,8 @@ type runner struct {
 	kube    kubernetes.Interface
 	backend *statebackend.Server
 	result  *magosv1.RunResult
+	// hide masks values the run learns (backend credentials) from now on.
+	hide func(values ...string)
 }
 
 // Run runs phase with the configuration from getenv, writes the RunResult
@@ -51,7 +53,15 @@ func Run(ctx context.Context, phase string, getenv func(string) string, stdout, 
 	masker := mask.FromEnv(getenv(magosv1.EnvSensitiveEnv), getenv)
 	mout, merr := masker.NewWriter(stdout), masker.NewWriter(stderr)
 	defer func() { _ = mout.Close(); _ = merr.Close() }()
+	hide := func(values ...string) {
+		masker = masker.With(values...)
+		mout.Add(values...)
+		merr.Add(values...)
+	}
 	log := slog.New(slog.NewTextHandler(merr, nil)).With("phase", phase)
+	if short := mask.TooShortIn(getenv(magosv1.EnvSensitiveEnv), getenv); len(short) > 0 {
+		log.Warn("Sensitive values too short to be masked in output", "variables", short, "minLength", mask.MinLen)
+	}
 
 	result := magosv1.RunResult{Phase: phase}
 	cfg, err := config.FromEnv(phase, getenv)
@@ -59,7 +69,7 @@ func Run(ctx context.Context, phase string, getenv func(string) string, stdout, 
 		err = report.Failed(report.ReasonInvalidConfig, err)
 	} else {
 		log = log.With("namespace", cfg.Namespace, "workspace", cfg.Workspace, "runID", cfg.RunID)
-		r := &runner{cfg: cfg, opts: opts, log: log, stdout: mout, stderr: merr, result: &result}
+		r := &runner{cfg: cfg, opts: opts, log: log, stdout: mout, stderr: merr, result: &result, hide: hide}
 		err = r.run(ctx)
 		r.close()
 	}
@@ -185,6 +195,13 @@ func (r *runner) setUpBackend(configDir string) (map[string]string, error) {
 		if err := statebackend.WriteUserOverride(configDir, r.cfg.BackendConfig); err != nil {
 			return nil, report.Failed(report.ReasonBackendFailed, err)
 		}
+		// It comes from a Secret: its values (credentials among them) are
+		// masked.
+		secrets, err := statebackend.UserBackendValues(r.cfg.BackendConfig)
+		if err != nil {
+			return nil, report.Failed(report.ReasonBackendFailed, err)
+		}
+		r.hide(secrets...)
 		return nil, nil
 	}
 	store := &statebackend.Store{
@@ -199,6 +216,7 @@ func (r *runner) setUpBackend(configDir string) (map[string]string, error) {
 		return nil, report.Failed(report.ReasonBackendFailed, err)
 	}
 	r.backend = srv
+	r.hide(srv.Password())
 	if err := statebackend.WriteHTTPOverride(configDir); err != nil {
 		return nil, report.Failed(report.ReasonBackendFailed, err)
 	}

@@ -83,3 +83,52 @@ func firstWord(b []byte) string {
 	}
 	return ""
 }
+
+// UserBackendValues returns the string literals of the user's backend
+// configuration file. The file comes from a Secret and its attributes hold
+// credentials (access keys, tokens, passwords) next to plain settings; the
+// runner masks them all.
+func UserBackendValues(userFile string) ([]string, error) {
+	b, err := os.ReadFile(userFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading the backend configuration: %w", err)
+	}
+	return stringLiterals(b), nil
+}
+
+// stringLiterals returns the contents of the double-quoted strings in b
+// that are values (after =, [, , or :), not block labels such as the
+// backend type; \" and \\ are unescaped, comments skipped.
+func stringLiterals(b []byte) []string {
+	var out []string
+	var last byte // the last character outside strings and blanks
+	for i := 0; i < len(b); i++ {
+		switch {
+		case b[i] == '#' || (b[i] == '/' && i+1 < len(b) && b[i+1] == '/'):
+			for i < len(b) && b[i] != '\n' {
+				i++
+			}
+		case b[i] == '/' && i+1 < len(b) && b[i+1] == '*':
+			end := bytes.Index(b[i+2:], []byte("*/"))
+			if end < 0 {
+				return out
+			}
+			i += end + 3
+		case b[i] == '"':
+			var lit []byte
+			for i++; i < len(b) && b[i] != '"' && b[i] != '\n'; i++ {
+				if b[i] == '\\' && i+1 < len(b) {
+					i++
+				}
+				lit = append(lit, b[i])
+			}
+			if strings.IndexByte("=[,:", last) >= 0 && last != 0 {
+				out = append(out, string(lit))
+			}
+			last = '"'
+		case b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r':
+			last = b[i]
+		}
+	}
+	return out
+}

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -51,7 +53,7 @@ func TestServerStateAndLock(t *testing.T) {
 	code, _ := c.do(http.MethodGet, "/state", nil)
 	assert.Equal(t, http.StatusNotFound, code, "no state yet")
 
-	// The first lock creates the Lease the way the kubernetes backend does.
+	// The first lock takes the free Lease the controller created.
 	code, _ = c.do("LOCK", "/lock", lockInfo("lock-a", "runner-a@pod-a"))
 	require.Equal(t, http.StatusOK, code)
 	lease, err := cs.CoordinationV1().Leases(ns).Get(ctx, store.LockLease, metav1.GetOptions{})
@@ -59,7 +61,6 @@ func TestServerStateAndLock(t *testing.T) {
 	require.NotNil(t, lease.Spec.HolderIdentity)
 	assert.Equal(t, "lock-a", *lease.Spec.HolderIdentity)
 	assert.Contains(t, lease.Annotations[statebackend.LockInfoAnnotation], `"Who":"runner-a@pod-a"`)
-	assert.Equal(t, "true", lease.Labels["tfstate"])
 
 	// Taking it again with the same ID is fine; another ID is refused with
 	// the holder's lock info.
@@ -91,10 +92,7 @@ func TestServerStateAndLock(t *testing.T) {
 	stored, err := io.ReadAll(zr)
 	require.NoError(t, err)
 	assert.Equal(t, state, stored)
-	assert.Equal(t, map[string]string{
-		"tfstate": "true", "tfstateSecretSuffix": workspace, "tfstateWorkspace": "default",
-		"magos.dev/workspace": workspace, "app.kubernetes.io/managed-by": "magos",
-	}, sec.Labels)
+	assert.Equal(t, "gzip", sec.Annotations["encoding"])
 	code, body = c.do(http.MethodGet, "/state", nil)
 	assert.Equal(t, http.StatusOK, code)
 	assert.Equal(t, string(state), body)
@@ -146,4 +144,39 @@ func TestServerRequiresThePassword(t *testing.T) {
 	}
 	assert.Equal(t, srv.Password(), srv.Env()["TF_HTTP_PASSWORD"])
 	assert.True(t, strings.HasPrefix(srv.Env()["TF_HTTP_ADDRESS"], "http://127.0.0.1:"))
+}
+
+// The runner may not create Secrets or Leases: without the state Secret and
+// lock Lease the controller creates, it fails and says why.
+func TestServerNeedsTheReservedSecretAndLease(t *testing.T) {
+	ctx := context.Background()
+	store, _, _ := newUnreservedStore(t)
+	srv := startServer(t, store)
+	c := client{t: t, srv: srv}
+
+	code, _ := c.do(http.MethodGet, "/state", nil)
+	assert.Equal(t, http.StatusNotFound, code, "no state yet")
+	err := store.Lock(ctx, lockInfo("lock-a", "runner-a@pod-a"))
+	require.ErrorIs(t, err, statebackend.ErrNotReserved)
+	assert.Contains(t, err.Error(), "lock Lease "+store.LockLease)
+	err = store.PutState(ctx, []byte(`{"version":4}`))
+	require.ErrorIs(t, err, statebackend.ErrNotReserved)
+	assert.Contains(t, err.Error(), "state Secret "+store.StateSecret)
+}
+
+func TestUserBackendValuesAreTheAttributeStrings(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "backend.tf")
+	require.NoError(t, os.WriteFile(file, []byte(`# a comment with "quotes"
+backend "s3" {
+  bucket     = "state-bucket"
+  access_key = "AKIA-EXAMPLE"
+  secret_key = "se\"cret\\key" // trailing "comment"
+  /* block "comment" */
+  endpoints  = { s3 = "https://s3.example" }
+  list       = ["one", "two"]
+}
+`), 0o600))
+	got, err := statebackend.UserBackendValues(file)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"state-bucket", "AKIA-EXAMPLE", `se"cret\key`, "https://s3.example", "one", "two"}, got)
 }
