@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
 	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
 // Config code runs with the runner's identity. If that identity could
@@ -59,6 +61,25 @@ func TestRunnerCannotCreateSecretsOrLeases(t *testing.T) {
 	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: magosv1.StateSecretName("alpha")}, &state))
 	assert.Empty(t, state.OwnerReferences)
 	assert.NotEmpty(t, state.Data[magosv1.StateKey], "the runner wrote the state")
+
+	// A Role made by an earlier version granted create and delete; the
+	// controller drops them without waiting for the next run.
+	roleKey := client.ObjectKey{Namespace: s.ns, Name: magosv1.RunnerServiceAccountName("alpha")}
+	var role rbacv1.Role
+	require.NoError(t, env.Client.Get(ctx, roleKey, &role))
+	for _, rule := range role.Rules {
+		assert.ElementsMatch(t, []string{"get", "update"}, rule.Verbs)
+		assert.NotEmpty(t, rule.ResourceNames)
+	}
+	role.Rules[0].Verbs = append(role.Rules[0].Verbs, "delete")
+	role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}})
+	require.NoError(t, env.Client.Update(ctx, &role))
+	patch := client.MergeFrom(ws.DeepCopy())
+	ws.Annotations = map[string]string{"example.com/poke": "1"}
+	require.NoError(t, env.Client.Patch(ctx, ws, patch))
+	testenv.WaitFor(t, env.Client, roleKey, &rbacv1.Role{}, time.Minute, 250*time.Millisecond, func(r *rbacv1.Role) bool {
+		return len(r.Rules) == 2 && !slices.Contains(r.Rules[0].Verbs, "delete")
+	}, "the old grants are dropped")
 }
 
 // spec.outputs.secretName names a Secret the runner may write. A Workspace

@@ -3,11 +3,16 @@ package workspace
 import (
 	"context"
 	"maps"
+	"slices"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
@@ -29,17 +34,58 @@ func runnerLabels(ws *magosv1.Workspace) map[string]string {
 // Leases would let it squat other Workspaces' locks or other programs'
 // leader elections. Nor delete: the runner could not create them again.
 func runnerRules(ws *magosv1.Workspace, st runStorage) []rbacv1.PolicyRule {
-	secrets := []string{magosv1.StateSecretName(ws.Name)}
+	var secrets, leases []string
+	if st.State {
+		secrets = append(secrets, magosv1.StateSecretName(ws.Name))
+	}
 	for i := range st.PlanChunks {
 		secrets = append(secrets, magosv1.PlanSecretName(ws.Name, i))
 	}
 	if st.Outputs != "" {
 		secrets = append(secrets, st.Outputs)
 	}
-	return []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "update"}, ResourceNames: secrets},
-		{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, Verbs: []string{"get", "update"}, ResourceNames: []string{magosv1.LockLeaseName(ws.Name)}},
+	if st.Lease {
+		leases = append(leases, magosv1.LockLeaseName(ws.Name))
 	}
+	var rules []rbacv1.PolicyRule
+	if len(secrets) > 0 {
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: runnerVerbs, ResourceNames: secrets})
+	}
+	if len(leases) > 0 {
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, Verbs: runnerVerbs, ResourceNames: leases})
+	}
+	return rules
+}
+
+// runnerVerbs are all the runner may do, and only by name.
+var runnerVerbs = []string{"get", "update"}
+
+// tightenRunnerRole drops from the Workspace's runner Role every rule
+// without resource names and every verb but get and update: Roles made by
+// earlier versions granted create and delete. It reads the cached Role, so
+// an idle Workspace loses those grants without waiting for its next run.
+func (r *Reconciler) tightenRunnerRole(ctx context.Context, ws *magosv1.Workspace) error {
+	role := &rbacv1.Role{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: magosv1.RunnerServiceAccountName(ws.Name)}, role); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !metav1.IsControlledBy(role, ws) {
+		return nil
+	}
+	var rules []rbacv1.PolicyRule
+	for _, rule := range role.Rules {
+		verbs := slices.DeleteFunc(slices.Clone(rule.Verbs), func(v string) bool { return !slices.Contains(runnerVerbs, v) })
+		if len(verbs) > 0 && len(rule.ResourceNames) > 0 {
+			rule.Verbs = verbs
+			rules = append(rules, rule)
+		}
+	}
+	if equality.Semantic.DeepEqual(rules, role.Rules) {
+		return nil
+	}
+	ctrl.LoggerFrom(ctx).Info("Dropping create and delete from the runner Role", "role", role.Name)
+	role.Rules = rules
+	return r.Update(ctx, role)
 }
 
 // reconcileRunnerIdentity ensures the Workspace's runner ServiceAccount,

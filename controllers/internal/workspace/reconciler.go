@@ -77,6 +77,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, err
 	}
 	base.ResourceVersion, base.Finalizers = ws.ResourceVersion, ws.Finalizers
+	if err := r.tightenRunnerRole(ctx, ws); err != nil {
+		return ctrl.Result{}, rerror.Retry("RunnerIdentityFailed", err)
+	}
 	if ws.Spec.Suspend {
 		obs.Suspended = true
 		return ctrl.Result{}, nil

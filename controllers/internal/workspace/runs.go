@@ -143,11 +143,14 @@ func (r *Reconciler) retryWait(ws *magosv1.Workspace, revision, inputs string) (
 // creates the Job of run rn (or adopts it if it already exists).
 func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn run, inputs string, s settings, obs *observation) error {
 	st, err := r.reserveRunStorage(ctx, ws)
+	// The Role names what was verified, also when something was not: a name
+	// that conflicts never enters it, and leaves a Role made before.
+	ierr := r.reconcileRunnerIdentity(ctx, ws, s.Runner.ServiceAccountAnnotations, st)
 	if err != nil {
 		return err
 	}
-	if err := r.reconcileRunnerIdentity(ctx, ws, s.Runner.ServiceAccountAnnotations, st); err != nil {
-		return rerror.Retry("RunnerIdentityFailed", err)
+	if ierr != nil {
+		return rerror.Retry("RunnerIdentityFailed", ierr)
 	}
 	number := ws.Status.Runs + 1
 	rn.ID = runID(string(ws.UID), rn.Phase, strconv.FormatInt(number, 10))

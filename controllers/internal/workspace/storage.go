@@ -23,6 +23,8 @@ const StorageConflictReason = "StorageConflict"
 // runStorage is what the controller reserved for a run: every object the
 // runner writes, verified to belong to the Workspace.
 type runStorage struct {
+	// State and Lease are set once the state Secret and lock Lease are.
+	State, Lease bool
 	// PlanChunks is how many plan chunk Secrets exist (0..PlanChunks-1).
 	PlanChunks int
 	// Outputs is the outputs Secret; "" when the Workspace writes none.
@@ -45,11 +47,13 @@ func (r *Reconciler) reserveRunStorage(ctx context.Context, ws *magosv1.Workspac
 	if _, err := r.reserve(ctx, ws, state, true); err != nil {
 		return st, err
 	}
+	st.State = true
 	lease := &coordinationv1.Lease{ObjectMeta: r.ownedMeta(ws, magosv1.LockLeaseName(ws.Name))}
 	lease.Labels = magosv1.StateSecretLabels(ws.Name)
 	if _, err := r.reserve(ctx, ws, lease, true); err != nil {
 		return st, err
 	}
+	st.Lease = true
 	// DefaultPlanChunks are created; more exist once a plan needed them.
 	for st.PlanChunks < magosv1.MaxPlanChunks {
 		exists, err := r.reserve(ctx, ws, r.planChunk(ws, st.PlanChunks), st.PlanChunks < magosv1.DefaultPlanChunks)
