@@ -35,9 +35,31 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 GOLANGCI_LINT := $(BIN)/golangci-lint
 HELM := $(BIN)/helm
 
+# The release: the charts' version/appVersion is the version of Magos, the
+# tag of its images and, as v$(VERSION), its git tag (docs/installation.md).
+VERSION := $(shell sed -n 's/^appVersion: "\(.*\)"$$/\1/p' charts/magos/Chart.yaml)
+IMAGE_REPOSITORY := ghcr.io/magos-dev
+IMAGE_SOURCE := https://github.com/magos-dev/magos
+REVISION := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+# Image creation and file times: the commit time, so one commit gives one digest.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+IMAGES := $(BIN)/images
+# Static binaries that go into the images.
+IMAGE_BINS := $(IMAGES)/bin
+MAGOS_IMAGE := $(BIN)/magos-image
+MAGOS_IMAGE_SOURCES := $(shell find tools/images -name '*.go' ! -name '*_test.go' ! -path '*/cmd/*') tools/images/go.mod tools/images/go.sum
+STATIC_GO_BUILD := CGO_ENABLED=0 go build -trimpath
+CONTROLLER_SOURCES := $(shell find apis controllers -name '*.go' ! -name '*_test.go') apis/go.mod controllers/go.mod controllers/go.sum
+RUNNER_SOURCES := $(shell find apis runner -name '*.go' ! -name '*_test.go') runner/go.mod runner/go.sum
+IMAGE_ARCHIVES := $(addprefix $(IMAGES)/,$(addsuffix -controller.tar,$(CONTROLLERS)) magos-runner.tar \
+	magos-engine-opentofu-$(TOFU_VERSION).tar magos-pause.tar)
+IMAGE_FLAGS = -source $(IMAGE_SOURCE) -revision $(REVISION) -created $(SOURCE_DATE_EPOCH)
+# Terraform is BUSL-licensed: its engine image is only built on request, for the user's own registry.
+TERRAFORM_VERSION ?=
+
 # Every Go module of the repository; tools modules are kept out of go.work.
 WORK_MODULES := apis apis/client controllers runner tools/harness
-TOOL_MODULES := tools tools/controlplane/kubernetes tools/controlplane/kubernetes-next tools/controlplane/etcd tools/testprovider tools/helm
+TOOL_MODULES := tools tools/controlplane/kubernetes tools/controlplane/kubernetes-next tools/controlplane/etcd tools/testprovider tools/helm tools/images
 MODULES := $(WORK_MODULES) $(TOOL_MODULES)
 CONTROLLERS := workspace project rollout variableset
 
@@ -95,9 +117,14 @@ build: ## Build the controller and runner binaries into bin/, and check every mo
 ##@ Testing
 
 .PHONY: test
-test: tools $(if $(REALNODE_CAPABLE),node) ## Run every test against the local control plane, and on a real node where the machine can run one.
+test: tools images $(if $(REALNODE_CAPABLE),node) ## Run every test against the local control plane (with the images built), and on a real node where the machine can run one.
 	MAGOS_KUBE_VERSION=v$(KUBE_VERSION) go test $(GO_TEST_FLAGS) $(addprefix ./,$(addsuffix /...,$(WORK_MODULES)))
 	cd tools/testprovider && GOWORK=off go test $(GO_TEST_FLAGS) ./...
+	$(MAKE) test-images
+
+.PHONY: test-images
+test-images: images $(HELM) ## Test the image builder, and inspect and run the images `make images` wrote.
+	cd tools/images && MAGOS_IMAGES_DIR=$(IMAGES) GOWORK=off go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-compat
 test-compat: tools $(KUBE_NEXT_ASSETS)/kube-apiserver ## Run the controller tests against the next Kubernetes minor's kube-apiserver.
@@ -146,7 +173,7 @@ $(TOFU):
 	@echo "Building OpenTofu v$(TOFU_VERSION) from its Go module (~2 minutes)"
 	@mkdir -p $(dir $@)
 	dir=$$(GOWORK=off GOFLAGS=-mod=mod go mod download -json github.com/opentofu/opentofu@v$(TOFU_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
-		cd $$dir && GOWORK=off go build -trimpath \
+		cd $$dir && GOWORK=off CGO_ENABLED=0 go build -trimpath \
 		-ldflags "-s -w -X github.com/opentofu/opentofu/version.dev=no" -o $@.tmp ./cmd/tofu && mv $@.tmp $@
 
 .PHONY: testprovider
@@ -183,6 +210,75 @@ $(KUBE_NODE): tools/controlplane/kubernetes/go.mod tools/controlplane/kubernetes
 	@echo "Building kubelet, kube-controller-manager, kube-scheduler and kube-proxy v$(KUBE_VERSION) as $@ (the first build takes minutes)"
 	cd tools/controlplane/kubernetes && CGO_ENABLED=0 GOWORK=off go build -trimpath -ldflags "-s -w $(call kube_version_flags,$(KUBE_VERSION))" -o $@.tmp ./cmd/kube-node && mv $@.tmp $@
 
+##@ Images and release
+
+.PHONY: images
+images: $(IMAGE_ARCHIVES) ## Build every image as an OCI archive bin/images/<name>.tar (no container engine needed).
+
+.PHONY: image-pause image-runner image-engine-opentofu $(addprefix image-,$(addsuffix -controller,$(CONTROLLERS)))
+image-pause: $(IMAGES)/magos-pause.tar ## Build only the pause (sandbox) image.
+image-runner: $(IMAGES)/magos-runner.tar ## Build only the runner image.
+image-engine-opentofu: $(IMAGES)/magos-engine-opentofu-$(TOFU_VERSION).tar ## Build only the OpenTofu engine image.
+$(addprefix image-,$(addsuffix -controller,$(CONTROLLERS))): image-%: $(IMAGES)/%.tar
+
+.PHONY: push
+push: images $(HELM) ## Push the images and both charts to REGISTRY=host[/prefix] (PLAIN_HTTP=1 for a local HTTP registry).
+	@if [ -z "$(REGISTRY)" ]; then echo "usage: make push REGISTRY=host[/prefix] (e.g. ghcr.io/magos-dev)"; exit 2; fi
+	$(MAGOS_IMAGE) push -registry $(REGISTRY) $(if $(PLAIN_HTTP),-plain-http) -helm $(HELM) \
+		-chart charts/magos-crds -chart charts/magos $(IMAGE_ARCHIVES)
+
+.PHONY: image-engine-terraform
+image-engine-terraform: $(MAGOS_IMAGE) $(IMAGE_BINS)/engine-install ## Build a Terraform engine image for your own registry (TERRAFORM_VERSION=x.y.z; BUSL, never pushed by `make push`).
+	@if [ -z "$(TERRAFORM_VERSION)" ]; then echo "usage: make image-engine-terraform TERRAFORM_VERSION=x.y.z"; exit 2; fi
+	@mkdir -p $(IMAGE_BINS)
+	dir=$$(GOWORK=off GOFLAGS=-mod=mod go mod download -json github.com/hashicorp/terraform@v$(TERRAFORM_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
+		cd $$dir && GOWORK=off $(STATIC_GO_BUILD) -ldflags "-s -w" -o $(IMAGE_BINS)/terraform-$(TERRAFORM_VERSION) .
+	$(MAGOS_IMAGE) build -ref $(IMAGE_REPOSITORY)/magos-engine-terraform:$(TERRAFORM_VERSION) \
+		-out $(IMAGES)/terraform/magos-engine-terraform-$(TERRAFORM_VERSION).tar $(IMAGE_FLAGS) -version $(TERRAFORM_VERSION) \
+		-file $(IMAGE_BINS)/terraform-$(TERRAFORM_VERSION)=/engine/terraform -file $(IMAGE_BINS)/engine-install=/engine/install \
+		-entrypoint "/engine/install -engine=terraform -version=$(TERRAFORM_VERSION) -binary=/engine/terraform" \
+		-label dev.magos.engine=terraform -label dev.magos.engine.version=$(TERRAFORM_VERSION) -label org.opencontainers.image.licenses=BUSL-1.1
+
+# The archives carry the commit as a label: rebuild them when it changes.
+$(IMAGES)/.revision: FORCE
+	@mkdir -p $(@D)
+	@echo "$(REVISION) $(SOURCE_DATE_EPOCH) $(VERSION)" | cmp -s - $@ || echo "$(REVISION) $(SOURCE_DATE_EPOCH) $(VERSION)" > $@
+
+.PHONY: FORCE
+FORCE:
+
+$(MAGOS_IMAGE): $(MAGOS_IMAGE_SOURCES)
+	cd tools/images && GOWORK=off go build -o $@ .
+
+$(IMAGES)/%-controller.tar: $(IMAGE_BINS)/%-controller $(MAGOS_IMAGE) $(IMAGES)/.revision
+	$(MAGOS_IMAGE) build -ref $(IMAGE_REPOSITORY)/$*-controller:$(VERSION) -out $@ $(IMAGE_FLAGS) -version $(VERSION) \
+		-file $<=/usr/local/bin/$*-controller -entrypoint /usr/local/bin/$*-controller
+
+$(IMAGES)/magos-runner.tar: $(IMAGE_BINS)/runner $(MAGOS_IMAGE) $(IMAGES)/.revision
+	$(MAGOS_IMAGE) build -ref $(IMAGE_REPOSITORY)/magos-runner:$(VERSION) -out $@ $(IMAGE_FLAGS) -version $(VERSION) \
+		-file $<=/usr/local/bin/runner -entrypoint /usr/local/bin/runner
+
+# The engine image: the engine binary and the installer the runner Job's
+# init container runs (apis/magos/v1alpha1/engine_image.go).
+$(IMAGES)/magos-engine-opentofu-$(TOFU_VERSION).tar: $(TOFU) $(IMAGE_BINS)/engine-install $(MAGOS_IMAGE) $(IMAGES)/.revision
+	$(MAGOS_IMAGE) build -ref $(IMAGE_REPOSITORY)/magos-engine-opentofu:$(TOFU_VERSION) -out $@ $(IMAGE_FLAGS) -version $(TOFU_VERSION) \
+		-file $(TOFU)=/engine/tofu -file $(IMAGE_BINS)/engine-install=/engine/install \
+		-entrypoint "/engine/install -engine=opentofu -version=$(TOFU_VERSION) -binary=/engine/tofu" \
+		-label dev.magos.engine=opentofu -label dev.magos.engine.version=$(TOFU_VERSION)
+
+$(IMAGES)/magos-pause.tar: $(IMAGE_BINS)/pause $(MAGOS_IMAGE) $(IMAGES)/.revision
+	$(MAGOS_IMAGE) build -ref $(IMAGE_REPOSITORY)/magos-pause:$(VERSION) -out $@ $(IMAGE_FLAGS) -version $(VERSION) \
+		-file $<=/pause -entrypoint /pause
+
+$(IMAGE_BINS)/%-controller: $(CONTROLLER_SOURCES)
+	cd controllers && $(STATIC_GO_BUILD) -ldflags "-s -w -X github.com/magos-dev/magos/controllers/internal/setup.Version=$(VERSION)" -o $@.tmp ./$* && mv $@.tmp $@
+
+$(IMAGE_BINS)/runner: $(RUNNER_SOURCES)
+	cd runner && $(STATIC_GO_BUILD) -ldflags "-s -w -X main.version=$(VERSION)" -o $@.tmp . && mv $@.tmp $@
+
+$(IMAGE_BINS)/pause $(IMAGE_BINS)/engine-install: $(IMAGE_BINS)/%: tools/images/cmd/%/main.go tools/images/go.mod
+	cd tools/images && GOWORK=off $(STATIC_GO_BUILD) -ldflags "-s -w -X main.version=$(VERSION)" -o $@.tmp ./cmd/$* && mv $@.tmp $@
+
 ##@ Demo
 
 .PHONY: demo
@@ -198,3 +294,4 @@ demo-stop: ## Stop what `make demo` started.
 .PHONY: clean
 clean: ## Remove built binaries (keeps the cached control plane and engines).
 	rm -f $(BIN)/runner $(addprefix $(BIN)/,$(CONTROLLERS))
+	rm -rf $(IMAGES)

@@ -14,6 +14,9 @@ import (
 	"github.com/magos-dev/magos/runner/internal/runner"
 )
 
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
 const usage = `Usage: runner <command>
 
 Runs one phase of a Magos Workspace inside its Job.
@@ -22,6 +25,7 @@ Commands:
   plan      fetch the source artifact, run the engine's plan and store the plan
   apply     apply exactly the stored plan whose digest the controller approved
   destroy   destroy everything in the Workspace's state
+  version   print the runner's version
 
 The controller sets the run's parameters in the environment (MAGOS_*).
 The run's result is written as JSON to $MAGOS_TERMINATION_MESSAGE
@@ -41,6 +45,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
+		return 0
+	case "version", "--version":
+		fmt.Fprintln(stdout, "runner", version)
 		return 0
 	case "plan", "apply", "destroy":
 		if len(args) > 1 {

@@ -17,6 +17,7 @@ func TestUsage(t *testing.T) {
 		{name: "help prints usage on stdout", args: []string{"--help"}, wantCode: 0, wantOut: "plan"},
 		{name: "unknown command is refused", args: []string{"deploy"}, wantCode: 2, wantErr: `unknown command "deploy"`},
 		{name: "extra arguments are refused", args: []string{"plan", "now"}, wantCode: 2, wantErr: `unexpected arguments`},
+		{name: "version prints the stamped version", args: []string{"version"}, wantCode: 0, wantOut: "runner dev"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
