@@ -56,6 +56,8 @@ IMAGE_ARCHIVES := $(addprefix $(IMAGES)/,$(addsuffix -controller.tar,$(CONTROLLE
 IMAGE_FLAGS = -source $(IMAGE_SOURCE) -revision $(REVISION) -created $(SOURCE_DATE_EPOCH)
 # Terraform is BUSL-licensed: its engine image is only built on request, for the user's own registry.
 TERRAFORM_VERSION ?=
+TERRAFORM_SRC ?=
+TERRAFORM_BINARY ?=
 
 # Every Go module of the repository; tools modules are kept out of go.work.
 WORK_MODULES := apis apis/client controllers runner tools/harness
@@ -228,11 +230,13 @@ push: images $(HELM) ## Push the images and both charts to REGISTRY=host[/prefix
 		-chart charts/magos-crds -chart charts/magos $(IMAGE_ARCHIVES)
 
 .PHONY: image-engine-terraform
-image-engine-terraform: $(MAGOS_IMAGE) $(IMAGE_BINS)/engine-install ## Build a Terraform engine image for your own registry (TERRAFORM_VERSION=x.y.z; BUSL, never pushed by `make push`).
-	@if [ -z "$(TERRAFORM_VERSION)" ]; then echo "usage: make image-engine-terraform TERRAFORM_VERSION=x.y.z"; exit 2; fi
+image-engine-terraform: $(MAGOS_IMAGE) $(IMAGE_BINS)/engine-install ## Build a Terraform engine image for your own registry (BUSL: see docs/installation.md; never built or pushed by default).
+	@if [ -z "$(TERRAFORM_VERSION)" ] || [ -z "$(TERRAFORM_SRC)$(TERRAFORM_BINARY)" ]; then \
+		echo "usage: make image-engine-terraform TERRAFORM_VERSION=x.y.z TERRAFORM_SRC=<checkout of github.com/hashicorp/terraform at vx.y.z>"; \
+		echo "   or: make image-engine-terraform TERRAFORM_VERSION=x.y.z TERRAFORM_BINARY=<static terraform binary>"; exit 2; fi
 	@mkdir -p $(IMAGE_BINS)
-	dir=$$(GOWORK=off GOFLAGS=-mod=mod go mod download -json github.com/hashicorp/terraform@v$(TERRAFORM_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
-		cd $$dir && GOWORK=off $(STATIC_GO_BUILD) -ldflags "-s -w" -o $(IMAGE_BINS)/terraform-$(TERRAFORM_VERSION) .
+	$(if $(TERRAFORM_BINARY),cp $(TERRAFORM_BINARY) $(IMAGE_BINS)/terraform-$(TERRAFORM_VERSION),\
+		cd $(TERRAFORM_SRC) && GOWORK=off $(STATIC_GO_BUILD) -ldflags "-s -w" -o $(IMAGE_BINS)/terraform-$(TERRAFORM_VERSION) .)
 	$(MAGOS_IMAGE) build -ref $(IMAGE_REPOSITORY)/magos-engine-terraform:$(TERRAFORM_VERSION) \
 		-out $(IMAGES)/terraform/magos-engine-terraform-$(TERRAFORM_VERSION).tar $(IMAGE_FLAGS) -version $(TERRAFORM_VERSION) \
 		-file $(IMAGE_BINS)/terraform-$(TERRAFORM_VERSION)=/engine/terraform -file $(IMAGE_BINS)/engine-install=/engine/install \

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/google/go-containerregistry/pkg/name"
 
@@ -31,6 +33,8 @@ func push(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if registry == "" {
 		return fmt.Errorf("need -registry host[/prefix]")
 	}
+	// One credentials file for images and charts.
+	helm.RegistryConfig = dockerConfig()
 	if len(chartDir) > 0 && helm.Binary == "" {
 		return fmt.Errorf("-chart needs -helm")
 	}
@@ -69,4 +73,18 @@ func pushArchive(ctx context.Context, file, registry string, opts []name.Option,
 	}
 	fmt.Fprintf(stdout, "%s  %s@%s\n", file, dst, digest)
 	return nil
+}
+
+// dockerConfig is the Docker config file go-containerregistry's default
+// keychain reads the image registry's credentials from ($DOCKER_CONFIG or
+// ~/.docker); `helm registry login --registry-config <it>` writes it.
+func dockerConfig() string {
+	if dir := os.Getenv("DOCKER_CONFIG"); dir != "" {
+		return filepath.Join(dir, "config.json")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(home, ".docker", "config.json")
 }

@@ -23,6 +23,9 @@ type Helm struct {
 	Binary string
 	// PlainHTTP talks to the registry over HTTP instead of HTTPS.
 	PlainHTTP bool
+	// RegistryConfig is the credentials file helm reads (the Docker config
+	// format); empty uses helm's own default.
+	RegistryConfig string
 }
 
 var (
@@ -61,6 +64,9 @@ func (h Helm) Push(ctx context.Context, dir, registry string) (Pushed, error) {
 	args := []string{"push", pkg, "oci://" + strings.TrimSuffix(strings.TrimPrefix(registry, "oci://"), "/") + "/" + Path}
 	if h.PlainHTTP {
 		args = append(args, "--plain-http")
+	}
+	if h.RegistryConfig != "" {
+		args = append(args, "--registry-config", h.RegistryConfig)
 	}
 	out, err = h.run(ctx, args...)
 	if err != nil {
