@@ -34,7 +34,14 @@ func helm(t *testing.T, args ...string) []byte {
 func renderChart(t *testing.T, release, namespace string, args ...string) []*unstructured.Unstructured {
 	t.Helper()
 	out := helm(t, append([]string{"template", release, "charts/magos", "--namespace", namespace}, args...)...)
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(out)))
+	return decodeObjects(t, out)
+}
+
+// decodeObjects decodes the objects of a multi-document YAML stream,
+// skipping empty documents.
+func decodeObjects(t *testing.T, data []byte) []*unstructured.Unstructured {
+	t.Helper()
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var objs []*unstructured.Unstructured
 	for {
 		doc, err := r.Read()

@@ -107,11 +107,22 @@ func fluxManifests(t *testing.T) []*unstructured.Unstructured {
 	for _, file := range kustomization.Resources {
 		data, err := os.ReadFile(filepath.Join(dir, file))
 		require.NoError(t, err)
-		u := &unstructured.Unstructured{}
-		require.NoError(t, yaml.Unmarshal(data, &u.Object), file)
-		objs = append(objs, u)
+		objs = append(objs, decodeObjects(t, data)...)
 	}
 	return objs
+}
+
+// chartVersions returns the version and appVersion in charts/<chart>/Chart.yaml.
+func chartVersions(t *testing.T, chart string) (version, appVersion string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(env.Root, "charts", chart, "Chart.yaml"))
+	require.NoError(t, err)
+	var meta struct {
+		Version    string `json:"version"`
+		AppVersion string `json:"appVersion"`
+	}
+	require.NoError(t, yaml.Unmarshal(data, &meta))
+	return meta.Version, meta.AppVersion
 }
 
 func TestFluxInstallManifests(t *testing.T) {
@@ -128,7 +139,7 @@ func TestFluxInstallManifests(t *testing.T) {
 		o.SetNamespace(ns)
 		require.NoError(t, env.Client.Create(context.Background(), o), "the apiserver (with Flux's CRDs) accepts %s %s", o.GetKind(), o.GetName())
 	}
-	assert.Equal(t, map[string]int{"Namespace": 1, "GitRepository": 1, "HelmRelease": 2}, kinds)
+	assert.Equal(t, map[string]int{"Namespace": 1, "OCIRepository": 2, "HelmRelease": 2}, kinds)
 
 	crds, magos := chartObject(objs, "HelmRelease", "magos-crds"), chartObject(objs, "HelmRelease", "magos")
 	require.NotNil(t, crds)
@@ -136,8 +147,21 @@ func TestFluxInstallManifests(t *testing.T) {
 	dependsOn, _, _ := unstructured.NestedSlice(magos.Object, "spec", "dependsOn")
 	assert.Equal(t, []any{map[string]any{"name": "magos-crds"}}, dependsOn, "the controllers wait for their CRDs")
 	for _, hr := range []*unstructured.Unstructured{crds, magos} {
-		chart, _, _ := unstructured.NestedString(hr.Object, "spec", "chart", "spec", "chart")
-		helm(t, "lint", "--strict", chart)
+		// Each release installs its chart from the OCI artifact `make push
+		// REGISTRY=ghcr.io/magos-dev` publishes: <registry>/charts/<chart>:<version>.
+		chartRef, _, _ := unstructured.NestedStringMap(hr.Object, "spec", "chartRef")
+		assert.Equal(t, map[string]string{"kind": "OCIRepository", "name": hr.GetName()}, chartRef)
+		repo := chartObject(objs, "OCIRepository", hr.GetName())
+		require.NotNil(t, repo, "the OCIRepository %s", hr.GetName())
+		url, _, _ := unstructured.NestedString(repo.Object, "spec", "url")
+		assert.Equal(t, "oci://ghcr.io/magos-dev/charts/"+hr.GetName(), url)
+		tag, _, _ := unstructured.NestedString(repo.Object, "spec", "ref", "tag")
+		version, _ := chartVersions(t, hr.GetName())
+		assert.Equal(t, version, tag, "the source follows the chart's version")
+		layer, _, _ := unstructured.NestedStringMap(repo.Object, "spec", "layerSelector")
+		assert.Equal(t, map[string]string{"mediaType": "application/vnd.cncf.helm.chart.content.v1.tar+gzip", "operation": "copy"}, layer,
+			"helm-controller gets the chart archive")
+		helm(t, "lint", "--strict", "charts/"+hr.GetName())
 	}
 	policy, _, _ := unstructured.NestedString(crds.Object, "spec", "upgrade", "crds")
 	assert.Equal(t, "CreateReplace", policy, "CRD upgrades are applied")
@@ -153,4 +177,9 @@ func TestFluxInstallManifests(t *testing.T) {
 	}
 	replicas, _, _ := unstructured.NestedInt64(chartObject(rendered, "Deployment", "magos-workspace-controller").Object, "spec", "replicas")
 	assert.Equal(t, int64(2), replicas)
+	containers, _, _ := unstructured.NestedSlice(chartObject(rendered, "Deployment", "magos-project-controller").Object, "spec", "template", "spec", "containers")
+	require.Len(t, containers, 1)
+	_, appVersion := chartVersions(t, "magos")
+	assert.Equal(t, "ghcr.io/magos-dev/project-controller:"+appVersion, containers[0].(map[string]any)["image"],
+		"the controllers run the images of the chart's release")
 }
