@@ -51,7 +51,7 @@ MAGOS_IMAGE_SOURCES := $(shell find tools/images -name '*.go' ! -name '*_test.go
 STATIC_GO_BUILD := CGO_ENABLED=0 go build -trimpath
 CONTROLLER_SOURCES := $(shell find apis controllers -name '*.go' ! -name '*_test.go') apis/go.mod controllers/go.mod controllers/go.sum
 RUNNER_SOURCES := $(shell find apis runner -name '*.go' ! -name '*_test.go') runner/go.mod runner/go.sum
-IMAGE_ARCHIVES := $(addprefix $(IMAGES)/,$(addsuffix -controller.tar,$(CONTROLLERS)) magos-runner.tar \
+IMAGE_ARCHIVES = $(addprefix $(IMAGES)/,$(addsuffix -controller.tar,$(CONTROLLERS)) magos-runner.tar \
 	magos-engine-opentofu-$(TOFU_VERSION).tar magos-pause.tar)
 IMAGE_FLAGS = -source $(IMAGE_SOURCE) -revision $(REVISION) -created $(SOURCE_DATE_EPOCH)
 # Terraform is BUSL-licensed: its engine image is only built on request, for the user's own registry.

@@ -25,6 +25,7 @@ func main() {
 	}
 	signals := make(chan os.Signal, 16)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGCHLD)
+	fmt.Fprintln(os.Stderr, "pause: running until SIGTERM or SIGINT")
 	for s := range signals {
 		if s == syscall.SIGCHLD {
 			reap()
