@@ -1,6 +1,10 @@
 package main
 
 import (
+	"archive/tar"
+	"errors"
+	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -113,6 +117,16 @@ func TestBuiltImages(t *testing.T) {
 			require.NoError(t, err)
 			assert.Regexp(t, commit, cf.Config.Labels[oci.LabelRevision], "the revision label is the commit")
 
+			t.Run("the same inputs give the same digest", func(t *testing.T) {
+				rebuilt, err := oci.Build(specOf(t, a))
+				require.NoError(t, err)
+				got, err := rebuilt.Digest()
+				require.NoError(t, err)
+				want, err := a.Image.Digest()
+				require.NoError(t, err)
+				assert.Equal(t, want, got)
+			})
+
 			root := t.TempDir()
 			extract(t, a, root)
 			bin := filepath.Join(root, want.entrypoint[0])
@@ -121,6 +135,51 @@ func TestBuiltImages(t *testing.T) {
 				want.check(t, root)
 			}
 		})
+	}
+}
+
+// specOf reconstructs the inputs of an archive's image: the files of its
+// top layer, its entrypoint, environment, labels and creation time.
+func specOf(t *testing.T, a *oci.Archive) oci.Spec {
+	t.Helper()
+	cf, err := a.Image.ConfigFile()
+	require.NoError(t, err)
+	labels := maps.Clone(cf.Config.Labels)
+	s := oci.Spec{
+		Ref:          a.Tag.String(),
+		Entrypoint:   cf.Config.Entrypoint,
+		Cmd:          cf.Config.Cmd,
+		Env:          cf.Config.Env,
+		Source:       labels[oci.LabelSource],
+		Revision:     labels[oci.LabelRevision],
+		Version:      labels[oci.LabelVersion],
+		Created:      cf.Created.Time,
+		Architecture: cf.Architecture,
+	}
+	for _, k := range []string{oci.LabelSource, oci.LabelRevision, oci.LabelVersion, oci.LabelTitle, oci.LabelCreated} {
+		delete(labels, k)
+	}
+	if len(labels) > 0 {
+		s.Labels = labels
+	}
+	layers, err := a.Image.Layers()
+	require.NoError(t, err)
+	rc, err := layers[len(layers)-1].Uncompressed()
+	require.NoError(t, err)
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return s
+		}
+		require.NoError(t, err)
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		data, err := io.ReadAll(tr)
+		require.NoError(t, err)
+		s.Files = append(s.Files, oci.Entry{Path: "/" + h.Name, Mode: h.Mode, Data: data})
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"path"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -147,15 +148,15 @@ func Build(s Spec) (v1.Image, error) {
 	return mutate.ConfigFile(img, cf)
 }
 
+// filePaths lists the entries' paths, sorted like the layer, so their
+// order in the spec does not change the digest.
 func filePaths(entries []Entry) string {
-	var s string
+	paths := make([]string, len(entries))
 	for i, e := range entries {
-		if i > 0 {
-			s += " "
-		}
-		s += path.Clean(e.Path)
+		paths[i] = path.Clean(e.Path)
 	}
-	return s
+	slices.Sort(paths)
+	return strings.Join(paths, " ")
 }
 
 func orString(s, def string) string {

@@ -36,6 +36,14 @@ func TestBuildIsReproducible(t *testing.T) {
 	}
 	assert.Equal(t, sums[0], sums[1], "the same image gives the same archive bytes")
 
+	t.Run("the order of the files does not matter", func(t *testing.T) {
+		s := testSpec()
+		s.Files = append([]oci.Entry{{Path: "/etc/app.conf", Data: []byte("x")}}, s.Files...)
+		r := testSpec()
+		r.Files = append(r.Files, oci.Entry{Path: "/etc/app.conf", Data: []byte("x")})
+		assert.Equal(t, build(t, s).digest, build(t, r).digest)
+	})
+
 	for _, change := range []struct {
 		name   string
 		mutate func(*oci.Spec)
