@@ -132,18 +132,25 @@ func cleanName(name string) (string, error) {
 }
 
 // createLinks creates the held-back links, hard links first, and checks
-// that each one resolves inside dir.
+// that each one resolves inside dir. Every directory and link is made
+// through an os.Root on dir, so nothing is created outside it even when
+// links already made would lead there.
 func (e *extractor) createLinks(dir string) error {
 	root, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return err
 	}
+	fsys, err := os.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer fsys.Close()
 	for _, hard := range []bool{true, false} {
 		for _, l := range e.links {
 			if l.hard != hard {
 				continue
 			}
-			if err := createLink(root, l); err != nil {
+			if err := createLink(fsys, root, l); err != nil {
 				return fmt.Errorf("%w: %w", ErrRejected, err)
 			}
 		}
@@ -167,12 +174,15 @@ func (e *extractor) createLinks(dir string) error {
 
 // createLink creates one link after checking that its parent directory is a
 // real directory inside root (not reached through another link) and that its
-// target, taken literally, stays inside root.
-func createLink(root string, l link) error {
+// target, taken literally, stays inside root. fsys is root opened as an
+// os.Root: making the parent directories through it fails instead of
+// following a chain of links that ends above root (l0 → ".", l1 → "l0/..",
+// …, each harmless taken literally).
+func createLink(fsys *os.Root, root string, l link) error {
 	abs := filepath.Join(root, filepath.FromSlash(l.name))
 	parent := filepath.Dir(abs)
-	if err := os.MkdirAll(parent, 0o750); err != nil {
-		return err
+	if err := fsys.MkdirAll(path.Dir(l.name), 0o750); err != nil {
+		return fmt.Errorf("link %q: %w", l.name, err)
 	}
 	if real, err := filepath.EvalSymlinks(parent); err != nil || real != parent {
 		return fmt.Errorf("link %q is inside a linked directory", l.name)
@@ -190,11 +200,11 @@ func createLink(root string, l link) error {
 		if real, err := filepath.EvalSymlinks(filepath.Dir(src)); err != nil || real != filepath.Dir(src) {
 			return fmt.Errorf("hard link %q points through a link", l.name)
 		}
-		fi, err := os.Lstat(src)
+		fi, err := fsys.Lstat(target)
 		if err != nil || !fi.Mode().IsRegular() {
 			return fmt.Errorf("hard link %q does not point at a regular file of the artifact", l.name)
 		}
-		return os.Link(src, abs)
+		return fsys.Link(target, l.name)
 	}
 	if path.IsAbs(l.target) {
 		return fmt.Errorf("symlink %q points at an absolute path", l.name)
@@ -202,7 +212,7 @@ func createLink(root string, l link) error {
 	if !within(root, filepath.Join(parent, filepath.FromSlash(l.target))) {
 		return fmt.Errorf("symlink %q points outside the artifact", l.name)
 	}
-	return os.Symlink(l.target, abs)
+	return fsys.Symlink(l.target, l.name)
 }
 
 // within reports whether p is root or inside it; both must be clean.
