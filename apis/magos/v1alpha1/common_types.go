@@ -74,9 +74,11 @@ type RunnerSpec struct {
 	// +optional
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 
-	// Timeout is the deadline of one run (the Job's activeDeadlineSeconds).
+	// Timeout is the deadline of one run (the Job's activeDeadlineSeconds),
+	// at least one second.
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
 	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="must be at least 1s: a run's deadline is counted in whole seconds and 0 means none"
 	// +optional
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 }

@@ -171,6 +171,15 @@ func TestCRDValidation(t *testing.T) {
 		{name: "runner timeout that is not a duration", obj: workspace(func(ws *magosv1.Workspace) {
 			ws.Spec.Runner = &magosv1.RunnerSpec{Timeout: duration(-time.Minute)}
 		}), wantFields: []string{"spec.runner.timeout"}},
+		{name: "runner timeout of zero", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.Runner = &magosv1.RunnerSpec{Timeout: duration(0)}
+		}), wantFields: []string{"spec.runner.timeout", "must be at least 1s"}},
+		{name: "runner timeout under a second", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.Runner = &magosv1.RunnerSpec{Timeout: duration(500 * time.Millisecond)}
+		}), wantFields: []string{"spec.runner.timeout", "must be at least 1s"}},
+		{name: "project default runner timeout of zero", obj: project(func(p *magosv1.Project) {
+			p.Spec.Defaults = &magosv1.ProjectDefaults{Runner: &magosv1.RunnerSpec{Timeout: duration(0)}}
+		}), wantFields: []string{"spec.defaults.runner.timeout", "must be at least 1s"}},
 
 		{name: "workspace name too long for a label value", obj: workspace(func(ws *magosv1.Workspace) {
 			ws.GenerateName = ""

@@ -39,7 +39,8 @@ type RunnerSpecApplyConfiguration struct {
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	// Tolerations of the runner pod.
 	Tolerations []v1.Toleration `json:"tolerations,omitempty"`
-	// Timeout is the deadline of one run (the Job's activeDeadlineSeconds).
+	// Timeout is the deadline of one run (the Job's activeDeadlineSeconds),
+	// at least one second.
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 }
 
