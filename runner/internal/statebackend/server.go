@@ -18,9 +18,10 @@ import (
 	"time"
 )
 
-// maxStateBytes bounds a state upload; the state Secret cannot hold more
-// than 1 MiB of gzip'd state anyway.
-const maxStateBytes = 256 << 20
+// MaxStateBytes bounds a state upload and the state read back once
+// unpacked; the state Secret cannot hold more than 1 MiB of gzip'd state
+// anyway.
+const MaxStateBytes = 256 << 20
 
 // username is the basic-auth user the engine presents.
 const username = "magos"
@@ -229,12 +230,12 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 
 // readBody reads a bounded request body and checks its Content-MD5, if any.
 func readBody(r *http.Request) ([]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxStateBytes+1))
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxStateBytes+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(body) > maxStateBytes {
-		return nil, fmt.Errorf("body larger than %d bytes", maxStateBytes)
+	if len(body) > MaxStateBytes {
+		return nil, fmt.Errorf("body larger than %d bytes", MaxStateBytes)
 	}
 	if want := r.Header.Get("Content-MD5"); want != "" {
 		sum := md5.Sum(body) //nolint:gosec // see the import.

@@ -101,7 +101,8 @@ func (e *LockedError) Error() string { return "the state is locked by " + e.Held
 // errMismatch means an unlock or a write came with the wrong lock ID.
 var errMismatch = errors.New("lock ID does not match the lock held")
 
-// GetState returns the state JSON, or nil when there is none.
+// GetState returns the state JSON, or nil when there is none. State that
+// unpacks to more than MaxStateBytes is an error.
 func (s *Store) GetState(ctx context.Context) ([]byte, error) {
 	sec, err := s.Secrets.Get(ctx, s.StateSecret, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -119,9 +120,13 @@ func (s *Store) GetState(ctx context.Context) ([]byte, error) {
 		return nil, fmt.Errorf("state Secret %s: %w", s.StateSecret, err)
 	}
 	defer zr.Close()
-	state, err := io.ReadAll(zr)
+	// Bounded like an upload: a small Secret can unpack to gigabytes.
+	state, err := io.ReadAll(io.LimitReader(zr, MaxStateBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("state Secret %s: %w", s.StateSecret, err)
+	}
+	if len(state) > MaxStateBytes {
+		return nil, fmt.Errorf("state Secret %s unpacks to more than %d bytes", s.StateSecret, MaxStateBytes)
 	}
 	return state, nil
 }
