@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"strconv"
 	"strings"
@@ -20,7 +21,8 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
 
-// MaxUnpackedBytes bounds plan.json plus plan.bin once decompressed.
+// MaxUnpackedBytes bounds plan.json plus plan.bin once decompressed, for
+// Load.
 const MaxUnpackedBytes = 2 << 30
 
 // Stat reads what the Workspace's stored plan is, from chunk 0 alone. It
@@ -34,10 +36,83 @@ func Stat(ctx context.Context, g Getter, workspace string) (Meta, error) {
 }
 
 // Load reads, verifies and unpacks the Workspace's stored plan. It returns
-// an error wrapping ErrNotFound when there is none and ErrCorrupt when the
+// an error wrapping ErrNotFound when there is none, ErrCorrupt when the
 // chunks are missing, mixed with another plan's, or do not match chunk 0's
-// checksums.
+// checksums, and ErrTooLarge when the plan unpacks to more than
+// MaxUnpackedBytes. Chunks are read and decompressed as the archive is
+// read, so only the unpacked files are held in memory.
 func Load(ctx context.Context, g Getter, workspace string) (*Plan, error) {
+	cr, err := openChunks(ctx, g, workspace)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Meta: cr.meta}
+	p.JSON, p.Binary, err = unpack(cr, MaxUnpackedBytes)
+	if err != nil {
+		return nil, cr.wrap(err)
+	}
+	if err := cr.verify(); err != nil {
+		return nil, err
+	}
+	p.Size = cr.read
+	if got := Digest(p.JSON); got != p.Digest {
+		return nil, fmt.Errorf("%w: plan.json has digest %s, chunk 0 says %s", ErrCorrupt, got, p.Digest)
+	}
+	return p, nil
+}
+
+// LoadJSON reads only plan.json of the Workspace's stored plan, for a
+// reader that does not apply it (the policy gate). It reads chunks only as
+// far as plan.json reaches, decompresses at most maxJSON bytes of it and
+// refuses a larger one with ErrTooLarge before reading it, so a small plan
+// Secret that unpacks to gigabytes costs the reader no more than maxJSON
+// bytes. It verifies the plan digest (what the gate evaluates and the
+// approver approves), not the checksum of the whole stream: plan.bin is not
+// read. The returned Plan has no Binary and no Size.
+func LoadJSON(ctx context.Context, g Getter, workspace string, maxJSON int64) (*Plan, error) {
+	cr, err := openChunks(ctx, g, workspace)
+	if err != nil {
+		return nil, err
+	}
+	gz, err := gzip.NewReader(cr)
+	if err != nil {
+		return nil, cr.wrap(err)
+	}
+	defer gz.Close()
+	tr := tar.NewReader(gz)
+	hdr, err := tr.Next()
+	if err != nil {
+		return nil, cr.wrap(err)
+	}
+	if hdr.Typeflag != tar.TypeReg || hdr.Name != magosv1.PlanJSONFile {
+		return nil, fmt.Errorf("%w: the plan archive starts with %q, not %s", ErrCorrupt, hdr.Name, magosv1.PlanJSONFile)
+	}
+	p := &Plan{Meta: cr.meta}
+	if p.JSON, err = readEntry(tr, hdr, maxJSON); err != nil {
+		return nil, cr.wrap(err)
+	}
+	if got := Digest(p.JSON); got != p.Digest {
+		return nil, fmt.Errorf("%w: plan.json has digest %s, chunk 0 says %s", ErrCorrupt, got, p.Digest)
+	}
+	return p, nil
+}
+
+// chunkReader reads the joined chunks of one stored plan, getting each
+// Secret only when the reader reaches it and checking that it belongs to
+// the plan chunk 0 describes and is no bigger than a chunk may be.
+type chunkReader struct {
+	ctx       context.Context
+	g         Getter
+	workspace string
+	meta      Meta
+	next      int    // index of the next chunk to get
+	buf       []byte // unread bytes of the current chunk
+	sum       hash.Hash
+	read      int64
+}
+
+// openChunks reads chunk 0 and returns a reader positioned at its start.
+func openChunks(ctx context.Context, g Getter, workspace string) (*chunkReader, error) {
 	first, err := getChunk(ctx, g, workspace, 0)
 	if err != nil {
 		return nil, err
@@ -46,37 +121,69 @@ func Load(ctx context.Context, g Getter, workspace string) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	var stream bytes.Buffer
-	h := sha256.New()
-	for i := 0; i < meta.Chunks; i++ {
-		s := first
-		if i > 0 {
-			if s, err = getChunk(ctx, g, workspace, i); err != nil {
-				if errors.Is(err, ErrNotFound) {
-					return nil, fmt.Errorf("%w: chunk %d of %d is missing", ErrCorrupt, i, meta.Chunks)
-				}
-				return nil, err
-			}
+	cr := &chunkReader{ctx: ctx, g: g, workspace: workspace, meta: meta, sum: sha256.New()}
+	if err := cr.take(first, 0); err != nil {
+		return nil, err
+	}
+	return cr, nil
+}
+
+// take makes chunk i of s the current one.
+func (c *chunkReader) take(s *corev1.Secret, i int) error {
+	if s.Type != magosv1.PlanSecretType || s.Annotations[magosv1.PlanIDAnnotation] != c.meta.ID {
+		return fmt.Errorf("%w: chunk %d does not belong to plan %s", ErrCorrupt, i, c.meta.ID)
+	}
+	chunk := s.Data[magosv1.PlanChunkKey]
+	if len(chunk) > magosv1.PlanChunkBytes {
+		return fmt.Errorf("%w: chunk %d holds %d bytes, more than a chunk's %d", ErrCorrupt, i, len(chunk), magosv1.PlanChunkBytes)
+	}
+	c.buf, c.next = chunk, i+1
+	c.sum.Write(chunk)
+	c.read += int64(len(chunk))
+	return nil
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	for len(c.buf) == 0 {
+		if c.next >= c.meta.Chunks {
+			return 0, io.EOF
 		}
-		if s.Type != magosv1.PlanSecretType || s.Annotations[magosv1.PlanIDAnnotation] != meta.ID {
-			return nil, fmt.Errorf("%w: chunk %d does not belong to plan %s", ErrCorrupt, i, meta.ID)
+		s, err := getChunk(c.ctx, c.g, c.workspace, c.next)
+		if errors.Is(err, ErrNotFound) {
+			return 0, fmt.Errorf("%w: chunk %d of %d is missing", ErrCorrupt, c.next, c.meta.Chunks)
 		}
-		chunk := s.Data[magosv1.PlanChunkKey]
-		stream.Write(chunk)
-		h.Write(chunk)
+		if err != nil {
+			return 0, err
+		}
+		if err := c.take(s, c.next); err != nil {
+			return 0, err
+		}
 	}
-	if got := "sha256:" + hex.EncodeToString(h.Sum(nil)); !sameSHA256(got, meta.SHA256) {
-		return nil, fmt.Errorf("%w: the chunks have %s, chunk 0 says %s", ErrCorrupt, got, meta.SHA256)
+	n := copy(p, c.buf)
+	c.buf = c.buf[n:]
+	return n, nil
+}
+
+// verify reads what is left of the chunks and checks the whole stream
+// against chunk 0's sha256.
+func (c *chunkReader) verify() error {
+	if _, err := io.Copy(io.Discard, c); err != nil {
+		return c.wrap(err)
 	}
-	meta.Size = int64(stream.Len())
-	p := &Plan{Meta: meta}
-	if p.JSON, p.Binary, err = unpack(&stream); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	if got := "sha256:" + hex.EncodeToString(c.sum.Sum(nil)); !sameSHA256(got, c.meta.SHA256) {
+		return fmt.Errorf("%w: the chunks have %s, chunk 0 says %s", ErrCorrupt, got, c.meta.SHA256)
 	}
-	if got := Digest(p.JSON); got != meta.Digest {
-		return nil, fmt.Errorf("%w: plan.json has digest %s, chunk 0 says %s", ErrCorrupt, got, meta.Digest)
+	return nil
+}
+
+// wrap marks an error met while reading the archive: size and integrity
+// errors are kept as they are, anything from the Kubernetes API too, the
+// rest (a broken gzip or tar stream) is ErrCorrupt.
+func (c *chunkReader) wrap(err error) error {
+	if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrTooLarge) || errors.Is(err, ErrNotFound) || apierrors.ReasonForError(err) != metav1.StatusReasonUnknown {
+		return err
 	}
-	return p, nil
+	return fmt.Errorf("%w: %w", ErrCorrupt, err)
 }
 
 // getChunk reads chunk i; a missing Secret is ErrNotFound.
@@ -122,15 +229,17 @@ func sameSHA256(a, b string) bool {
 	return strings.TrimPrefix(a, "sha256:") == strings.TrimPrefix(b, "sha256:")
 }
 
-// unpack reads plan.json and plan.bin from gzip(tar) and refuses anything else.
-func unpack(r io.Reader) (planJSON, planBin []byte, err error) {
+// unpack reads plan.json and plan.bin from gzip(tar), at most limit bytes
+// of them together, and refuses anything else.
+func unpack(r io.Reader, limit int64) (planJSON, planBin []byte, err error) {
 	gz, err := gzip.NewReader(r)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer gz.Close()
-	tr := tar.NewReader(io.LimitReader(gz, MaxUnpackedBytes))
+	tr := tar.NewReader(gz)
 	files := map[string][]byte{}
+	left := limit
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -145,14 +254,12 @@ func unpack(r io.Reader) (planJSON, planBin []byte, err error) {
 		if _, dup := files[hdr.Name]; dup {
 			return nil, nil, fmt.Errorf("duplicate entry %q in the plan archive", hdr.Name)
 		}
-		if hdr.Size < 0 || hdr.Size > MaxUnpackedBytes {
-			return nil, nil, fmt.Errorf("entry %q is too large", hdr.Name)
-		}
-		buf := bytes.NewBuffer(make([]byte, 0, min(hdr.Size, 64<<20)))
-		if _, err := io.Copy(buf, tr); err != nil {
+		data, err := readEntry(tr, hdr, left)
+		if err != nil {
 			return nil, nil, err
 		}
-		files[hdr.Name] = buf.Bytes()
+		left -= int64(len(data))
+		files[hdr.Name] = data
 	}
 	var ok1, ok2 bool
 	planJSON, ok1 = files[magosv1.PlanJSONFile]
@@ -161,4 +268,25 @@ func unpack(r io.Reader) (planJSON, planBin []byte, err error) {
 		return nil, nil, errors.New("the plan archive lacks plan.json or plan.bin")
 	}
 	return planJSON, planBin, nil
+}
+
+// readEntry reads the current tar entry, refusing with ErrTooLarge one that
+// says or turns out to be bigger than limit before buffering more than
+// limit bytes of it.
+func readEntry(tr *tar.Reader, hdr *tar.Header, limit int64) ([]byte, error) {
+	if hdr.Size < 0 {
+		return nil, fmt.Errorf("entry %q has a negative size", hdr.Name)
+	}
+	if hdr.Size > limit {
+		return nil, fmt.Errorf("%w: %s unpacks to %d bytes, more than the limit of %d", ErrTooLarge, hdr.Name, hdr.Size, limit)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, min(hdr.Size, 64<<20)))
+	n, err := io.Copy(buf, io.LimitReader(tr, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if n > limit {
+		return nil, fmt.Errorf("%w: %s unpacks to more than the limit of %d bytes", ErrTooLarge, hdr.Name, limit)
+	}
+	return buf.Bytes(), nil
 }

@@ -17,7 +17,7 @@ func BenchmarkPack50MB(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, _, err := unpack(bytes.NewReader(s)); err != nil {
+		if _, _, err := unpack(bytes.NewReader(s), MaxUnpackedBytes); err != nil {
 			b.Fatal(err)
 		}
 	}

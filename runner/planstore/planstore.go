@@ -21,7 +21,8 @@ var (
 	// not match its checksums (for example while a new plan is being written
 	// over it).
 	ErrCorrupt = errors.New("stored plan is corrupt")
-	// ErrTooLarge means the plan needs more than MaxPlanChunks Secrets.
+	// ErrTooLarge means the plan needs more than MaxPlanChunks Secrets to
+	// store, or unpacks to more than the reader accepts.
 	ErrTooLarge = errors.New("plan is too large to store")
 	// ErrNotReserved means a chunk Secret the plan needs does not exist;
 	// the error is a *NotReservedError.
