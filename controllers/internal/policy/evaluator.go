@@ -29,23 +29,42 @@ var libsOnce sync.Once
 // Create one with NewEvaluator and share it; it is safe for concurrent use
 // and caches each policy's compiled form until its spec changes.
 type Evaluator struct {
-	compiler vpolcompiler.Compiler
-	cache    compiledCache
+	// Timeout bounds one evaluation of a plan against all its policies;
+	// zero means no bound beyond the caller's context.
+	Timeout time.Duration
+	// MaxPlanMemory bounds the estimated memory a plan takes once decoded;
+	// a bigger plan is refused before it is decoded. Zero means no bound.
+	MaxPlanMemory int64
+	compiler      vpolcompiler.Compiler
+	cache         compiledCache
 }
 
-// NewEvaluator returns an Evaluator.
+// DefaultTimeout is an Evaluator's Timeout unless set otherwise: far more
+// than real policies need on real plans, and short enough that a costly
+// expression or a huge plan cannot hold a reconcile worker for long.
+const DefaultTimeout = 30 * time.Second
+
+// NewEvaluator returns an Evaluator with DefaultTimeout and
+// DefaultMaxPlanMemory.
 func NewEvaluator() (*Evaluator, error) {
 	libsOnce.Do(func() { libs.GetLibsCtx() })
-	return &Evaluator{compiler: vpolcompiler.NewCompiler()}, nil
+	return &Evaluator{compiler: vpolcompiler.NewCompiler(), Timeout: DefaultTimeout, MaxPlanMemory: DefaultMaxPlanMemory}, nil
 }
 
 // Evaluate evaluates planJSON (`tofu show -json` of a plan) against
 // policies and records the magos_policy_* metrics. It never returns an
 // error: anything that prevents a full evaluation gives a Verdict with
-// Errored set and Passed false. If ctx ends first, evaluation stops with an
-// errored verdict (a policy still running finishes in the background).
+// Errored set and Passed false. If ctx ends or the Timeout passes first,
+// evaluation stops with an errored verdict that says so (a policy still
+// running finishes in the background).
 func (e *Evaluator) Evaluate(ctx context.Context, policies []Policy, planJSON []byte) Verdict {
 	start := time.Now()
+	if e.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, e.Timeout,
+			fmt.Errorf("policy evaluation exceeded its deadline of %s", e.Timeout))
+		defer cancel()
+	}
 	v := e.evaluate(ctx, policies, planJSON)
 	metrics.RecordPolicyEvaluation(v.result(), time.Since(start).Seconds())
 	for _, viol := range v.Violations {
@@ -68,7 +87,11 @@ type outcome struct {
 }
 
 func (e *Evaluator) evaluate(ctx context.Context, policies []Policy, planJSON []byte) Verdict {
-	plan, err := parsePlan(planJSON)
+	err := checkPlanSize(planJSON, e.MaxPlanMemory)
+	var plan map[string]any
+	if err == nil {
+		plan, err = parsePlan(planJSON)
+	}
 	if err != nil {
 		return Verdict{Errored: true, Message: "Policy evaluation failed, apply blocked: " + truncate(err.Error(), maxMessageLen)}
 	}
@@ -87,8 +110,8 @@ func (e *Evaluator) evaluate(ctx context.Context, policies []Policy, planJSON []
 	var errs []policyError
 	skipped := 0
 	for _, p := range policies {
-		if err := ctx.Err(); err != nil {
-			errs = append(errs, policyError{policy: p.Name(), err: "not evaluated: " + err.Error()})
+		if ctx.Err() != nil {
+			errs = append(errs, policyError{policy: p.Name(), err: "not evaluated: " + context.Cause(ctx).Error()})
 			break
 		}
 		o := e.evaluatePolicy(ctx, p, plan)
@@ -178,7 +201,7 @@ func (e *Evaluator) evaluatePolicy(ctx context.Context, p Policy, plan map[strin
 	case o := <-done:
 		return o
 	case <-ctx.Done():
-		return outcome{err: fmt.Errorf("evaluation abandoned: %w", ctx.Err())}
+		return outcome{err: fmt.Errorf("evaluation abandoned: %w", context.Cause(ctx))}
 	}
 }
 

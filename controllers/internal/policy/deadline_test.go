@@ -1,0 +1,63 @@
+package policy
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// specQuadratic compares every resource change with every other one: cheap
+// to write, slow on a big plan.
+const specQuadratic = `
+validations:
+- expression: >-
+    object.resource_changes.all(a,
+      object.resource_changes.all(b, a.address != b.address || a.change == b.change))
+  message: unique addresses
+`
+
+// TestEvaluateHasADeadline pins that a policy which takes too long blocks
+// the plan with a verdict that names the deadline, and that Evaluate
+// returns close to the deadline instead of when the policy finishes.
+func TestEvaluateHasADeadline(t *testing.T) {
+	e, err := NewEvaluator()
+	require.NoError(t, err)
+	require.Equal(t, DefaultTimeout, e.Timeout, "an Evaluator has a deadline unless told otherwise")
+	e.Timeout = 200 * time.Millisecond
+	p := syntheticPlan(3000)
+	policies := policiesOf(jsonPolicySpec{"quadratic", specQuadratic})(t)
+
+	start := time.Now()
+	v := e.Evaluate(context.Background(), policies, p)
+	took := time.Since(start)
+	assert.False(t, v.Passed)
+	assert.True(t, v.Errored, v.Message)
+	assert.Contains(t, v.Message, "policy evaluation exceeded its deadline of 200ms")
+	assert.Less(t, took, 5*time.Second, "Evaluate returns at the deadline")
+}
+
+// TestEvaluateRefusesAPlanThatDecodesTooBig pins that plan JSON whose
+// decoded form would be far bigger than its text (a list of one-key
+// objects takes about 44 times its size) is refused before decoding, with
+// a verdict that says why.
+func TestEvaluateRefusesAPlanThatDecodesTooBig(t *testing.T) {
+	e, err := NewEvaluator()
+	require.NoError(t, err)
+	require.Equal(t, int64(DefaultMaxPlanMemory), e.MaxPlanMemory)
+	e.MaxPlanMemory = 16 << 20
+	bomb := []byte(`{"format_version":"1.2","resource_changes":[` + strings.Repeat(`{"a":0},`, 1<<20) + `{"a":0}]}`)
+	require.Less(t, len(bomb), 9<<20, "the text is well under the limit")
+
+	v := e.Evaluate(context.Background(), policiesOf(jsonPolicySpec{"fine", specAlwaysPass})(t), bomb)
+	assert.False(t, v.Passed)
+	assert.True(t, v.Errored)
+	assert.Contains(t, v.Message, "more than the limit of 16 MiB")
+
+	// A real-sized synthetic plan stays well under the default.
+	p := syntheticPlan(2000)
+	assert.Less(t, decodedSize(p), int64(DefaultMaxPlanMemory)/4, "plan of %d bytes", len(p))
+}
