@@ -179,7 +179,8 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 	}
 	var volumes []corev1.Volume
 	mounts := []corev1.VolumeMount{{Name: "work", MountPath: "/tmp"}}
-	volumes = append(volumes, corev1.Volume{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	scratch := r.Options.scratchSize()
+	volumes = append(volumes, corev1.Volume{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &scratch}}})
 	if b := ws.Spec.Backend; b != nil && b.SecretRef != nil {
 		volumes = append(volumes, corev1.Volume{Name: "backend", VolumeSource: corev1.VolumeSource{
 			Secret: &corev1.SecretVolumeSource{SecretName: b.SecretRef.Name, Items: []corev1.KeyToPath{{Key: "backend.tf", Path: "backend.tf"}}},

@@ -5,7 +5,14 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
+
+// DefaultScratchSize is the default size limit of a runner's scratch
+// volume: the artifact (at most 256 MiB packed, 1 GiB unpacked), the
+// engine's providers and the plan, with room to spare.
+var DefaultScratchSize = resource.MustParse("4Gi")
 
 // Options configure the workspace-controller.
 type Options struct {
@@ -27,6 +34,36 @@ type Options struct {
 	// may set engine settings but not the run contract (MAGOS_*); their
 	// values are masked in runner output like sensitive variables.
 	RunnerEnv envFlag
+	// ScratchSize is the size limit of the runner's scratch volume (the
+	// emptyDir at /tmp); zero means DefaultScratchSize. A run that writes
+	// more is evicted by the kubelet instead of filling the node's disk.
+	ScratchSize resource.Quantity
+	// PolicyTimeout bounds one policy evaluation of a plan; zero means
+	// policy.DefaultTimeout.
+	PolicyTimeout time.Duration
+	// MaxPlanJSONBytes is the most plan JSON the policy gate unpacks;
+	// zero means DefaultMaxPlanJSONBytes. A bigger plan fails the gate.
+	MaxPlanJSONBytes int64
+}
+
+// DefaultMaxPlanJSONBytes is the default MaxPlanJSONBytes: the JSON of
+// plans with thousands of resources, far below the controller's memory.
+const DefaultMaxPlanJSONBytes = 32 << 20
+
+// maxPlanJSONBytes is MaxPlanJSONBytes or its default.
+func (o Options) maxPlanJSONBytes() int64 {
+	if o.MaxPlanJSONBytes <= 0 {
+		return DefaultMaxPlanJSONBytes
+	}
+	return o.MaxPlanJSONBytes
+}
+
+// scratchSize is ScratchSize or its default.
+func (o Options) scratchSize() resource.Quantity {
+	if o.ScratchSize.IsZero() {
+		return DefaultScratchSize
+	}
+	return o.ScratchSize
 }
 
 // envFlag collects repeated NAME=VALUE flags.
@@ -66,5 +103,25 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.RunTimeout, "run-timeout", 30*time.Minute, "Default deadline of one plan or apply run.")
 	fs.DurationVar(&o.JobTTL, "job-ttl", time.Hour, "How long finished run Jobs are kept.")
 	fs.Var(&o.RunnerEnv, "runner-env", "Extra NAME=VALUE environment variable for every runner container (repeatable).")
+	fs.Func("runner-scratch-size", "Size limit of the runner's scratch volume (default "+DefaultScratchSize.String()+").",
+		sizeFlag(func(q resource.Quantity) { o.ScratchSize = q }))
+	fs.DurationVar(&o.PolicyTimeout, "policy-timeout", 30*time.Second, "Deadline of one policy evaluation of a plan; a plan not evaluated in time is blocked.")
+	fs.Func("max-plan-json-size", "Most plan JSON the policy gate unpacks (default 32Mi); a bigger plan is blocked.",
+		sizeFlag(func(q resource.Quantity) { o.MaxPlanJSONBytes = q.Value() }))
 	fs.DurationVar(&o.RetryInterval, "retry-interval", 5*time.Minute, "How long a failed run waits before it is retried with unchanged inputs.")
+}
+
+// sizeFlag parses a positive quantity (e.g. 4Gi) and passes it to set.
+func sizeFlag(set func(resource.Quantity)) func(string) error {
+	return func(v string) error {
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return err
+		}
+		if q.Sign() <= 0 {
+			return fmt.Errorf("want a positive size, got %q", v)
+		}
+		set(q)
+		return nil
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -71,8 +72,12 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace,
 	}
 	verdict := policy.Verdict{Passed: true, Message: "No policy selects this Workspace"}
 	if len(selected) > 0 {
-		stored, err := planstore.Load(ctx, r.planGetter(ws.Namespace), ws.Name)
+		// Only plan.json, bounded: a plan Secret is written by the runner,
+		// which runs the Workspace's code, so it may be a decompression bomb.
+		stored, err := planstore.LoadJSON(ctx, r.planGetter(ws.Namespace), ws.Name, r.Options.maxPlanJSONBytes())
 		switch {
+		case errors.Is(err, planstore.ErrTooLarge):
+			verdict = policy.Verdict{Errored: true, Message: fmt.Sprintf("the stored plan is too large to evaluate: %v", err)}
 		case err != nil:
 			verdict = policy.Verdict{Errored: true, Message: fmt.Sprintf("reading the stored plan: %v", err)}
 		case stored.ID != plan.ID || stored.Digest != plan.Digest:

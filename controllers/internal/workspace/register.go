@@ -50,6 +50,9 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 	if err != nil {
 		return err
 	}
+	if c.Options.PolicyTimeout > 0 {
+		evaluator.Timeout = c.Options.PolicyTimeout
+	}
 	r := &Reconciler{
 		Policies:  evaluator,
 		Client:    mgr.GetClient(),
