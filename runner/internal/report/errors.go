@@ -25,6 +25,7 @@ const (
 	ReasonPlanNotFound           = "PlanNotFound"
 	ReasonPlanCorrupt            = "PlanCorrupt"
 	ReasonPlanDigestMismatch     = "PlanDigestMismatch"
+	ReasonPlanBinaryMismatch     = "PlanBinaryMismatch"
 	ReasonPlanStale              = "PlanStale"
 	ReasonApplyFailed            = "ApplyFailed"
 	ReasonDestroyFailed          = "DestroyFailed"

@@ -111,6 +111,9 @@ func (r *runner) apply(ctx context.Context, eng *engine.Engine, p *planstore.Pla
 	if err := os.WriteFile(planFile, p.Binary, 0o600); err != nil {
 		return report.Failed(report.ReasonApplyFailed, err)
 	}
+	if err := r.checkBinaryPlan(ctx, eng, planFile, p.ID); err != nil {
+		return err
+	}
 	r.log.Info("Applying", "planID", p.ID, "digest", p.Digest)
 	if err := eng.Apply(ctx, planFile); err != nil {
 		if engine.IsStalePlan(err) {
@@ -119,6 +122,32 @@ func (r *runner) apply(ctx context.Context, eng *engine.Engine, p *planstore.Pla
 		return r.engineError(report.ReasonApplyFailed, "apply", err)
 	}
 	return r.writeOutputs(ctx, eng)
+}
+
+// checkBinaryPlan renders the binary plan that is about to be applied as
+// JSON, as the plan run did, and checks that it has the approved digest.
+//
+// The approved digest is that of the plan JSON: what the policy gate
+// evaluated and the approver saw. The binary plan, which is what the
+// engine applies, is stored next to it in Secrets that anything able to
+// write Secrets in the namespace can rewrite (the Workspace's own config
+// code at plan time included), and chunk 0's checksums are computed by
+// that same writer. A digest over the stored bytes would prove only that
+// nobody changed them after the writer; rendering the binary again proves
+// that it is the plan the JSON describes, whoever wrote it. `show -json`
+// of one plan file with one engine version is byte-for-byte the same.
+func (r *runner) checkBinaryPlan(ctx context.Context, eng *engine.Engine, planFile, planID string) error {
+	rendered, err := eng.PlanJSON(ctx, planFile)
+	if err != nil {
+		return report.Failed(report.ReasonPlanBinaryMismatch,
+			fmt.Errorf("the stored binary plan %s cannot be read by the engine (%s); nothing was applied", planID, engine.Summary(err)))
+	}
+	if got := planstore.Digest(rendered); got != r.cfg.PlanDigest {
+		return report.Failed(report.ReasonPlanBinaryMismatch,
+			fmt.Errorf("the stored binary plan %s renders to digest %s, not the approved %s: it is not the plan the policy gate and the approver saw; nothing was applied",
+				planID, got, r.cfg.PlanDigest))
+	}
+	return nil
 }
 
 // writeOutputs writes the selected outputs to the outputs Secret and
