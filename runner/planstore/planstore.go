@@ -23,7 +23,7 @@ var (
 	ErrCorrupt = errors.New("stored plan is corrupt")
 	// ErrTooLarge means the plan needs more than MaxPlanChunks Secrets to
 	// store, or unpacks to more than the reader accepts.
-	ErrTooLarge = errors.New("plan is too large to store")
+	ErrTooLarge = errors.New("plan is too large")
 	// ErrNotReserved means a chunk Secret the plan needs does not exist;
 	// the error is a *NotReservedError.
 	ErrNotReserved = errors.New("plan Secrets not reserved")
