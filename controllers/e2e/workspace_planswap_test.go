@@ -90,7 +90,7 @@ func TestApplyRefusesASwappedBinaryPlan(t *testing.T) {
 }
 
 // stateJSON is the Workspace's state as stored by the default backend, or
-// "" when there is none.
+// "" when there is none yet.
 func stateJSON(t *testing.T, ns, name string) string {
 	t.Helper()
 	var sec corev1.Secret
@@ -99,6 +99,9 @@ func stateJSON(t *testing.T, ns, name string) string {
 		return ""
 	}
 	require.NoError(t, err)
+	if len(sec.Data[magosv1.StateKey]) == 0 {
+		return "" // reserved by the controller, never written
+	}
 	zr, err := gzip.NewReader(bytes.NewReader(sec.Data[magosv1.StateKey]))
 	require.NoError(t, err)
 	b, err := io.ReadAll(zr)

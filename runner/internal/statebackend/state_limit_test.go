@@ -20,7 +20,7 @@ import (
 // into the runner's memory.
 func TestGetStateRefusesAStateBomb(t *testing.T) {
 	ctx := context.Background()
-	store, cs, ns := newStore(t)
+	store, cs, ns := newUnreservedStore(t)
 	var bomb bytes.Buffer
 	zw, err := gzip.NewWriterLevel(&bomb, gzip.BestCompression)
 	require.NoError(t, err)
