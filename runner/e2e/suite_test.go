@@ -142,7 +142,8 @@ type execution struct {
 // environment (plus PATH), as the Job's container would get it.
 func runRunner(t *testing.T, bin, phase string, vars map[string]string) execution {
 	t.Helper()
-	workDir := t.TempDir()
+	// As in the Job's Pod: the work directory is inside an empty emptyDir.
+	workDir := filepath.Join(t.TempDir(), "magos")
 	termination := filepath.Join(t.TempDir(), "termination-log")
 	cmd := exec.Command(bin, phase)
 	cmd.Env = []string{

@@ -166,6 +166,10 @@ func (r *runner) fetchConfig(ctx context.Context) (string, error) {
 	if err := os.RemoveAll(root); err != nil {
 		return "", report.Failed(report.ReasonArtifactFetchFailed, err)
 	}
+	// In a Pod the work directory is inside an emptyDir that starts empty.
+	if err := os.MkdirAll(r.cfg.WorkDir, 0o700); err != nil {
+		return "", report.Failed(report.ReasonArtifactFetchFailed, err)
+	}
 	fetcher := r.opts.Fetcher
 	if fetcher == nil {
 		fetcher = artifact.DefaultFetcher()
