@@ -22,6 +22,9 @@ type Options struct {
 	// Addr is where the artifacts are served. Default: 127.0.0.1 on a free
 	// port.
 	Addr string
+	// Listener, if set, serves the artifacts instead of a listener on Addr:
+	// e.g. one inside a test node's network namespace, which Pods reach.
+	Listener net.Listener
 	// StorageDir holds the artifact files. Default: a temporary directory
 	// removed by Close.
 	StorageDir string
@@ -85,9 +88,12 @@ func (s *Server) Start() error {
 	if s.listener != nil {
 		return errors.New("localsource: already started")
 	}
-	l, err := net.Listen("tcp", s.opts.Addr)
-	if err != nil {
-		return fmt.Errorf("localsource: %w", err)
+	l := s.opts.Listener
+	if l == nil {
+		var err error
+		if l, err = net.Listen("tcp", s.opts.Addr); err != nil {
+			return fmt.Errorf("localsource: %w", err)
+		}
 	}
 	s.listener = l
 	s.http = &http.Server{Handler: http.FileServer(http.Dir(s.opts.StorageDir)), ReadHeaderTimeout: 10 * time.Second}
