@@ -2,6 +2,7 @@ package realnode
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,16 +13,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/magos-dev/magos/tools/harness/realnode"
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
-// The images of the harness's own test programs.
-const (
-	probeImage = "magos.test/probe:1"
-	pauseImage = "magos.test/pause:1"
-)
+// probeImage is the image of testdata/probe the tests build.
+const probeImage = "magos.test/probe:1"
 
 var (
 	// node is the cluster every test of the package runs on; nil when the
@@ -32,6 +31,8 @@ var (
 	k8s client.Client
 	// binDir holds the node's binaries.
 	binDir string
+	// imagesDir holds the archives of `make images` (or $MAGOS_IMAGES_DIR).
+	imagesDir string
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
@@ -43,39 +44,15 @@ func run(m *testing.M) int {
 		return 1
 	}
 	binDir = filepath.Join(root, "bin", "k8s")
+	imagesDir = filepath.Join(root, "bin", "images")
+	if dir := os.Getenv("MAGOS_IMAGES_DIR"); dir != "" {
+		imagesDir = dir
+	}
 	if realnode.Available(binDir) != nil {
 		// Every test calls requireNode, which skips or fails with the reason.
 		return m.Run()
 	}
-	images, err := os.MkdirTemp("", "magos-realnode-images-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(images)
-	pause, probe := filepath.Join(images, "pause.tar"), filepath.Join(images, "probe.tar")
-	if err := buildImage(pause, pauseImage, "./testdata/pause"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := buildImage(probe, probeImage, "./testdata/probe"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	node, startErr = realnode.Start(ctx, realnode.Options{
-		BinDir:     binDir,
-		PauseImage: realnode.Image{Name: pauseImage, Archive: pause},
-		Images:     []string{probe},
-		Logf:       func(f string, a ...any) { fmt.Printf(f+"\n", a...) },
-	})
-	if startErr == nil {
-		k8s, startErr = client.New(node.Config, client.Options{Scheme: testenv.Scheme()})
-		if rss, err := node.RSS(); err == nil {
-			fmt.Printf("realnode: idle node RSS %d MiB\n", rss>>20)
-		}
-	}
+	startErr = startNode(root)
 	code := m.Run()
 	if node != nil {
 		if err := node.Stop(); err != nil {
@@ -88,6 +65,39 @@ func run(m *testing.M) int {
 		}
 	}
 	return code
+}
+
+// startNode builds the probe image and starts the node with it and the
+// pause image of `make images`.
+func startNode(root string) error {
+	images, err := os.MkdirTemp("", "magos-realnode-images-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(images)
+	probe := filepath.Join(images, "probe.tar")
+	if err := buildImage(probe, probeImage, "./testdata/probe"); err != nil {
+		return err
+	}
+	version, err := magosVersion(root)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if node, err = realnode.Start(ctx, realnode.Options{
+		BinDir:     binDir,
+		PauseImage: realnode.Image{Name: "ghcr.io/magos-dev/magos-pause:" + version, Archive: filepath.Join(imagesDir, "magos-pause.tar")},
+		Images:     []string{probe},
+		Logf:       func(f string, a ...any) { fmt.Printf(f+"\n", a...) },
+	}); err != nil {
+		return err
+	}
+	if rss, err := node.RSS(); err == nil {
+		fmt.Printf("realnode: idle node RSS %d MiB\n", rss>>20)
+	}
+	k8s, err = client.New(node.Config, client.Options{Scheme: testenv.Scheme()})
+	return err
 }
 
 // buildImage builds the static program in dir and writes it as an image
@@ -131,4 +141,23 @@ func newNamespace(t *testing.T) string {
 		30*time.Second, 100*time.Millisecond, func(*corev1.ServiceAccount) bool { return true },
 		"the default ServiceAccount was not created")
 	return ns.Name
+}
+
+// magosVersion is the chart's appVersion: the tag of the images `make
+// images` builds.
+func magosVersion(root string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, "charts", "magos", "Chart.yaml"))
+	if err != nil {
+		return "", err
+	}
+	var chart struct {
+		AppVersion string `json:"appVersion"`
+	}
+	if err := yaml.Unmarshal(b, &chart); err != nil {
+		return "", err
+	}
+	if chart.AppVersion == "" {
+		return "", errors.New("charts/magos/Chart.yaml has no appVersion")
+	}
+	return chart.AppVersion, nil
 }
