@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -143,4 +144,30 @@ func TestOutputsSecretCannotNameAnotherWorkspacesSecrets(t *testing.T) {
 	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "db-creds"}, &creds))
 	assert.Equal(t, "keep me", string(creds.Data["password"]))
 	assert.Empty(t, creds.OwnerReferences)
+}
+
+// The runner cannot create plan Secrets, so a plan bigger than the chunks
+// reserved by default comes back asking for more; the controller reserves
+// them and plans again, and the plan is stored whole.
+func TestLargePlanGrowsItsReservedStorage(t *testing.T) {
+	ctx := context.Background()
+	s := newStack(t)
+	s.gitRepository("infra", copyConfig(t, "bigplan"))
+	s.newWorkspace("big", "infra", func(ws *magosv1.Workspace) { ws.Spec.Approval = magosv1.ApprovalManual })
+	ws := s.waitWorkspace("big", 5*time.Minute, "plans and awaits approval", func(ws *magosv1.Workspace) bool {
+		return ws.Status.Phase == magosv1.PhaseAwaitingApproval
+	})
+	require.NotEmpty(t, ws.Status.History)
+	assert.Equal(t, magosv1.ReasonPlanStorageExhausted, ws.Status.History[len(ws.Status.History)-1].Reason,
+		"the first plan found too few plan Secrets")
+
+	var chunk0 corev1.Secret
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: magosv1.PlanSecretName("big", 0)}, &chunk0))
+	assert.Equal(t, ws.Status.Plan.ID, chunk0.Annotations[magosv1.PlanIDAnnotation])
+	chunks, err := strconv.Atoi(chunk0.Annotations[magosv1.PlanChunksAnnotation])
+	require.NoError(t, err)
+	assert.Greater(t, chunks, magosv1.DefaultPlanChunks)
+	var role rbacv1.Role
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: magosv1.RunnerServiceAccountName("big")}, &role))
+	assert.Contains(t, role.Rules[0].ResourceNames, magosv1.PlanSecretName("big", chunks-1), "the Role names the grown chunks")
 }

@@ -80,7 +80,9 @@ func reserved(ctx context.Context, w Writer, workspace string, n int) (int, erro
 	if err == nil && n > 1 {
 		_, err = w.Get(ctx, magosv1.PlanSecretName(workspace, n-1), metav1.GetOptions{})
 	}
-	if apierrors.IsNotFound(err) {
+	// The runner's Role names only the reserved chunks: one beyond them is
+	// Forbidden rather than NotFound.
+	if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
 		return 0, &NotReservedError{Chunks: n}
 	}
 	if err != nil {
@@ -141,7 +143,7 @@ func chunkSecret(in Input, meta Meta, i int, chunk []byte) *corev1.Secret {
 // needs, for the error when s is missing.
 func put(ctx context.Context, w Writer, s *corev1.Secret, n int) error {
 	_, err := w.Update(ctx, s, metav1.UpdateOptions{})
-	if apierrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
 		return &NotReservedError{Chunks: n, Name: s.Name}
 	}
 	if err != nil {

@@ -81,9 +81,17 @@ func (r *Reconciler) recordResult(ctx context.Context, ws *magosv1.Workspace, jo
 		r.event(ws, corev1.EventTypeNormal, "Destroyed", "Destroyed the resources of revision %s", cr.Revision)
 	case res.Result == magosv1.ResultStale && res.Reason == magosv1.ReasonPlanStorageExhausted:
 		ws.Status.Plan = nil
-		r.event(ws, corev1.EventTypeNormal, magosv1.ReasonPlanStorageExhausted, "Plan %s needs %d plan Secrets; reserving them and planning again", cr.PlanID, res.PlanChunks)
 		// On an error the next plan finds too few again and comes back here.
-		reserveErr = r.reservePlanChunks(ctx, ws, res.PlanChunks)
+		var created int
+		created, reserveErr = r.reservePlanChunks(ctx, ws, res.PlanChunks)
+		if reserveErr == nil && created == 0 {
+			// Nothing was missing: planning again at once would loop; fail
+			// and retry after the retry interval instead.
+			cr.Result = magosv1.ResultFailed
+			r.event(ws, corev1.EventTypeWarning, RunFailedReason, "The %s run %s failed: %s", cr.Phase, cr.Job, cr.Message)
+			break
+		}
+		r.event(ws, corev1.EventTypeNormal, magosv1.ReasonPlanStorageExhausted, "Plan %s needs %d plan Secrets; reserved them, planning again", cr.PlanID, res.PlanChunks)
 	case res.Result == magosv1.ResultStale:
 		ws.Status.Plan = nil
 		r.event(ws, corev1.EventTypeWarning, PlanStaleReason, "Plan %s is stale (%s); re-planning", cr.PlanID, res.Message)

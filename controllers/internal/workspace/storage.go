@@ -76,14 +76,22 @@ func (r *Reconciler) reserveRunStorage(ctx context.Context, ws *magosv1.Workspac
 }
 
 // reservePlanChunks makes chunk Secrets 0..n-1 exist, for a plan that
-// needed more than were reserved.
-func (r *Reconciler) reservePlanChunks(ctx context.Context, ws *magosv1.Workspace, n int) error {
+// needed more than were reserved, and says how many it created.
+func (r *Reconciler) reservePlanChunks(ctx context.Context, ws *magosv1.Workspace, n int) (int, error) {
+	created := 0
 	for i := range min(n, magosv1.MaxPlanChunks) {
-		if _, err := r.reserve(ctx, ws, r.planChunk(ws, i), true); err != nil {
-			return err
+		chunk := r.planChunk(ws, i)
+		err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(chunk), &corev1.Secret{})
+		if apierrors.IsNotFound(err) {
+			created++
+		} else if err != nil {
+			return created, err
+		}
+		if _, err := r.reserve(ctx, ws, chunk, true); err != nil {
+			return created, err
 		}
 	}
-	return nil
+	return created, nil
 }
 
 func (r *Reconciler) planChunk(ws *magosv1.Workspace, i int) *corev1.Secret {
