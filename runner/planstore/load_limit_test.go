@@ -20,6 +20,7 @@ import (
 func TestLoadJSONReadsOnlyThePlanJSON(t *testing.T) {
 	ctx := context.Background()
 	secrets := clientset(t).CoreV1().Secrets(env.NewNamespace(t))
+	reserve(t, secrets, 4)
 	planJSON := []byte(`{"format_version":"1.2","resource_changes":[]}`)
 	meta, err := planstore.Store(ctx, secrets, input("plan-1", planJSON, randomBytes(t, 3*magosv1.PlanChunkBytes)))
 	require.NoError(t, err)
@@ -44,6 +45,7 @@ func TestLoadJSONReadsOnlyThePlanJSON(t *testing.T) {
 func TestLoadJSONRefusesOversizedPlanJSON(t *testing.T) {
 	ctx := context.Background()
 	secrets := clientset(t).CoreV1().Secrets(env.NewNamespace(t))
+	reserve(t, secrets, 1)
 	planJSON := append([]byte(`{"format_version":"1.2"}`), bytes.Repeat([]byte(" "), 64<<20)...)
 	meta, err := planstore.Store(ctx, secrets, input("plan-1", planJSON, []byte("bin")))
 	require.NoError(t, err)
@@ -67,6 +69,7 @@ func TestLoadJSONRefusesOversizedPlanJSON(t *testing.T) {
 func TestLoadRefusesOversizedChunks(t *testing.T) {
 	ctx := context.Background()
 	secrets := clientset(t).CoreV1().Secrets(env.NewNamespace(t))
+	reserve(t, secrets, 1)
 	_, err := planstore.Store(ctx, secrets, input("plan-1", []byte(`{"format_version":"1.2"}`), []byte("bin")))
 	require.NoError(t, err)
 	s, err := secrets.Get(ctx, "web-plan-00", metav1.GetOptions{})
