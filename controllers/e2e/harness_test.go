@@ -93,6 +93,10 @@ type stackOptions struct {
 	NoVariableSetController bool
 	// RunnerEnv is added to the workspace-controller's --runner-env.
 	RunnerEnv []string
+	// Workspace adjusts the workspace-controller's options (e.g. its guards).
+	Workspace func(*workspace.Options)
+	// AlsoWatch are namespaces the controllers watch besides the stack's own.
+	AlsoWatch []string
 }
 
 func newStack(t testing.TB) *stack { return newStackWith(t, stackOptions{}) }
@@ -159,7 +163,7 @@ func tofurc(t testing.TB) string {
 
 // workspaceOptions are the workspace-controller's settings in tests.
 func (s *stack) workspaceOptions() workspace.Options {
-	return workspace.Options{
+	o := workspace.Options{
 		RunnerEnv:            append([]string{"TF_CLI_CONFIG_FILE=" + tofurc(s.t)}, s.opts.RunnerEnv...),
 		RunnerImage:          "magos-runner:test",
 		VersionsDir:          filepath.Join(env.Root, "bin", "engines"),
@@ -167,14 +171,19 @@ func (s *stack) workspaceOptions() workspace.Options {
 		RunTimeout:           5 * time.Minute,
 		JobTTL:               time.Hour,
 		RetryInterval:        3 * time.Second,
+		Guards:               workspace.Guards{NoCrossNamespaceRefs: true},
 	}
+	if s.opts.Workspace != nil {
+		s.opts.Workspace(&o)
+	}
+	return o
 }
 
 // startController runs the workspace-, project-, rollout- and variableset-controllers
 // in-process, watching only the test's namespace.
 func (s *stack) startController() {
 	s.t.Helper()
-	s.stopCtrl = env.StartManager(s.t, setup.Scheme(), s.ns, func(mgr ctrl.Manager) error {
+	s.stopCtrl = env.StartManagerIn(s.t, setup.Scheme(), append([]string{s.ns}, s.opts.AlsoWatch...), func(mgr ctrl.Manager) error {
 		c := workspace.NewController()
 		c.Options = s.workspaceOptions()
 		opts := setup.Options{Concurrency: s.concurrency}
@@ -197,22 +206,30 @@ func (s *stack) stopController() {
 // gitRepository creates a GitRepository and publishes dir as its artifact.
 func (s *stack) gitRepository(name, dir string) string {
 	s.t.Helper()
-	repo := &unstructured.Unstructured{}
-	repo.SetAPIVersion("source.toolkit.fluxcd.io/v1")
-	repo.SetKind("GitRepository")
-	repo.SetNamespace(s.ns)
-	repo.SetName(name)
+	return s.gitRepositoryIn(s.ns, name, dir)
+}
+
+// gitRepositoryIn creates a GitRepository in namespace ns and publishes dir
+// as its artifact.
+func (s *stack) gitRepositoryIn(ns, name, dir string) string {
+	s.t.Helper()
+	repo := newSourceObject(name, ns)
 	require.NoError(s.t, unstructured.SetNestedMap(repo.Object, map[string]any{
 		"url": "https://example.invalid/" + name + ".git", "interval": "5m", "ref": map[string]any{"branch": "main"},
 	}, "spec"))
 	require.NoError(s.t, env.Client.Create(context.Background(), repo))
-	return s.publish(name, dir)
+	return s.publishIn(ns, name, dir)
 }
 
 // publish (re)packages dir as the artifact of GitRepository name.
 func (s *stack) publish(name, dir string) string {
 	s.t.Helper()
-	rev, err := s.source.Publish(context.Background(), types.NamespacedName{Namespace: s.ns, Name: name}, dir)
+	return s.publishIn(s.ns, name, dir)
+}
+
+func (s *stack) publishIn(ns, name, dir string) string {
+	s.t.Helper()
+	rev, err := s.source.Publish(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, dir)
 	require.NoError(s.t, err)
 	return rev
 }

@@ -58,7 +58,8 @@ func TestWorkspaceAutoApplyAndNewRevision(t *testing.T) {
 		assert.NotNil(t, j.Spec.ActiveDeadlineSeconds)
 		assert.NotNil(t, j.Spec.TTLSecondsAfterFinished)
 		pod := j.Spec.Template.Spec
-		assert.Equal(t, magosv1.RunnerServiceAccountName("hello"), pod.ServiceAccountName)
+		identity := map[string]string{magosv1.RunPlan: magosv1.PlanRunnerServiceAccountName("hello"), magosv1.RunApply: magosv1.RunnerServiceAccountName("hello")}
+		assert.Equal(t, identity[j.Labels[magosv1.PhaseLabel]], pod.ServiceAccountName, "plans run as the plan identity, applies as the runner's")
 		sc := pod.Containers[0].SecurityContext
 		assert.True(t, *sc.ReadOnlyRootFilesystem && *sc.RunAsNonRoot && !*sc.AllowPrivilegeEscalation)
 		assert.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop)

@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,14 +91,7 @@ func TestRunnerCannotReadAnotherWorkspacesState(t *testing.T) {
 // impersonates the runner's ServiceAccount, so RBAC is really enforced.
 func (s *stack) runnerClient(name string) client.Client {
 	s.t.Helper()
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{
-		UserName: fmt.Sprintf("system:serviceaccount:%s:%s", s.ns, magosv1.RunnerServiceAccountName(name)),
-		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + s.ns, "system:authenticated"},
-	}
-	c, err := client.New(cfg, client.Options{Scheme: setup.Scheme()})
-	require.NoError(s.t, err)
-	return c
+	return impersonate(s.t, s.ns, magosv1.RunnerServiceAccountName(name))
 }
 
 func mustJSON(t *testing.T, v any) string {
@@ -121,4 +117,77 @@ func gatherMetrics(t *testing.T) string {
 		require.NoError(t, err)
 	}
 	return buf.String()
+}
+
+// impersonate is a client acting as ServiceAccount sa of namespace ns.
+func impersonate(t testing.TB, ns, sa string) client.Client {
+	t.Helper()
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{
+		UserName: fmt.Sprintf("system:serviceaccount:%s:%s", ns, sa),
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+	}
+	c, err := client.New(cfg, client.Options{Scheme: setup.Scheme()})
+	require.NoError(t, err)
+	return c
+}
+
+// Plans run config code before any gate or approval, so they run as their
+// own identity: another cloud identity (annotations) and a Role that can
+// read the state and take the lock but not write the state or outputs.
+func TestPlanRunsAsReadOnlyIdentity(t *testing.T) {
+	ctx := context.Background()
+	s := newStack(t)
+	dir := copyConfig(t, "hello")
+	rev := s.gitRepository("infra", dir)
+	const role = "eks.amazonaws.com/role-arn"
+	s.newWorkspace("split", "infra", func(ws *magosv1.Workspace) {
+		ws.Spec.Runner = &magosv1.RunnerSpec{
+			ServiceAccountAnnotations: map[string]string{role: "arn:aws:iam::111122223333:role/deployer"},
+			Plan:                      &magosv1.PlanRunnerSpec{ServiceAccountAnnotations: map[string]string{role: "arn:aws:iam::111122223333:role/reader"}},
+		}
+	})
+	s.waitWorkspace("split", 3*time.Minute, "applies", appliedRevision(rev))
+
+	// A second revision is planned as the plan identity with state to read.
+	mainTF := filepath.Join(dir, "main.tf")
+	require.NoError(t, os.WriteFile(mainTF, []byte(strings.Replace(readFile(t, mainTF), `default = "hello"`, `default = "hello, reader"`, 1)), 0o644))
+	rev = s.publish("infra", dir)
+	s.waitWorkspace("split", 3*time.Minute, "applies the second revision", appliedRevision(rev))
+
+	var jobs batchv1.JobList
+	require.NoError(t, env.Client.List(ctx, &jobs, client.InNamespace(s.ns), client.MatchingLabels{magosv1.WorkspaceLabel: "split"}))
+	require.Len(t, jobs.Items, 4, "two plans and two applies")
+	for _, j := range jobs.Items {
+		want := magosv1.RunnerServiceAccountName("split")
+		if j.Labels[magosv1.PhaseLabel] == magosv1.RunPlan {
+			want = magosv1.PlanRunnerServiceAccountName("split")
+		}
+		assert.Equal(t, want, j.Spec.Template.Spec.ServiceAccountName, "Job %s", j.Name)
+	}
+	for sa, arn := range map[string]string{
+		magosv1.RunnerServiceAccountName("split"):     "arn:aws:iam::111122223333:role/deployer",
+		magosv1.PlanRunnerServiceAccountName("split"): "arn:aws:iam::111122223333:role/reader",
+	} {
+		var obj corev1.ServiceAccount
+		require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: sa}, &obj))
+		assert.Equal(t, arn, obj.Annotations[role], "the annotations of %s", sa)
+	}
+
+	planner := impersonate(t, s.ns, magosv1.PlanRunnerServiceAccountName("split"))
+	var state corev1.Secret
+	require.NoError(t, planner.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: magosv1.StateSecretName("split")}, &state),
+		"a plan reads the state")
+	state.Data[magosv1.StateKey] = []byte("tampered")
+	err := planner.Update(ctx, &state)
+	assert.True(t, apierrors.IsForbidden(err), "a plan must not write the state, got %v", err)
+	err = planner.Delete(ctx, &state)
+	assert.True(t, apierrors.IsForbidden(err), "a plan must not delete the state, got %v", err)
+	var outputs corev1.Secret
+	err = planner.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "split-outputs"}, &outputs)
+	assert.True(t, apierrors.IsForbidden(err), "a plan must not touch the outputs, got %v", err)
+
+	applier := impersonate(t, s.ns, magosv1.RunnerServiceAccountName("split"))
+	require.NoError(t, applier.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: magosv1.StateSecretName("split")}, &state))
+	require.NoError(t, applier.Update(ctx, &state), "the apply identity writes the state")
 }

@@ -32,6 +32,8 @@ import (
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
 	// Group=magos.dev, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithKind("AnnotationRule"):
+		return &magosv1alpha1.AnnotationRuleApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("AppliedStatus"):
 		return &magosv1alpha1.AppliedStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("BackendSpec"):
@@ -46,6 +48,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &magosv1alpha1.OptionalObjectReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("OutputsSpec"):
 		return &magosv1alpha1.OutputsSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("PlanRunnerSpec"):
+		return &magosv1alpha1.PlanRunnerSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("PlanStatus"):
 		return &magosv1alpha1.PlanStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("PolicySpec"):

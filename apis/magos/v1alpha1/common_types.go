@@ -52,9 +52,18 @@ const (
 // RunnerSpec shapes the pods that run plans and applies.
 type RunnerSpec struct {
 	// ServiceAccountAnnotations are set on the Workspace's runner
-	// ServiceAccount, e.g. for workload identity.
+	// ServiceAccount, e.g. for workload identity. Plans use them too unless
+	// plan is set.
 	// +optional
 	ServiceAccountAnnotations map[string]string `json:"serviceAccountAnnotations,omitempty"`
+
+	// Plan sets the cloud identity of plan runs (and drift checks) apart
+	// from apply's. Plans always run as their own ServiceAccount
+	// (magos-plan-runner-<workspace>), which can read the state and take the
+	// lock but cannot write the state or outputs Secrets; while plan is
+	// unset it carries the apply annotations.
+	// +optional
+	Plan *PlanRunnerSpec `json:"plan,omitempty"`
 
 	// Image of the runner container; defaults to the controller's setting.
 	// +kubebuilder:validation:MaxLength=512
@@ -81,6 +90,17 @@ type RunnerSpec struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="must be at least 1s: a run's deadline is counted in whole seconds and 0 means none"
 	// +optional
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
+}
+
+// PlanRunnerSpec is the identity of a Workspace's plan runs.
+type PlanRunnerSpec struct {
+	// ServiceAccountAnnotations are set on the plan ServiceAccount instead
+	// of runner.serviceAccountAnnotations, e.g. a read-only cloud role for
+	// workload identity; none (plan: {}) gives plans no annotations at all.
+	// They are checked against the Project's allow-lists like the apply
+	// annotations.
+	// +optional
+	ServiceAccountAnnotations map[string]string `json:"serviceAccountAnnotations,omitempty"`
 }
 
 // PolicySpec selects Kyverno ValidatingPolicies that every plan must pass.

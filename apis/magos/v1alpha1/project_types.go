@@ -46,7 +46,24 @@ type SourceRule struct {
 	Name string `json:"name,omitempty"`
 }
 
+// AnnotationRule allows one runner ServiceAccount annotation key with
+// restricted values.
+type AnnotationRule struct {
+	// Key of the annotation, e.g. eks.amazonaws.com/role-arn.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=317
+	Key string `json:"key"`
+	// Values are glob patterns (Go path.Match: "*" does not match "/");
+	// the annotation's value must match one of them, e.g.
+	// arn:aws:iam::111122223333:role/team-a-*.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=1024
+	Values []string `json:"values"`
+}
+
 // ProjectSpec is the desired state of a Project.
+// +kubebuilder:validation:XValidation:rule="!has(self.allowedServiceAccountAnnotations) || !has(self.allowedServiceAccountAnnotationValues) || self.allowedServiceAccountAnnotationValues.all(r, !(r.key in self.allowedServiceAccountAnnotations))",message="an annotation key is listed in both allowedServiceAccountAnnotations (any value) and allowedServiceAccountAnnotationValues (restricted values); list it in one"
 type ProjectSpec struct {
 	// VariableSetRefs are shared by every member Workspace, with lower
 	// precedence than the Workspace's own.
@@ -69,10 +86,19 @@ type ProjectSpec struct {
 	SourceAllowList []SourceRule `json:"sourceAllowList,omitempty"`
 
 	// AllowedServiceAccountAnnotations lists the annotation keys members may
-	// set on their runner ServiceAccount.
+	// set on their runner ServiceAccount, with any value.
 	// +kubebuilder:validation:MaxItems=64
 	// +optional
 	AllowedServiceAccountAnnotations []string `json:"allowedServiceAccountAnnotations,omitempty"`
+
+	// AllowedServiceAccountAnnotationValues lists annotation keys members
+	// may set on their runner ServiceAccount only with the values given,
+	// e.g. the workload identity roles a team may assume.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=map
+	// +listMapKey=key
+	// +optional
+	AllowedServiceAccountAnnotationValues []AnnotationRule `json:"allowedServiceAccountAnnotationValues,omitempty"`
 }
 
 // WorkspaceRollup counts member Workspaces by state: the Workspaces in the
@@ -149,6 +175,11 @@ type ProjectStatus struct {
 	// members may set on their runner ServiceAccount (copied from the spec).
 	// +optional
 	AllowedServiceAccountAnnotations []string `json:"allowedServiceAccountAnnotations,omitempty"`
+
+	// AllowedServiceAccountAnnotationValues are the resolved annotation keys
+	// members may set only with the listed values (copied from the spec).
+	// +optional
+	AllowedServiceAccountAnnotationValues []AnnotationRule `json:"allowedServiceAccountAnnotationValues,omitempty"`
 
 	// Workspaces rolls up member Workspaces.
 	// +optional

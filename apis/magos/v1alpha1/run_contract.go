@@ -194,5 +194,10 @@ func StateSecretName(workspace string) string { return "tfstate-default-" + work
 // LockLeaseName is the default state lock Lease of a Workspace.
 func LockLeaseName(workspace string) string { return "lock-tfstate-default-" + workspace }
 
-// RunnerServiceAccountName is the ServiceAccount a Workspace's runs use.
+// RunnerServiceAccountName is the ServiceAccount a Workspace's apply and
+// destroy runs use.
 func RunnerServiceAccountName(workspace string) string { return "magos-runner-" + workspace }
+
+// PlanRunnerServiceAccountName is the read-only ServiceAccount a
+// Workspace's plan runs (also drift checks) use.
+func PlanRunnerServiceAccountName(workspace string) string { return "magos-plan-runner-" + workspace }

@@ -118,6 +118,13 @@ func TestCRDValidation(t *testing.T) {
 			p.Spec.Defaults = &magosv1.ProjectDefaults{Terraform: &magosv1.TerraformSpec{Version: "1.10.6"}, Interval: duration(time.Hour), Approval: magosv1.ApprovalAuto}
 			p.Spec.SourceAllowList = []magosv1.SourceRule{{Kind: "GitRepository", Namespace: "flux-system", Name: "infra-*"}}
 		})},
+		{name: "project allowing annotation keys and values", obj: project(func(p *magosv1.Project) {
+			p.Spec.AllowedServiceAccountAnnotations = []string{"example.com/team"}
+			p.Spec.AllowedServiceAccountAnnotationValues = []magosv1.AnnotationRule{{Key: "eks.amazonaws.com/role-arn", Values: []string{"arn:aws:iam::1:role/team-a-*"}}}
+		})},
+		{name: "workspace with a plan identity", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.Runner = &magosv1.RunnerSpec{Plan: &magosv1.PlanRunnerSpec{ServiceAccountAnnotations: map[string]string{"eks.amazonaws.com/role-arn": "reader"}}}
+		})},
 		{name: "rollout with three stages", obj: rollout(func(r *magosv1.Rollout) {
 			r.Spec.Stages[1].BakeTime = duration(5 * time.Minute)
 			r.Spec.Stages[1].MaxParallel = ptr.To[int32](2)
@@ -214,6 +221,13 @@ func TestCRDValidation(t *testing.T) {
 		}), wantFields: []string{"spec.variables[0]", "value and valueFrom are mutually exclusive"}},
 
 		// Refused: Project.
+		{name: "annotation key allowed with any value and with listed values", obj: project(func(p *magosv1.Project) {
+			p.Spec.AllowedServiceAccountAnnotations = []string{"eks.amazonaws.com/role-arn"}
+			p.Spec.AllowedServiceAccountAnnotationValues = []magosv1.AnnotationRule{{Key: "eks.amazonaws.com/role-arn", Values: []string{"arn:aws:iam::1:role/team-a-*"}}}
+		}), wantFields: []string{"spec", "list it in one"}},
+		{name: "annotation rule without values", obj: project(func(p *magosv1.Project) {
+			p.Spec.AllowedServiceAccountAnnotationValues = []magosv1.AnnotationRule{{Key: "eks.amazonaws.com/role-arn"}}
+		}), wantFields: []string{"spec.allowedServiceAccountAnnotationValues[0].values"}},
 		{name: "allow-list with a kind Magos cannot read", obj: project(func(p *magosv1.Project) {
 			p.Spec.SourceAllowList = []magosv1.SourceRule{{Kind: "HelmChart"}}
 		}), wantFields: []string{"spec.sourceAllowList[0].kind", "Unsupported value"}},

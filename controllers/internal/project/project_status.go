@@ -40,6 +40,8 @@ type resolved struct {
 	PolicySelector                   *metav1.LabelSelector
 	SourceAllowList                  []magosv1.SourceRule
 	AllowedServiceAccountAnnotations []string
+	// AllowedServiceAccountAnnotationValues restrict keys to listed values.
+	AllowedServiceAccountAnnotationValues []magosv1.AnnotationRule
 }
 
 // resolveSpec checks what admission cannot (the policy selector's
@@ -64,6 +66,16 @@ func resolveSpec(spec *magosv1.ProjectSpec) (*resolved, error) {
 				errs = append(errs, fmt.Sprintf("spec.sourceAllowList[%d].%s: %q is not a valid glob: %v", i, f.field, f.glob, err))
 			}
 		}
+	}
+	for i, rule := range spec.AllowedServiceAccountAnnotationValues {
+		for j, glob := range rule.Values {
+			if _, err := path.Match(glob, ""); err != nil {
+				errs = append(errs, fmt.Sprintf("spec.allowedServiceAccountAnnotationValues[%d].values[%d]: %q is not a valid glob: %v", i, j, glob, err))
+			}
+		}
+	}
+	for _, rule := range spec.AllowedServiceAccountAnnotationValues {
+		r.AllowedServiceAccountAnnotationValues = append(r.AllowedServiceAccountAnnotationValues, *rule.DeepCopy())
 	}
 	if len(spec.SourceAllowList) > 0 {
 		r.SourceAllowList = append([]magosv1.SourceRule(nil), spec.SourceAllowList...)
@@ -192,6 +204,7 @@ func computeStatus(p *magosv1.Project, o observation) {
 	st.PolicySelector = r.PolicySelector
 	st.SourceAllowList = r.SourceAllowList
 	st.AllowedServiceAccountAnnotations = r.AllowedServiceAccountAnnotations
+	st.AllowedServiceAccountAnnotationValues = r.AllowedServiceAccountAnnotationValues
 	conditions.MarkReady(p, metav1.ConditionTrue, magosv1.ReconciliationSucceededReason, "Resolved for member Workspaces")
 	st.ObservedGeneration = p.Generation
 }

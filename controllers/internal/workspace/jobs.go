@@ -111,6 +111,9 @@ func mergeRunner(dst, src *magosv1.RunnerSpec) {
 	if src.ServiceAccountAnnotations != nil {
 		dst.ServiceAccountAnnotations = src.ServiceAccountAnnotations
 	}
+	if src.Plan != nil {
+		dst.Plan = src.Plan
+	}
 }
 
 // variableEnv renders the Workspace's inline variables as TF_VAR_ env
@@ -229,7 +232,7 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
-					ServiceAccountName: magosv1.RunnerServiceAccountName(ws.Name),
+					ServiceAccountName: runnerServiceAccount(ws, rn.Phase),
 					RestartPolicy:      corev1.RestartPolicyNever,
 					NodeSelector:       s.Runner.NodeSelector,
 					Tolerations:        s.Runner.Tolerations,

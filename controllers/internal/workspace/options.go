@@ -44,6 +44,8 @@ type Options struct {
 	// MaxPlanJSONBytes is the most plan JSON the policy gate unpacks;
 	// zero means DefaultMaxPlanJSONBytes. A bigger plan fails the gate.
 	MaxPlanJSONBytes int64
+	// Guards are the cluster-level rules no Workspace can opt out of.
+	Guards Guards
 }
 
 // DefaultMaxPlanJSONBytes is the default MaxPlanJSONBytes: the JSON of
@@ -109,6 +111,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.Func("max-plan-json-size", "Most plan JSON the policy gate unpacks (default 32Mi); a bigger plan is blocked.",
 		sizeFlag(func(q resource.Quantity) { o.MaxPlanJSONBytes = q.Value() }))
 	fs.DurationVar(&o.RetryInterval, "retry-interval", 5*time.Minute, "How long a failed run waits before it is retried with unchanged inputs.")
+	o.Guards.BindFlags(fs)
 }
 
 // sizeFlag parses a positive quantity (e.g. 4Gi) and passes it to set.

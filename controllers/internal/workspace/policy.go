@@ -26,9 +26,13 @@ const (
 )
 
 // policySelectors are the label selectors of the policies a Workspace's
-// plans must pass: its own and its Project's.
-func policySelectors(ws *magosv1.Workspace, project *magosv1.Project) []*metav1.LabelSelector {
+// plans must pass: the cluster's (if the operator set one), its own and its
+// Project's.
+func policySelectors(cluster *metav1.LabelSelector, ws *magosv1.Workspace, project *magosv1.Project) []*metav1.LabelSelector {
 	var sels []*metav1.LabelSelector
+	if cluster != nil {
+		sels = append(sels, cluster)
+	}
 	if ws.Spec.Policy != nil && ws.Spec.Policy.Selector != nil {
 		sels = append(sels, ws.Spec.Policy.Selector)
 	}
@@ -61,7 +65,7 @@ func policiesDigest(ps []policy.Policy) string {
 // evaluated blocks the plan. It returns whether the plan may go on.
 func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace, project *magosv1.Project) (bool, error) {
 	plan := ws.Status.Plan
-	selected, err := policy.Select(ctx, r.Client, ws.Namespace, policySelectors(ws, project)...)
+	selected, err := policy.Select(ctx, r.Client, ws.Namespace, policySelectors(r.Options.Guards.ClusterPolicySelector, ws, project)...)
 	if err != nil {
 		r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("selecting policies: %v", err)}, "")
 		return false, nil

@@ -88,11 +88,75 @@ func (r *Reconciler) tightenRunnerRole(ctx context.Context, ws *magosv1.Workspac
 	return r.Update(ctx, role)
 }
 
-// reconcileRunnerIdentity ensures the Workspace's runner ServiceAccount,
-// Role (over the objects st reserved) and RoleBinding. It sets no
-// condition; errors are retried.
-func (r *Reconciler) reconcileRunnerIdentity(ctx context.Context, ws *magosv1.Workspace, annotations map[string]string, st runStorage) error {
-	name := magosv1.RunnerServiceAccountName(ws.Name)
+// planRunnerRules are runnerRules without any write to the state or the
+// outputs Secret: a plan reads the state and takes the lock, and stores
+// its plan, but never writes state or outputs. Config code running at plan
+// time (providers, external data sources) gets no more than this.
+func planRunnerRules(ws *magosv1.Workspace, st runStorage) []rbacv1.PolicyRule {
+	state := magosv1.StateSecretName(ws.Name)
+	drop := []string{state}
+	if st.Outputs != "" {
+		drop = append(drop, st.Outputs)
+	}
+	var rules []rbacv1.PolicyRule
+	for _, rule := range runnerRules(ws, st) {
+		if slices.Contains(rule.Resources, "secrets") && len(rule.ResourceNames) > 0 {
+			rule.ResourceNames = slices.DeleteFunc(slices.Clone(rule.ResourceNames), func(n string) bool { return slices.Contains(drop, n) })
+			if len(rule.ResourceNames) == 0 {
+				continue
+			}
+		}
+		rules = append(rules, rule)
+	}
+	return append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}, ResourceNames: []string{state}})
+}
+
+// runnerIdentity is one ServiceAccount a Workspace's runs use, with the
+// annotations and Role rules it gets.
+type runnerIdentity struct {
+	Name        string
+	Annotations map[string]string
+	Rules       []rbacv1.PolicyRule
+}
+
+// runnerIdentities are the Workspace's two runner identities: apply and
+// destroy runs use the runner ServiceAccount; plan runs the plan
+// ServiceAccount, with runner.plan's annotations when set.
+func runnerIdentities(ws *magosv1.Workspace, runner magosv1.RunnerSpec, st runStorage) []runnerIdentity {
+	planAnnotations := runner.ServiceAccountAnnotations
+	if runner.Plan != nil {
+		planAnnotations = runner.Plan.ServiceAccountAnnotations
+	}
+	return []runnerIdentity{
+		{Name: magosv1.RunnerServiceAccountName(ws.Name), Annotations: runner.ServiceAccountAnnotations, Rules: runnerRules(ws, st)},
+		{Name: magosv1.PlanRunnerServiceAccountName(ws.Name), Annotations: planAnnotations, Rules: planRunnerRules(ws, st)},
+	}
+}
+
+// runnerServiceAccount is the ServiceAccount a run of phase uses.
+func runnerServiceAccount(ws *magosv1.Workspace, phase string) string {
+	if phase == magosv1.RunPlan {
+		return magosv1.PlanRunnerServiceAccountName(ws.Name)
+	}
+	return magosv1.RunnerServiceAccountName(ws.Name)
+}
+
+// reconcileRunnerIdentity ensures the ServiceAccount, Role (over the
+// objects st reserved) and RoleBinding of each of the Workspace's runner
+// identities. It sets no condition; errors are retried.
+func (r *Reconciler) reconcileRunnerIdentity(ctx context.Context, ws *magosv1.Workspace, runner magosv1.RunnerSpec, st runStorage) error {
+	for _, id := range runnerIdentities(ws, runner, st) {
+		if err := r.ensureIdentity(ctx, ws, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ensureIdentity creates or updates one identity's ServiceAccount, Role and
+// RoleBinding, owned by the Workspace.
+func (r *Reconciler) ensureIdentity(ctx context.Context, ws *magosv1.Workspace, id runnerIdentity) error {
+	name, annotations := id.Name, id.Annotations
 	meta := func(o metav1.Object) {
 		o.SetLabels(runnerLabels(ws))
 	}
@@ -111,7 +175,7 @@ func (r *Reconciler) reconcileRunnerIdentity(ctx context.Context, ws *magosv1.Wo
 	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ws.Namespace}}
 	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, role, func() error {
 		meta(role)
-		role.Rules = runnerRules(ws, st)
+		role.Rules = id.Rules
 		return controllerutil.SetControllerReference(ws, role, r.Scheme())
 	}); err != nil {
 		return err

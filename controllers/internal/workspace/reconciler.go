@@ -85,6 +85,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, nil
 	}
 
+	// Inputs first: the cluster-level guards refuse a Workspace before its
+	// source (perhaps in a namespace it may not use) is read.
+	in, err := r.resolveInputs(ctx, ws)
+	var waiting errWaiting
+	if errors.As(err, &waiting) {
+		obs.WaitingReason, obs.WaitingMessage = waiting.reason, waiting.msg
+		return ctrl.Result{}, nil
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+
 	art, err := fluxsource.Fetch(ctx, r.Client, ws)
 	var notReady fluxsource.NotReadyError
 	if errors.As(err, &notReady) {
@@ -95,16 +107,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, rerror.Retry(SourceNotReadyReason, err)
 	}
 	obs.Revision = art.Revision
-
-	in, err := r.resolveInputs(ctx, ws)
-	var waiting errWaiting
-	if errors.As(err, &waiting) {
-		obs.WaitingReason, obs.WaitingMessage = waiting.reason, waiting.msg
-		return ctrl.Result{}, nil
-	}
-	if err != nil {
-		return ctrl.Result{}, err
-	}
 	s := r.effectiveSettings(ws, in)
 	return r.reconcileRuns(ctx, ws, art, s, in.SetDigests, in.Project, &obs)
 }
@@ -139,8 +141,12 @@ func requeueAfter(d time.Duration) ctrl.Result {
 	return ctrl.Result{RequeueAfter: max(d, time.Second)}
 }
 
-// resolveInputs resolves the Workspace's Project and variables.
+// resolveInputs applies the cluster-level guards and resolves the
+// Workspace's Project and variables.
 func (r *Reconciler) resolveInputs(ctx context.Context, ws *magosv1.Workspace) (inputs, error) {
+	if err := r.checkGuards(ctx, ws); err != nil {
+		return inputs{}, err
+	}
 	project, err := r.resolveProject(ctx, ws)
 	if err != nil {
 		return inputs{}, err

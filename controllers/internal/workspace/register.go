@@ -27,6 +27,7 @@ import (
 // +kubebuilder:rbac:groups=policies.kyverno.io,resources=validatingpolicies;namespacedvalidatingpolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch
 // The runner Role grants these on named objects, so the controller holds them too:
@@ -46,6 +47,9 @@ func (c *Controller) BindFlags(fs *flag.FlagSet) { c.Options.BindFlags(fs) }
 
 // Register wires the Workspace reconciler into mgr.
 func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
+	if err := c.Options.Guards.Validate(c.Options.RunnerImage); err != nil {
+		return err
+	}
 	evaluator, err := policy.NewEvaluator()
 	if err != nil {
 		return err

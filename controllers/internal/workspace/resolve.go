@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"sort"
@@ -70,14 +71,51 @@ func (r *Reconciler) resolveProject(ctx context.Context, ws *magosv1.Workspace) 
 		return nil, rerror.Stall(SourceNotAllowedReason, fmt.Errorf("%s %s/%s is not allowed by Project %s (status.sourceAllowList)",
 			ws.Spec.SourceRef.Kind, fluxsource.Namespace(ws), ws.Spec.SourceRef.Name, p.Name))
 	}
-	if ws.Spec.Runner != nil {
-		for key := range ws.Spec.Runner.ServiceAccountAnnotations {
-			if !slices.Contains(p.Status.AllowedServiceAccountAnnotations, key) {
-				return nil, rerror.Stall(AnnotationNotAllowedReason, fmt.Errorf("runner ServiceAccount annotation %q is not allowed by Project %s", key, p.Name))
+	if rs := ws.Spec.Runner; rs != nil {
+		if err := annotationsAllowed(rs.ServiceAccountAnnotations, p); err != nil {
+			return nil, rerror.Stall(AnnotationNotAllowedReason, err)
+		}
+		if rs.Plan != nil {
+			if err := annotationsAllowed(rs.Plan.ServiceAccountAnnotations, p); err != nil {
+				return nil, rerror.Stall(AnnotationNotAllowedReason, fmt.Errorf("plan: %w", err))
 			}
 		}
 	}
 	return p, nil
+}
+
+// annotationsAllowed checks runner ServiceAccount annotations against the
+// Project: a key listed in allowedServiceAccountAnnotations takes any value;
+// a key of allowedServiceAccountAnnotationValues takes only a value one of
+// its globs matches (path.Match, strictly: no "matches anything" shortcut);
+// any other key is refused. Keys are checked in order,
+// so the message is stable.
+func annotationsAllowed(annotations map[string]string, p *magosv1.Project) error {
+	for _, key := range slices.Sorted(maps.Keys(annotations)) {
+		if slices.Contains(p.Status.AllowedServiceAccountAnnotations, key) {
+			continue
+		}
+		i := slices.IndexFunc(p.Status.AllowedServiceAccountAnnotationValues, func(r magosv1.AnnotationRule) bool { return r.Key == key })
+		if i < 0 {
+			return fmt.Errorf("runner ServiceAccount annotation %q is not allowed by Project %s", key, p.Name)
+		}
+		value := annotations[key]
+		if !slices.ContainsFunc(p.Status.AllowedServiceAccountAnnotationValues[i].Values, func(glob string) bool { ok, err := path.Match(glob, value); return err == nil && ok }) {
+			return fmt.Errorf("runner ServiceAccount annotation %q has a value Project %s does not allow (allowed: %s)",
+				key, p.Name, strings.Join(p.Status.AllowedServiceAccountAnnotationValues[i].Values, ", "))
+		}
+	}
+	return nil
+}
+
+// globMatch matches s against a path.Match pattern; "" and "*" match
+// anything, a malformed pattern nothing.
+func globMatch(pattern, s string) bool {
+	if pattern == "" || pattern == "*" {
+		return true
+	}
+	ok, err := path.Match(pattern, s)
+	return err == nil && ok
 }
 
 // sourceAllowed applies the Project's allow-list; an empty list allows
@@ -87,15 +125,8 @@ func sourceAllowed(ws *magosv1.Workspace, p *magosv1.Project) bool {
 	if len(p.Status.SourceAllowList) == 0 {
 		return ns == p.Namespace
 	}
-	match := func(pattern, s string) bool {
-		if pattern == "" || pattern == "*" {
-			return true
-		}
-		ok, err := path.Match(pattern, s)
-		return err == nil && ok
-	}
 	for _, rule := range p.Status.SourceAllowList {
-		if match(rule.Kind, kind) && match(rule.Namespace, ns) && match(rule.Name, name) {
+		if globMatch(rule.Kind, kind) && globMatch(rule.Namespace, ns) && globMatch(rule.Name, name) {
 			return true
 		}
 	}

@@ -142,10 +142,13 @@ func (r *Reconciler) retryWait(ws *magosv1.Workspace, revision, inputs string) (
 // startRun reserves what the run writes, ensures the runner's identity and
 // creates the Job of run rn (or adopts it if it already exists).
 func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn run, inputs string, s settings, obs *observation) error {
+	if err := r.Options.Guards.checkRunnerImage(s.Runner.Image); err != nil {
+		return err
+	}
 	st, err := r.reserveRunStorage(ctx, ws)
 	// The Role names what was verified, also when something was not: a name
 	// that conflicts never enters it, and leaves a Role made before.
-	ierr := r.reconcileRunnerIdentity(ctx, ws, s.Runner.ServiceAccountAnnotations, st)
+	ierr := r.reconcileRunnerIdentity(ctx, ws, s.Runner, st)
 	if err != nil {
 		return err
 	}

@@ -21,11 +21,21 @@ import (
 // its controllers.
 func (e *Environment) StartManager(t testing.TB, scheme *runtime.Scheme, namespace string, register func(ctrl.Manager) error) (stop func()) {
 	t.Helper()
+	return e.StartManagerIn(t, scheme, []string{namespace}, register)
+}
+
+// StartManagerIn is StartManager with a cache that sees several namespaces.
+func (e *Environment) StartManagerIn(t testing.TB, scheme *runtime.Scheme, namespaces []string, register func(ctrl.Manager) error) (stop func()) {
+	t.Helper()
+	watched := map[string]cache.Config{}
+	for _, ns := range namespaces {
+		watched[ns] = cache.Config{}
+	}
 	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{namespace: {}}},
+		Cache:                  cache.Options{DefaultNamespaces: watched},
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {

@@ -34,8 +34,12 @@ type ProjectSpecApplyConfiguration struct {
 	// allows sources in the Project's namespace only.
 	SourceAllowList []SourceRuleApplyConfiguration `json:"sourceAllowList,omitempty"`
 	// AllowedServiceAccountAnnotations lists the annotation keys members may
-	// set on their runner ServiceAccount.
+	// set on their runner ServiceAccount, with any value.
 	AllowedServiceAccountAnnotations []string `json:"allowedServiceAccountAnnotations,omitempty"`
+	// AllowedServiceAccountAnnotationValues lists annotation keys members
+	// may set on their runner ServiceAccount only with the values given,
+	// e.g. the workload identity roles a team may assume.
+	AllowedServiceAccountAnnotationValues []AnnotationRuleApplyConfiguration `json:"allowedServiceAccountAnnotationValues,omitempty"`
 }
 
 // ProjectSpecApplyConfiguration constructs a declarative configuration of the ProjectSpec type for use with
@@ -92,6 +96,19 @@ func (b *ProjectSpecApplyConfiguration) WithSourceAllowList(values ...*SourceRul
 func (b *ProjectSpecApplyConfiguration) WithAllowedServiceAccountAnnotations(values ...string) *ProjectSpecApplyConfiguration {
 	for i := range values {
 		b.AllowedServiceAccountAnnotations = append(b.AllowedServiceAccountAnnotations, values[i])
+	}
+	return b
+}
+
+// WithAllowedServiceAccountAnnotationValues adds the given value to the AllowedServiceAccountAnnotationValues field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the AllowedServiceAccountAnnotationValues field.
+func (b *ProjectSpecApplyConfiguration) WithAllowedServiceAccountAnnotationValues(values ...*AnnotationRuleApplyConfiguration) *ProjectSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithAllowedServiceAccountAnnotationValues")
+		}
+		b.AllowedServiceAccountAnnotationValues = append(b.AllowedServiceAccountAnnotationValues, *values[i])
 	}
 	return b
 }

@@ -47,6 +47,9 @@ type ProjectStatusApplyConfiguration struct {
 	// AllowedServiceAccountAnnotations are the resolved annotation keys
 	// members may set on their runner ServiceAccount (copied from the spec).
 	AllowedServiceAccountAnnotations []string `json:"allowedServiceAccountAnnotations,omitempty"`
+	// AllowedServiceAccountAnnotationValues are the resolved annotation keys
+	// members may set only with the listed values (copied from the spec).
+	AllowedServiceAccountAnnotationValues []AnnotationRuleApplyConfiguration `json:"allowedServiceAccountAnnotationValues,omitempty"`
 	// Workspaces rolls up member Workspaces.
 	Workspaces *WorkspaceRollupApplyConfiguration `json:"workspaces,omitempty"`
 }
@@ -126,6 +129,19 @@ func (b *ProjectStatusApplyConfiguration) WithSourceAllowList(values ...*SourceR
 func (b *ProjectStatusApplyConfiguration) WithAllowedServiceAccountAnnotations(values ...string) *ProjectStatusApplyConfiguration {
 	for i := range values {
 		b.AllowedServiceAccountAnnotations = append(b.AllowedServiceAccountAnnotations, values[i])
+	}
+	return b
+}
+
+// WithAllowedServiceAccountAnnotationValues adds the given value to the AllowedServiceAccountAnnotationValues field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the AllowedServiceAccountAnnotationValues field.
+func (b *ProjectStatusApplyConfiguration) WithAllowedServiceAccountAnnotationValues(values ...*AnnotationRuleApplyConfiguration) *ProjectStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithAllowedServiceAccountAnnotationValues")
+		}
+		b.AllowedServiceAccountAnnotationValues = append(b.AllowedServiceAccountAnnotationValues, *values[i])
 	}
 	return b
 }

@@ -29,8 +29,15 @@ import (
 // RunnerSpec shapes the pods that run plans and applies.
 type RunnerSpecApplyConfiguration struct {
 	// ServiceAccountAnnotations are set on the Workspace's runner
-	// ServiceAccount, e.g. for workload identity.
+	// ServiceAccount, e.g. for workload identity. Plans use them too unless
+	// plan is set.
 	ServiceAccountAnnotations map[string]string `json:"serviceAccountAnnotations,omitempty"`
+	// Plan sets the cloud identity of plan runs (and drift checks) apart
+	// from apply's. Plans always run as their own ServiceAccount
+	// (magos-plan-runner-<workspace>), which can read the state and take the
+	// lock but cannot write the state or outputs Secrets; while plan is
+	// unset it carries the apply annotations.
+	Plan *PlanRunnerSpecApplyConfiguration `json:"plan,omitempty"`
 	// Image of the runner container; defaults to the controller's setting.
 	Image *string `json:"image,omitempty"`
 	// Resources of the runner container.
@@ -61,6 +68,14 @@ func (b *RunnerSpecApplyConfiguration) WithServiceAccountAnnotations(entries map
 	for k, v := range entries {
 		b.ServiceAccountAnnotations[k] = v
 	}
+	return b
+}
+
+// WithPlan sets the Plan field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Plan field is set to the value of the last call.
+func (b *RunnerSpecApplyConfiguration) WithPlan(value *PlanRunnerSpecApplyConfiguration) *RunnerSpecApplyConfiguration {
+	b.Plan = value
 	return b
 }
 

@@ -1,0 +1,185 @@
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/conditions"
+	"github.com/magos-dev/magos/controllers/internal/workspace"
+)
+
+// stalledWith is a wait condition: the Workspace is Stalled with reason.
+func stalledWith(reason string) func(*magosv1.Workspace) bool {
+	return func(ws *magosv1.Workspace) bool {
+		c := conditions.Get(ws, magosv1.StalledCondition)
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == reason
+	}
+}
+
+// requireRefused waits until Workspace name is Stalled with reason, checks
+// the message names what was refused and that no run ever starts.
+func (s *stack) requireRefused(name, reason, msgPart string) {
+	s.t.Helper()
+	ws := s.waitWorkspace(name, time.Minute, "is refused with "+reason, stalledWith(reason))
+	assert.Contains(s.t, conditions.Get(ws, magosv1.StalledCondition).Message, msgPart)
+	assert.Equal(s.t, magosv1.PhaseFailed, ws.Status.Phase)
+	require.Never(s.t, func() bool {
+		var jobs batchv1.JobList
+		require.NoError(s.t, env.Client.List(context.Background(), &jobs, client.InNamespace(s.ns), client.MatchingLabels{magosv1.WorkspaceLabel: name}))
+		return len(jobs.Items) > 0
+	}, 3*time.Second, 250*time.Millisecond, "a refused Workspace %s never runs", name)
+}
+
+// withProject makes a Workspace a member of Project name.
+func withProject(name string) func(*magosv1.Workspace) {
+	return func(ws *magosv1.Workspace) { ws.Spec.ProjectRef = &magosv1.LocalObjectReference{Name: name} }
+}
+
+func TestGuardCrossNamespaceSource(t *testing.T) {
+	ctx := context.Background()
+	other := env.NewNamespace(t)
+
+	t.Run("refused by default, even when the Project allows it", func(t *testing.T) {
+		s := newStackWith(t, stackOptions{AlsoWatch: []string{other}})
+		s.gitRepositoryIn(other, "shared", copyConfig(t, "hello"))
+		require.NoError(t, env.Client.Create(ctx, &magosv1.Project{ObjectMeta: metav1.ObjectMeta{Name: "open", Namespace: s.ns},
+			Spec: magosv1.ProjectSpec{SourceAllowList: []magosv1.SourceRule{{Namespace: other}}}}))
+		borrow := func(ws *magosv1.Workspace) { ws.Spec.SourceRef.Namespace = other }
+		s.newWorkspace("borrower", "shared", borrow)
+		s.newWorkspace("member", "shared", func(ws *magosv1.Workspace) { borrow(ws); withProject("open")(ws) })
+		s.requireRefused("borrower", workspace.CrossNamespaceSourceReason, other+"/shared")
+		s.requireRefused("member", workspace.CrossNamespaceSourceReason, "cross-namespace source references are not allowed")
+	})
+
+	t.Run("allowed when the operator allows cross-namespace references", func(t *testing.T) {
+		s := newStackWith(t, stackOptions{AlsoWatch: []string{other},
+			Workspace: func(o *workspace.Options) { o.Guards.NoCrossNamespaceRefs = false }})
+		rev := s.gitRepositoryIn(other, "open-source", copyConfig(t, "hello"))
+		s.newWorkspace("borrower", "open-source", func(ws *magosv1.Workspace) { ws.Spec.SourceRef.Namespace = other })
+		s.waitWorkspace("borrower", 3*time.Minute, "applies", appliedRevision(rev))
+	})
+}
+
+func TestGuardRequireProject(t *testing.T) {
+	tests := []struct {
+		name           string
+		guards         workspace.Guards
+		namespaceLabel map[string]string
+		refused        bool
+	}{
+		{name: "required everywhere", guards: workspace.Guards{RequireProject: true}, refused: true},
+		{name: "required in a labelled namespace", guards: workspace.Guards{RequireProjectIn: labels.SelectorFromSet(labels.Set{"magos.dev/tenant": "a"})},
+			namespaceLabel: map[string]string{"magos.dev/tenant": "a"}, refused: true},
+		{name: "not required in another namespace", guards: workspace.Guards{RequireProjectIn: labels.SelectorFromSet(labels.Set{"magos.dev/tenant": "a"})},
+			namespaceLabel: map[string]string{"magos.dev/tenant": "b"}, refused: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := newStackWith(t, stackOptions{NoControllers: true, Workspace: func(o *workspace.Options) { o.Guards = tt.guards }})
+			var ns corev1.Namespace
+			require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Name: s.ns}, &ns))
+			ns.Labels = tt.namespaceLabel
+			require.NoError(t, env.Client.Update(ctx, &ns))
+			s.startController()
+
+			// No source exists: a Workspace the guard lets through waits for it.
+			s.newWorkspace("orphan", "nowhere", nil)
+			if tt.refused {
+				s.requireRefused("orphan", workspace.ProjectRequiredReason, "spec.projectRef")
+				return
+			}
+			s.waitWorkspace("orphan", time.Minute, "passes the guard and waits for its source", func(ws *magosv1.Workspace) bool {
+				c := conditions.Get(ws, magosv1.ReadyCondition)
+				return c != nil && c.Reason == workspace.SourceNotReadyReason
+			})
+		})
+	}
+}
+
+func TestGuardRunnerImageAllowList(t *testing.T) {
+	ctx := context.Background()
+	s := newStackWith(t, stackOptions{Workspace: func(o *workspace.Options) {
+		o.Guards.AllowedRunnerImages = []string{"magos-runner:*", "registry.example/magos/runner@sha256:*"}
+	}})
+	s.gitRepository("infra", copyConfig(t, "hello"))
+	require.NoError(t, env.Client.Create(ctx, &magosv1.Project{ObjectMeta: metav1.ObjectMeta{Name: "miners", Namespace: s.ns},
+		Spec: magosv1.ProjectSpec{Defaults: &magosv1.ProjectDefaults{Runner: &magosv1.RunnerSpec{Image: "evil.example/miner:2"}}}}))
+
+	s.newWorkspace("own-image", "infra", func(ws *magosv1.Workspace) {
+		ws.Spec.Runner = &magosv1.RunnerSpec{Image: "evil.example/miner:1"}
+	})
+	s.newWorkspace("project-image", "infra", withProject("miners"))
+	s.newWorkspace("allowed-image", "infra", func(ws *magosv1.Workspace) {
+		ws.Spec.Runner = &magosv1.RunnerSpec{Image: "magos-runner:v2"}
+	})
+	s.requireRefused("own-image", workspace.RunnerImageNotAllowedReason, `"evil.example/miner:1"`)
+	s.requireRefused("project-image", workspace.RunnerImageNotAllowedReason, `"evil.example/miner:2"`)
+	require.Eventually(t, func() bool { return planJobs(t, s.ns, "allowed-image") > 0 }, time.Minute, 250*time.Millisecond,
+		"an allowed image runs")
+}
+
+func TestGuardClusterPolicyCannotBeDodged(t *testing.T) {
+	label := rand.String(8)
+	validatingPolicy(t, "v1", label, "Deny", forbidsSecret, "cluster rule: no secrets in terraform_data")
+	unrelated := rand.String(8)
+	validatingPolicy(t, "v1", unrelated, "Deny", allowsGreeting, "only terraform_data")
+	s := newStackWith(t, stackOptions{Workspace: func(o *workspace.Options) {
+		o.Guards.ClusterPolicySelector = &metav1.LabelSelector{MatchLabels: map[string]string{"policy.magos.dev/set": label}}
+	}})
+	s.gitRepository("infra", copyConfig(t, "hello"))
+
+	// One Workspace selects no policy at all, the other only a lenient one.
+	s.newWorkspace("no-policy", "infra", nil)
+	s.newWorkspace("own-policy", "infra", selecting(unrelated))
+	for _, name := range []string{"no-policy", "own-policy"} {
+		ws := s.waitWorkspace(name, 3*time.Minute, "is blocked by the cluster policy", func(ws *magosv1.Workspace) bool {
+			return ws.Status.Plan != nil && ws.Status.Plan.Policy != nil && ws.Status.Phase == magosv1.PhaseFailed
+		})
+		require.NotEmpty(t, ws.Status.Plan.Policy.Violations, name)
+		assert.Equal(t, "cluster rule: no secrets in terraform_data", ws.Status.Plan.Policy.Violations[0].Message, name)
+		assert.Equal(t, workspace.PolicyViolationReason, conditions.Get(ws, magosv1.PolicyPassedCondition).Reason, name)
+		require.Never(t, func() bool { return applyJobs(t, s.ns, name) > 0 }, 2*time.Second, 250*time.Millisecond,
+			"%s is never applied", name)
+	}
+}
+
+func TestProjectAllowsServiceAccountAnnotationValues(t *testing.T) {
+	ctx := context.Background()
+	s := newStack(t)
+	s.gitRepository("infra", copyConfig(t, "hello"))
+	const key = "eks.amazonaws.com/role-arn"
+	require.NoError(t, env.Client.Create(ctx, &magosv1.Project{ObjectMeta: metav1.ObjectMeta{Name: "team-a", Namespace: s.ns},
+		Spec: magosv1.ProjectSpec{AllowedServiceAccountAnnotationValues: []magosv1.AnnotationRule{
+			{Key: key, Values: []string{"arn:aws:iam::111122223333:role/team-a-*"}},
+		}}}))
+	role := func(arn string) func(*magosv1.Workspace) {
+		return func(ws *magosv1.Workspace) {
+			withProject("team-a")(ws)
+			ws.Spec.Runner = &magosv1.RunnerSpec{ServiceAccountAnnotations: map[string]string{key: arn}}
+		}
+	}
+	s.newWorkspace("intruder", "infra", role("arn:aws:iam::111122223333:role/platform-admin"))
+	s.newWorkspace("tenant", "infra", role("arn:aws:iam::111122223333:role/team-a-deployer"))
+
+	s.requireRefused("intruder", workspace.AnnotationNotAllowedReason, "team-a-*")
+	require.Eventually(t, func() bool {
+		var sa corev1.ServiceAccount
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: magosv1.RunnerServiceAccountName("tenant")}, &sa)
+		return err == nil && sa.Annotations[key] == "arn:aws:iam::111122223333:role/team-a-deployer"
+	}, time.Minute, 250*time.Millisecond, "an allowed value reaches the runner ServiceAccount")
+	var sa corev1.ServiceAccount
+	err := env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: magosv1.RunnerServiceAccountName("intruder")}, &sa)
+	assert.True(t, err != nil || sa.Annotations[key] == "", "a refused value never reaches a ServiceAccount")
+}

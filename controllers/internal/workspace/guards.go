@@ -1,0 +1,166 @@
+package workspace
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"path"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/fluxsource"
+	"github.com/magos-dev/magos/controllers/internal/rerror"
+)
+
+// Reasons of the cluster-level guards. Each stalls the Workspace: no run
+// starts until its spec (or the guard) changes.
+const (
+	// ProjectRequiredReason: the Workspace names no Project where one is required.
+	ProjectRequiredReason = "ProjectRequired"
+	// CrossNamespaceSourceReason: the Workspace's source is in another
+	// namespace and cross-namespace references are refused.
+	CrossNamespaceSourceReason = "CrossNamespaceSourceNotAllowed"
+	// RunnerImageNotAllowedReason: the effective runner image matches no
+	// pattern of the runner image allow-list.
+	RunnerImageNotAllowedReason = "RunnerImageNotAllowed"
+)
+
+// Guards are cluster-level rules the operator sets once with flags. They
+// hold for every Workspace whatever its spec or Project says: omitting a
+// field never widens what a Workspace may do.
+type Guards struct {
+	// RequireProject makes spec.projectRef mandatory in every namespace.
+	RequireProject bool
+	// RequireProjectIn makes spec.projectRef mandatory in the namespaces
+	// whose labels it matches; nil matches none.
+	RequireProjectIn labels.Selector
+	// NoCrossNamespaceRefs refuses a sourceRef into another namespace, even
+	// one a Project's allow-list names.
+	NoCrossNamespaceRefs bool
+	// AllowedRunnerImages are patterns (path.Match) the effective runner
+	// image must match; empty allows any image.
+	AllowedRunnerImages []string
+	// ClusterPolicySelector selects ValidatingPolicies every plan is
+	// checked against, in addition to the Workspace's and Project's.
+	ClusterPolicySelector *metav1.LabelSelector
+}
+
+// BindFlags registers the guards' flags on fs.
+func (g *Guards) BindFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&g.RequireProject, "require-project", false, "Refuse every Workspace without spec.projectRef.")
+	fs.Func("require-project-namespace-selector", "Refuse Workspaces without spec.projectRef in namespaces whose labels match this label selector (e.g. 'magos.dev/tenant').",
+		func(v string) error {
+			sel, err := labels.Parse(v)
+			if err != nil {
+				return err
+			}
+			g.RequireProjectIn = sel
+			return nil
+		})
+	fs.BoolVar(&g.NoCrossNamespaceRefs, "no-cross-namespace-refs", true, "Refuse Workspaces whose sourceRef names another namespace (as Flux's flag of that name; set =false to allow them).")
+	fs.Func("allowed-runner-images", "Comma-separated glob patterns (path.Match) the runner image must match, e.g. 'ghcr.io/magos-dev/magos-runner:*' (repeatable; empty allows any image).",
+		func(v string) error {
+			for _, p := range strings.Split(v, ",") {
+				if p = strings.TrimSpace(p); p != "" {
+					g.AllowedRunnerImages = append(g.AllowedRunnerImages, p)
+				}
+			}
+			return nil
+		})
+	fs.Func("cluster-policy-selector", "Label selector of ValidatingPolicies every Workspace's plans must pass, whatever its own and its Project's policy selectors say.",
+		func(v string) error {
+			sel, err := metav1.ParseToLabelSelector(v)
+			if err != nil {
+				return err
+			}
+			g.ClusterPolicySelector = sel
+			return nil
+		})
+}
+
+// Validate checks the guards against the controller's default runner image,
+// so that a misconfiguration stops the controller at start, not every
+// Workspace later.
+func (g *Guards) Validate(defaultImage string) error {
+	for _, p := range g.AllowedRunnerImages {
+		if _, err := path.Match(p, ""); err != nil {
+			return fmt.Errorf("--allowed-runner-images: %q is not a valid pattern: %w", p, err)
+		}
+	}
+	if len(g.AllowedRunnerImages) > 0 && !g.imageAllowed(defaultImage) {
+		return fmt.Errorf("--runner-image %q matches no pattern of --allowed-runner-images %v", defaultImage, g.AllowedRunnerImages)
+	}
+	if g.ClusterPolicySelector != nil {
+		if _, err := metav1.LabelSelectorAsSelector(g.ClusterPolicySelector); err != nil {
+			return fmt.Errorf("--cluster-policy-selector: %w", err)
+		}
+	}
+	return nil
+}
+
+// imageAllowed reports whether image matches the allow-list.
+func (g *Guards) imageAllowed(image string) bool {
+	if len(g.AllowedRunnerImages) == 0 {
+		return true
+	}
+	for _, p := range g.AllowedRunnerImages {
+		if ok, err := path.Match(p, image); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
+
+// checkGuards applies the guards that depend on the Workspace's spec and
+// namespace alone: a required Project and cross-namespace sources. A
+// refused Workspace stalls.
+func (r *Reconciler) checkGuards(ctx context.Context, ws *magosv1.Workspace) error {
+	g := r.Options.Guards
+	if ws.Spec.ProjectRef == nil {
+		required, err := r.projectRequired(ctx, ws.Namespace)
+		if err != nil {
+			return err
+		}
+		if required {
+			return rerror.Stall(ProjectRequiredReason, fmt.Errorf("namespace %s requires every Workspace to name a Project (spec.projectRef)", ws.Namespace))
+		}
+	}
+	if ns := fluxsource.Namespace(ws); g.NoCrossNamespaceRefs && ns != ws.Namespace {
+		return rerror.Stall(CrossNamespaceSourceReason, fmt.Errorf("%s %s/%s is in another namespace; cross-namespace source references are not allowed on this cluster",
+			ws.Spec.SourceRef.Kind, ns, ws.Spec.SourceRef.Name))
+	}
+	return nil
+}
+
+// projectRequired reports whether Workspaces in namespace must name a
+// Project. The Namespace is read uncached, and only when a namespace
+// selector is set.
+func (r *Reconciler) projectRequired(ctx context.Context, namespace string) (bool, error) {
+	g := r.Options.Guards
+	if g.RequireProject {
+		return true, nil
+	}
+	if g.RequireProjectIn == nil || g.RequireProjectIn.Empty() {
+		return false, nil
+	}
+	ns := &corev1.Namespace{}
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Name: namespace}, ns); err != nil {
+		return false, fmt.Errorf("reading namespace %s: %w", namespace, err)
+	}
+	return g.RequireProjectIn.Matches(labels.Set(ns.Labels)), nil
+}
+
+// checkRunnerImage refuses a run whose effective runner image (the
+// Workspace's, its Project's default or the controller's) the allow-list
+// does not match.
+func (g *Guards) checkRunnerImage(image string) error {
+	if !g.imageAllowed(image) {
+		return rerror.Stall(RunnerImageNotAllowedReason, fmt.Errorf("runner image %q matches no pattern of the cluster's runner image allow-list", image))
+	}
+	return nil
+}
