@@ -65,17 +65,17 @@ type controllerProcess struct {
 }
 
 // startController runs a controller binary with kubeconfig, its leader
-// election Lease in leaseNamespace.
-func startController(t *testing.T, binDir, name, kubeconfig, leaseNamespace string) *controllerProcess {
+// election Lease in leaseNamespace, and extra flags.
+func startController(t *testing.T, binDir, name, kubeconfig, leaseNamespace string, extra ...string) *controllerProcess {
 	t.Helper()
 	p := &controllerProcess{name: name, metricsAddr: freeAddr(t), probeAddr: freeAddr(t), logs: &testenv.LogBuffer{}}
-	p.cmd = exec.Command(filepath.Join(binDir, name),
+	p.cmd = exec.Command(filepath.Join(binDir, name), append([]string{
 		"--kubeconfig", kubeconfig,
 		"--metrics-bind-address", p.metricsAddr,
 		"--health-probe-bind-address", p.probeAddr,
 		"--leader-elect=true",
 		"--leader-election-namespace", leaseNamespace,
-	)
+	}, extra...)...)
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
 	require.NoError(t, p.cmd.Start())
 	t.Cleanup(func() {
@@ -88,6 +88,30 @@ func startController(t *testing.T, binDir, name, kubeconfig, leaseNamespace stri
 		}
 	})
 	return p
+}
+
+// startChartControllers starts the four binaries, each impersonating the
+// ServiceAccount the chart installed as release in ns gives it, with its
+// leader election Lease in ns and extra flags.
+func startChartControllers(t *testing.T, binDir, release, ns string, extra ...string) map[string]*controllerProcess {
+	t.Helper()
+	procs := map[string]*controllerProcess{}
+	for _, name := range controllerNames {
+		kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+		identity := executor.ServiceAccountIdentity(ns, release+"-"+name+"-controller")
+		require.NoError(t, executor.WriteKubeconfig(kubeconfig, env.Config, identity, ns))
+		procs[name] = startController(t, binDir, name, kubeconfig, ns, extra...)
+	}
+	return procs
+}
+
+// waitReady waits until the controller's readiness probe answers OK.
+func (p *controllerProcess) waitReady(t *testing.T) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		code, _ := httpGet("http://" + p.probeAddr + "/readyz")
+		return code == http.StatusOK
+	}, 60*time.Second, 200*time.Millisecond, "%s-controller never became ready", p.name)
 }
 
 func httpGet(url string) (int, string) {
@@ -112,21 +136,12 @@ func TestControllerBinariesStart(t *testing.T) {
 	release := "b" + rand.String(5)
 	installChart(t, renderChart(t, release, ns), "Deployment", "Service")
 
-	procs := map[string]*controllerProcess{}
-	for _, name := range controllerNames {
-		kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-		identity := executor.ServiceAccountIdentity(ns, release+"-"+name+"-controller")
-		require.NoError(t, executor.WriteKubeconfig(kubeconfig, env.Config, identity, ns))
-		procs[name] = startController(t, binDir, name, kubeconfig, ns)
-	}
+	procs := startChartControllers(t, binDir, release, ns)
 
 	for _, name := range controllerNames {
 		p := procs[name]
 		t.Run(name, func(t *testing.T) {
-			require.Eventually(t, func() bool {
-				code, _ := httpGet("http://" + p.probeAddr + "/readyz")
-				return code == http.StatusOK
-			}, 60*time.Second, 200*time.Millisecond, "%s-controller never became ready", name)
+			p.waitReady(t)
 
 			require.Eventually(t, func() bool {
 				var lease coordinationv1.Lease

@@ -26,7 +26,7 @@ func TestMain(m *testing.M) { testenv.Main(m, &env) }
 func startController(t testing.TB, ns string) {
 	t.Helper()
 	env.StartManager(t, setup.Scheme(), ns, func(mgr ctrl.Manager) error {
-		return Register(mgr, setup.Options{WatchNamespace: ns, Concurrency: 2})
+		return Register(mgr, setup.Options{WatchNamespaces: []string{ns}, Concurrency: 2})
 	})
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -2,8 +2,13 @@ package setup
 
 import (
 	"flag"
+	"fmt"
 	"os"
+	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 )
 
 // Options are the flags every controller binary accepts.
@@ -16,7 +21,9 @@ type Options struct {
 	RenewDeadline           time.Duration
 	RetryPeriod             time.Duration
 	Concurrency             int
-	WatchNamespace          string
+	// WatchNamespaces are the namespaces the controller watches; empty
+	// watches all namespaces.
+	WatchNamespaces []string
 }
 
 // BindFlags registers the options on fs with their defaults.
@@ -29,7 +36,32 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.RenewDeadline, "leader-election-renew-deadline", 10*time.Second, "Duration the leader retries refreshing its lease before giving up.")
 	fs.DurationVar(&o.RetryPeriod, "leader-election-retry-period", 2*time.Second, "Duration between leader election attempts.")
 	fs.IntVar(&o.Concurrency, "concurrent", 4, "Number of objects reconciled in parallel.")
-	fs.StringVar(&o.WatchNamespace, "watch-namespace", "", "Namespace to watch; empty watches all namespaces.")
+	addNamespaces := func(v string) error {
+		for _, ns := range strings.Split(v, ",") {
+			if ns = strings.TrimSpace(ns); ns != "" {
+				if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+					return fmt.Errorf("namespace %q: %s", ns, strings.Join(errs, "; "))
+				}
+				o.WatchNamespaces = append(o.WatchNamespaces, ns)
+			}
+		}
+		return nil
+	}
+	fs.Func("watch-namespaces", "Comma-separated namespaces to watch (repeatable); empty watches all namespaces. With the chart's rbac.namespaced the controller holds RBAC in these namespaces only.", addNamespaces)
+	fs.Func("watch-namespace", "One namespace to watch (the same as --watch-namespaces with one name).", addNamespaces)
+}
+
+// CacheNamespaces are the cache's DefaultNamespaces for the watched
+// namespaces; nil (all namespaces) when none is set.
+func (o Options) CacheNamespaces() map[string]cache.Config {
+	if len(o.WatchNamespaces) == 0 {
+		return nil
+	}
+	m := make(map[string]cache.Config, len(o.WatchNamespaces))
+	for _, ns := range o.WatchNamespaces {
+		m[ns] = cache.Config{}
+	}
+	return m
 }
 
 // defaultNamespace is the pod's namespace when running in a cluster.

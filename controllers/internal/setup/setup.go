@@ -105,8 +105,8 @@ func NewManager(name string, opts Options) (ctrl.Manager, error) {
 		RetryPeriod:                   &opts.RetryPeriod,
 		Controller:                    config.Controller{MaxConcurrentReconciles: opts.Concurrency},
 	}
-	if opts.WatchNamespace != "" {
-		mgrOpts.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{opts.WatchNamespace: {}}}
+	if ns := opts.CacheNamespaces(); ns != nil {
+		mgrOpts.Cache = cache.Options{DefaultNamespaces: ns}
 	}
 	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {

@@ -57,19 +57,17 @@ type metadataCache struct{ cache.Cache }
 // GetCache returns the cache.
 func (c metadataCache) GetCache() cache.Cache { return c.Cache }
 
-// newMetadataCache builds the metadata cache, restricted to namespace
-// unless it is empty. Reading a type it does not watch fails instead of
+// newMetadataCache builds the metadata cache, restricted to namespaces
+// unless there are none (then it lists cluster-wide). Reading a type it does not watch fails instead of
 // starting a new informer, so it can never grow a cache of Secret contents.
-func newMetadataCache(mgr ctrl.Manager, namespace string) (metadataCache, error) {
+func newMetadataCache(mgr ctrl.Manager, namespaces map[string]cache.Config) (metadataCache, error) {
 	opts := cache.Options{
 		HTTPClient:                  mgr.GetHTTPClient(),
 		Scheme:                      mgr.GetScheme(),
 		Mapper:                      mgr.GetRESTMapper(),
 		DefaultTransform:            stripMetadata,
 		ReaderFailOnMissingInformer: true,
-	}
-	if namespace != "" {
-		opts.DefaultNamespaces = map[string]cache.Config{namespace: {}}
+		DefaultNamespaces:           namespaces,
 	}
 	c, err := cache.New(mgr.GetConfig(), opts)
 	if err != nil {

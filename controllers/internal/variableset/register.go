@@ -25,7 +25,7 @@ import (
 // reference through a metadata-only cache of the controller's own, with
 // an index from each referenced object to the VariableSets that use it.
 func Register(mgr ctrl.Manager, opts setup.Options) error {
-	meta, err := newMetadataCache(mgr, opts.WatchNamespace)
+	meta, err := newMetadataCache(mgr, opts.CacheNamespaces())
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func init() {
 func startController(t testing.TB, ns string) {
 	t.Helper()
 	env.StartManager(t, setup.Scheme(), ns, func(mgr ctrl.Manager) error {
-		return Register(mgr, setup.Options{WatchNamespace: ns, Concurrency: 4})
+		return Register(mgr, setup.Options{WatchNamespaces: []string{ns}, Concurrency: 4})
 	})
 	t.Cleanup(func() {
 		if t.Failed() {

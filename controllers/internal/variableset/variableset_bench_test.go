@@ -146,7 +146,7 @@ func startBenchController(b *testing.B, cfg *rest.Config, ns string) func() {
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	require.NoError(b, err)
-	require.NoError(b, Register(mgr, setup.Options{WatchNamespace: ns, Concurrency: 4}))
+	require.NoError(b, Register(mgr, setup.Options{WatchNamespaces: []string{ns}, Concurrency: 4}))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
