@@ -24,7 +24,9 @@ const (
 	EngineTerraform Engine = "terraform"
 )
 
-// TerraformSpec selects the engine and its version.
+// TerraformSpec selects the engine and its version, and optionally the
+// engine image that delivers that engine to the runner Pod.
+// +kubebuilder:validation:XValidation:rule="!has(self.image) || has(self.engine)",message="image needs engine: an engine image delivers one engine, so name it"
 type TerraformSpec struct {
 	// Engine is the binary family: opentofu (default) or terraform.
 	// +optional
@@ -36,6 +38,18 @@ type TerraformSpec struct {
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	Version string `json:"version,omitempty"`
+
+	// Image is the engine image for this engine (see the run contract in
+	// docs/workspaces.md): an init container copies the engine binary from
+	// it into the runner Pod. "{version}" in it is replaced with the
+	// effective version, e.g. registry.example.com/magos-engine-terraform:{version}.
+	// It overrides the controller's --engine-image for this engine; set on
+	// a Project's defaults it applies to member Workspaces whose effective
+	// engine is this engine.
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9._/:@-]*(\{version\}[A-Za-z0-9._/:@-]*)*$`
+	// +optional
+	Image string `json:"image,omitempty"`
 }
 
 // ApprovalMode says whether a plan that passed policy is applied on its own.

@@ -21,3 +21,17 @@ const (
 	// EngineImageNamePrefix precedes the engine in an engine image's name: magos-engine-opentofu.
 	EngineImageNamePrefix = "magos-engine-"
 )
+
+// How the workspace-controller runs an engine image: as the runner Pod's
+// init container EngineInitContainer (the image's own entrypoint, args
+// [EngineInstallDir]) with the emptyDir volume EngineVolume mounted at
+// EngineInstallDir; the runner container mounts the same volume read-only at
+// its versions directory (MAGOS_VERSIONS_DIR).
+const (
+	EngineInitContainer = "engine"
+	EngineVolume        = "engines"
+	EngineInstallDir    = "/magos/engines"
+	// EngineImageVersionPlaceholder in an engine image template is replaced
+	// with the engine version, e.g. ghcr.io/magos-dev/magos-engine-opentofu:{version}.
+	EngineImageVersionPlaceholder = "{version}"
+)

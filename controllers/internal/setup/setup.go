@@ -4,11 +4,15 @@ import (
 	"flag"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -106,8 +110,14 @@ func NewManager(name string, opts Options) (ctrl.Manager, error) {
 		Controller:                    config.Controller{MaxConcurrentReconciles: opts.Concurrency},
 	}
 	if ns := opts.CacheNamespaces(); ns != nil {
-		mgrOpts.Cache = cache.Options{DefaultNamespaces: ns}
+		mgrOpts.Cache.DefaultNamespaces = ns
 	}
+	// The only Pods a controller reads are runner Pods: cache no others.
+	runnerPods, err := labels.NewRequirement(magosv1.WorkspaceLabel, selection.Exists, nil)
+	if err != nil {
+		return nil, err
+	}
+	mgrOpts.Cache.ByObject = map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: labels.NewSelector().Add(*runnerPods)}}
 	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
 		return nil, err

@@ -54,13 +54,16 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, ws *magosv1.Workspace,
 		return ctrl.Result{}, err
 	}
 	in, err := r.resolveInputs(ctx, ws)
+	var s settings
+	if err == nil {
+		s, err = r.effectiveSettings(ws, in)
+	}
 	if err != nil {
 		r.event(ws, corev1.EventTypeWarning, "DestroySkipped",
 			"Cannot destroy: %s; the Workspace is deleted, its resources and state Secret %s are left in place",
 			err.Error(), magosv1.StateSecretName(ws.Name))
 		return ctrl.Result{}, r.removeFinalizer(ctx, ws)
 	}
-	s := r.effectiveSettings(ws, in)
 	return ctrl.Result{}, r.startRun(ctx, ws, run{Phase: magosv1.RunDestroy, Artifact: art}, inputsDigest(ws, s, in.SetDigests), s, obs)
 }
 

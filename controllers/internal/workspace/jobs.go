@@ -51,14 +51,21 @@ type settings struct {
 	Timeout  time.Duration
 	Interval time.Duration
 	Approval magosv1.ApprovalMode
+	// RunnerImageSet says the Workspace or its Project chose the runner image.
+	RunnerImageSet bool
+	// SpecEngineImage is the engine image (template) the Workspace or its
+	// Project set for Engine; EngineImage is the image the run uses, empty
+	// when the runner image holds the engine.
+	SpecEngineImage, EngineImage string
 	// Env and Sensitive are the resolved runner environment.
 	Env       []corev1.EnvVar
 	Sensitive []string
 }
 
 // effectiveSettings layers the Workspace's own settings over its Project's
-// defaults over the controller's.
-func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) settings {
+// defaults over the controller's, and resolves the engine image (an error
+// stalls the Workspace).
+func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settings, error) {
 	s := settings{Engine: magosv1.EngineOpenTofu, Version: r.Options.DefaultEngineVersion, Timeout: r.Options.RunTimeout,
 		Approval: magosv1.ApprovalAuto, Env: in.Env, Sensitive: in.Sensitive}
 	var layers []*magosv1.ProjectDefaults
@@ -66,6 +73,7 @@ func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) setting
 		layers = append(layers, in.Project.Status.Defaults)
 	}
 	layers = append(layers, &magosv1.ProjectDefaults{Terraform: ws.Spec.Terraform, Runner: ws.Spec.Runner, Interval: ws.Spec.Interval, Approval: ws.Spec.Approval})
+	engineImages := map[magosv1.Engine]string{}
 	for _, l := range layers {
 		if t := l.Terraform; t != nil {
 			if t.Engine != "" {
@@ -74,9 +82,13 @@ func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) setting
 			if t.Version != "" {
 				s.Version = strings.TrimPrefix(t.Version, "v")
 			}
+			if t.Image != "" {
+				engineImages[t.Engine] = t.Image
+			}
 		}
 		if rs := l.Runner; rs != nil {
 			mergeRunner(&s.Runner, rs)
+			s.RunnerImageSet = s.RunnerImageSet || rs.Image != ""
 			if rs.Timeout != nil {
 				s.Timeout = rs.Timeout.Duration
 			}
@@ -91,7 +103,10 @@ func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) setting
 	if s.Runner.Image == "" {
 		s.Runner.Image = r.Options.RunnerImage
 	}
-	return s
+	s.SpecEngineImage = engineImages[s.Engine]
+	var err error
+	s.EngineImage, err = r.resolveEngineImage(s)
+	return s, err
 }
 
 // mergeRunner sets on dst every runner setting src sets.
@@ -192,6 +207,16 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 		env = append(env, corev1.EnvVar{Name: magosv1.EnvBackendConfig, Value: "/etc/magos/backend/backend.tf"})
 	}
 
+	// The engine: copied from its image by an init container into an
+	// emptyDir that the runner reads, read-only, as its versions directory;
+	// without an engine image the runner image holds it.
+	var initContainers []corev1.Container
+	if s.EngineImage != "" {
+		volumes = append(volumes, corev1.Volume{Name: magosv1.EngineVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: magosv1.EngineVolume, MountPath: r.Options.VersionsDir, ReadOnly: true})
+		initContainers = append(initContainers, engineInitContainer(s.EngineImage))
+	}
+
 	container := corev1.Container{
 		Name:                     "runner",
 		Image:                    s.Runner.Image,
@@ -200,13 +225,7 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 		VolumeMounts:             mounts,
 		TerminationMessagePath:   magosv1.DefaultTerminationMessagePath,
 		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
-		SecurityContext: &corev1.SecurityContext{
-			RunAsNonRoot:             ptr.To(true),
-			ReadOnlyRootFilesystem:   ptr.To(true),
-			AllowPrivilegeEscalation: ptr.To(false),
-			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-		},
+		SecurityContext:          hardenedContainer(),
 	}
 	if s.Runner.Resources != nil {
 		container.Resources = *s.Runner.Resources
@@ -237,6 +256,7 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 					NodeSelector:       s.Runner.NodeSelector,
 					Tolerations:        s.Runner.Tolerations,
 					Volumes:            volumes,
+					InitContainers:     initContainers,
 					Containers:         []corev1.Container{container},
 					SecurityContext: &corev1.PodSecurityContext{
 						RunAsNonRoot:   ptr.To(true),

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
 
 // DefaultScratchSize is the default size limit of a runner's scratch
@@ -14,12 +16,20 @@ import (
 // engine's providers and the plan, with room to spare.
 var DefaultScratchSize = resource.MustParse("4Gi")
 
+// DefaultOpenTofuImage is the built-in engine image template of OpenTofu.
+const DefaultOpenTofuImage = "ghcr.io/magos-dev/magos-engine-opentofu:" + magosv1.EngineImageVersionPlaceholder
+
 // Options configure the workspace-controller.
 type Options struct {
 	// RunnerImage is the default runner image.
 	RunnerImage string
-	// VersionsDir is where the runner finds engine binaries.
+	// VersionsDir is where the runner finds engine binaries; the engines
+	// volume is mounted there when an engine image delivers the engine.
 	VersionsDir string
+	// EngineImages are the engine image templates per engine ("{version}"
+	// is replaced with the engine version); a Workspace or Project may
+	// override them with spec.terraform.image.
+	EngineImages engineImageFlag
 	// DefaultEngineVersion is used when neither Workspace nor Project names one.
 	DefaultEngineVersion string
 	// RunTimeout is the default deadline of one run.
@@ -101,6 +111,9 @@ func (e envFlag) names() []string {
 func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.RunnerImage, "runner-image", "ghcr.io/magos-dev/magos-runner:latest", "Default image of the runner container.")
 	fs.StringVar(&o.VersionsDir, "runner-versions-dir", "/opt/magos/engines", "Directory of engine binaries inside the runner (<dir>/<engine>/<version>/<binary>).")
+	o.EngineImages = engineImageFlag{magosv1.EngineOpenTofu: DefaultOpenTofuImage}
+	fs.Var(o.EngineImages, "engine-image", "ENGINE=IMAGE: the engine image template of ENGINE (opentofu or terraform), {version} is replaced with the version; "+
+		"an empty IMAGE removes the engine's template (repeatable). Default: opentofu="+DefaultOpenTofuImage+".")
 	fs.StringVar(&o.DefaultEngineVersion, "default-engine-version", "1.10.6", "Engine version for Workspaces that name none.")
 	fs.DurationVar(&o.RunTimeout, "run-timeout", 30*time.Minute, "Default deadline of one plan or apply run.")
 	fs.DurationVar(&o.JobTTL, "job-ttl", time.Hour, "How long finished run Jobs are kept.")

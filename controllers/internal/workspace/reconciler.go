@@ -107,7 +107,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, rerror.Retry(SourceNotReadyReason, err)
 	}
 	obs.Revision = art.Revision
-	s := r.effectiveSettings(ws, in)
+	s, err := r.effectiveSettings(ws, in)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	return r.reconcileRuns(ctx, ws, art, s, in.SetDigests, in.Project, &obs)
 }
 

@@ -46,8 +46,12 @@ func (r *Reconciler) readRunResult(ctx context.Context, ws *magosv1.Workspace, j
 // recordResult folds a finished run into status: a new plan, an applied
 // plan, a stale plan to redo or a held lock; history, events and metrics.
 func (r *Reconciler) recordResult(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job) error {
+	return r.recordRunResult(ctx, ws, r.readRunResult(ctx, ws, job, ws.Status.CurrentRun.Phase))
+}
+
+// recordRunResult folds res, the result of the current run, into status.
+func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace, res magosv1.RunResult) error {
 	cr := ws.Status.CurrentRun
-	res := r.readRunResult(ctx, ws, job, cr.Phase)
 	now := metav1.Now()
 	cr.Finished = &now
 	cr.Result = res.Result

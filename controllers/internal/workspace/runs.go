@@ -205,11 +205,14 @@ func (r *Reconciler) reconcileCurrentRun(ctx context.Context, ws *magosv1.Worksp
 	}
 	for i := range jobs.Items {
 		job := &jobs.Items[i]
-		if !metav1.IsControlledBy(job, ws) || job.DeletionTimestamp != nil {
+		if !metav1.IsControlledBy(job, ws) || job.DeletionTimestamp != nil || recorded(ws, job.Name) {
 			continue
 		}
 		if done, _ := jobFinished(job); !done {
 			r.adopt(ws, job)
+			if failed, err := r.failOnPullError(ctx, ws, job); err != nil || failed {
+				return false, err
+			}
 			r.describeRunning(ws, obs)
 			return true, nil
 		}
@@ -225,6 +228,17 @@ func (r *Reconciler) reconcileCurrentRun(ctx context.Context, ws *magosv1.Worksp
 		}
 	}
 	return false, r.recordResult(ctx, ws, job)
+}
+
+// recorded reports whether the run of Job name is already in the history
+// (a Job being deleted may still be listed by the cache).
+func recorded(ws *magosv1.Workspace, name string) bool {
+	for _, h := range ws.Status.History {
+		if h.Job == name {
+			return true
+		}
+	}
+	return false
 }
 
 // adopt points status.currentRun at a running Job found in the cluster.

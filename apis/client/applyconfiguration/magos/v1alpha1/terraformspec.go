@@ -25,13 +25,22 @@ import (
 // TerraformSpecApplyConfiguration represents a declarative configuration of the TerraformSpec type for use
 // with apply.
 //
-// TerraformSpec selects the engine and its version.
+// TerraformSpec selects the engine and its version, and optionally the
+// engine image that delivers that engine to the runner Pod.
 type TerraformSpecApplyConfiguration struct {
 	// Engine is the binary family: opentofu (default) or terraform.
 	Engine *magosv1alpha1.Engine `json:"engine,omitempty"`
 	// Version of the engine, a semantic version such as 1.10.6. The runner
 	// looks it up in its versions directory.
 	Version *string `json:"version,omitempty"`
+	// Image is the engine image for this engine (see the run contract in
+	// docs/workspaces.md): an init container copies the engine binary from
+	// it into the runner Pod. "{version}" in it is replaced with the
+	// effective version, e.g. registry.example.com/magos-engine-terraform:{version}.
+	// It overrides the controller's --engine-image for this engine; set on
+	// a Project's defaults it applies to member Workspaces whose effective
+	// engine is this engine.
+	Image *string `json:"image,omitempty"`
 }
 
 // TerraformSpecApplyConfiguration constructs a declarative configuration of the TerraformSpec type for use with
@@ -53,5 +62,13 @@ func (b *TerraformSpecApplyConfiguration) WithEngine(value magosv1alpha1.Engine)
 // If called multiple times, the Version field is set to the value of the last call.
 func (b *TerraformSpecApplyConfiguration) WithVersion(value string) *TerraformSpecApplyConfiguration {
 	b.Version = &value
+	return b
+}
+
+// WithImage sets the Image field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Image field is set to the value of the last call.
+func (b *TerraformSpecApplyConfiguration) WithImage(value string) *TerraformSpecApplyConfiguration {
+	b.Image = &value
 	return b
 }

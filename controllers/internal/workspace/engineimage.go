@@ -1,0 +1,114 @@
+package workspace
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/rerror"
+)
+
+// EngineImageNotConfiguredReason: the Workspace's engine has no engine image
+// (not on the Workspace, its Project or the controller) and the runner image
+// is the controller's, which holds no engine. It stalls until one is set.
+const EngineImageNotConfiguredReason = "EngineImageNotConfigured"
+
+// engineImagePattern is what an engine image (template) may look like; the
+// CRDs validate spec.terraform.image with the same pattern.
+var engineImagePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/:@-]*(\{version\}[A-Za-z0-9._/:@-]*)*$`)
+
+// engineImageFlag collects repeated ENGINE=IMAGE flags: the engine image
+// template of each engine. An empty IMAGE removes the engine's template.
+type engineImageFlag map[magosv1.Engine]string
+
+func (f engineImageFlag) String() string {
+	var parts []string
+	for _, e := range slices.Sorted(maps.Keys(f)) {
+		parts = append(parts, string(e)+"="+f[e])
+	}
+	return strings.Join(parts, ",")
+}
+
+// Set adds or replaces one engine's image template.
+func (f engineImageFlag) Set(v string) error {
+	engine, image, ok := strings.Cut(v, "=")
+	e := magosv1.Engine(engine)
+	if !ok || (e != magosv1.EngineOpenTofu && e != magosv1.EngineTerraform) {
+		return fmt.Errorf("want ENGINE=IMAGE with ENGINE opentofu or terraform, got %q", v)
+	}
+	if image == "" {
+		delete(f, e)
+		return nil
+	}
+	if !engineImagePattern.MatchString(image) {
+		return fmt.Errorf("engine image %q is not an image reference (with an optional %s)", image, magosv1.EngineImageVersionPlaceholder)
+	}
+	f[e] = image
+	return nil
+}
+
+// resolveEngineImage decides how the runner Pod gets the engine. The image
+// comes from, in order: the Workspace's spec.terraform.image, its Project's
+// defaults.terraform.image (both only for the engine they name), the
+// controller's --engine-image template for the engine. With none of them, a
+// runner image set on the Workspace or Project is taken to hold the engine
+// (no init container, empty result); otherwise the Workspace stalls with
+// EngineImageNotConfigured.
+func (r *Reconciler) resolveEngineImage(s settings) (string, error) {
+	image := s.SpecEngineImage
+	if image == "" && s.RunnerImageSet {
+		return "", nil
+	}
+	if image == "" {
+		image = r.Options.EngineImages[s.Engine]
+	}
+	if image == "" {
+		return "", rerror.Stall(EngineImageNotConfiguredReason, fmt.Errorf(
+			"no engine image for %s %s: looked for spec.terraform.image, the Project's defaults.terraform.image (engine %s) and the controller's --engine-image=%s=<image>; "+
+				"set one of them, or set runner.image to an image that holds the engine in %s/%s/%s",
+			s.Engine, s.Version, s.Engine, s.Engine, r.Options.VersionsDir, s.Engine, s.Version))
+	}
+	return strings.ReplaceAll(image, magosv1.EngineImageVersionPlaceholder, s.Version), nil
+}
+
+// engineInitContainer is the init container that copies the engine from its
+// image into the engines volume, hardened like the runner container. The
+// image's entrypoint knows its engine and version; it gets the directory.
+func engineInitContainer(image string) corev1.Container {
+	return corev1.Container{
+		Name:  magosv1.EngineInitContainer,
+		Image: image,
+		Args:  []string{magosv1.EngineInstallDir},
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: magosv1.EngineVolume, MountPath: magosv1.EngineInstallDir},
+		},
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
+			// Copying leaves the binary in the page cache, which counts
+			// against the limit until it is written back.
+			Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
+		},
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		SecurityContext:          hardenedContainer(),
+	}
+}
+
+// hardenedContainer is the security context of every container of a run:
+// non-root, read-only root filesystem, no privilege escalation, no
+// capabilities, the runtime's default seccomp profile.
+func hardenedContainer() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		RunAsNonRoot:             ptr.To(true),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}

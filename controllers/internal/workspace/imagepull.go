@@ -1,0 +1,96 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+// ImagePullFailedReason: an image of the run's Pod (the engine image or the
+// runner image) cannot be pulled. The run fails at once instead of waiting
+// for its deadline, and is retried after the retry interval.
+const ImagePullFailedReason = "ImagePullFailed"
+
+// pullFailureReasons are the kubelet's waiting reasons of a container whose
+// image it cannot get; it keeps retrying them until the Pod's deadline.
+var pullFailureReasons = map[string]bool{
+	"ErrImagePull":      true,
+	"ImagePullBackOff":  true,
+	"InvalidImageName":  true,
+	"ErrImageNeverPull": true,
+	"ImageInspectError": true,
+}
+
+// pullFailure describes the first container of pod, init containers first,
+// that waits on an image it cannot pull; "" when there is none.
+func pullFailure(pod *corev1.Pod) string {
+	check := func(kind string, statuses []corev1.ContainerStatus) string {
+		for _, cs := range statuses {
+			if w := cs.State.Waiting; w != nil && pullFailureReasons[w.Reason] {
+				msg := fmt.Sprintf("%scontainer %q of Pod %s cannot pull image %s (%s)", kind, cs.Name, pod.Name, cs.Image, w.Reason)
+				if w.Message != "" {
+					msg += ": " + w.Message
+				}
+				return msg
+			}
+		}
+		return ""
+	}
+	if msg := check("init ", pod.Status.InitContainerStatuses); msg != "" {
+		return msg
+	}
+	return check("", pod.Status.ContainerStatuses)
+}
+
+// failOnPullError ends the running Job whose Pod cannot pull an image: it
+// deletes the Job (its Pod goes with it) and records the run as failed with
+// ImagePullFailed and the kubelet's message. It reports whether it did.
+func (r *Reconciler) failOnPullError(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job) (bool, error) {
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{"job-name": job.Name}); err != nil {
+		return false, err
+	}
+	msg := ""
+	for i := range pods.Items {
+		if msg = pullFailure(&pods.Items[i]); msg != "" {
+			break
+		}
+	}
+	if msg == "" {
+		return false, nil
+	}
+	ctrl.LoggerFrom(ctx).Info("Ending a run whose image cannot be pulled", "job", job.Name, "message", msg)
+	err := r.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &job.UID})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return false, fmt.Errorf("deleting Job %s: %w", job.Name, err)
+	}
+	res := magosv1.RunResult{Phase: ws.Status.CurrentRun.Phase, Result: magosv1.ResultFailed, Reason: ImagePullFailedReason, Message: msg}
+	return true, r.recordRunResult(ctx, ws, res)
+}
+
+// runnerPodWithPullFailure passes only events of Pods that cannot pull an
+// image, so ordinary Pod updates do not wake the Workspace.
+var runnerPodWithPullFailure = predicate.NewPredicateFuncs(func(o client.Object) bool {
+	pod, ok := o.(*corev1.Pod)
+	return ok && pod.Labels[magosv1.WorkspaceLabel] != "" && pullFailure(pod) != ""
+})
+
+// workspaceOfPod maps a runner Pod to its Workspace.
+func workspaceOfPod(_ context.Context, o client.Object) []reconcile.Request {
+	name := o.GetLabels()[magosv1.WorkspaceLabel]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+}
