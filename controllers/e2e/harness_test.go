@@ -97,6 +97,8 @@ type stackOptions struct {
 	Workspace func(*workspace.Options)
 	// AlsoWatch are namespaces the controllers watch besides the stack's own.
 	AlsoWatch []string
+	// UnpullableImages are images the executor fails to pull.
+	UnpullableImages []string
 }
 
 func newStack(t testing.TB) *stack { return newStackWith(t, stackOptions{}) }
@@ -118,7 +120,10 @@ func newStackWith(t testing.TB, opts stackOptions) *stack {
 		Namespace:    s.ns,
 		LogOutput:    s.runnerLogs,
 		MaxProcesses: opts.MaxProcesses,
-		Env:          map[string]string{magosv1.EnvVersionsDir: filepath.Join(env.Root, "bin", "engines")},
+		// The engine reaches the runner through the engine image's init
+		// container, which the executor imitates from bin/engines.
+		EnginesDir:       filepath.Join(env.Root, "bin", "engines"),
+		UnpullableImages: opts.UnpullableImages,
 	})
 	require.NoError(t, err)
 	go func() { _ = ex.Start(ctx) }()
@@ -166,7 +171,8 @@ func (s *stack) workspaceOptions() workspace.Options {
 	o := workspace.Options{
 		RunnerEnv:            append([]string{"TF_CLI_CONFIG_FILE=" + tofurc(s.t)}, s.opts.RunnerEnv...),
 		RunnerImage:          "magos-runner:test",
-		VersionsDir:          filepath.Join(env.Root, "bin", "engines"),
+		VersionsDir:          "/opt/magos/engines",
+		EngineImages:         map[magosv1.Engine]string{magosv1.EngineOpenTofu: workspace.DefaultOpenTofuImage},
 		DefaultEngineVersion: "1.10.6",
 		RunTimeout:           5 * time.Minute,
 		JobTTL:               time.Hour,

@@ -36,7 +36,7 @@ for c in workspace project rollout variableset; do
   echo "==> Starting ${c}-controller (metrics on 127.0.0.1:${port})"
   extra=()
   if [ "${c}" = workspace ]; then
-    extra=(--runner-versions-dir "${engines}" --retry-interval 30s)
+    extra=(--retry-interval 30s)
   fi
   "${root}/bin/${c}" --kubeconfig "${kubeconfig}" \
     --metrics-bind-address "127.0.0.1:${port}" --health-probe-bind-address "127.0.0.1:$((port + 100))" \
@@ -47,7 +47,7 @@ done
 
 echo "==> Starting the local Job executor (plays job-controller and kubelet)"
 "${root}/bin/executor" --kubeconfig "${kubeconfig}" --runner "${root}/bin/runner" \
-  --log-dir "${state}/runs" --env "MAGOS_VERSIONS_DIR=${engines}" >"${state}/logs/executor.log" 2>&1 &
+  --log-dir "${state}/runs" --engines-dir "${engines}" >"${state}/logs/executor.log" 2>&1 &
 echo $! >>"${state}/pids"
 
 echo "==> Applying deploy/examples"

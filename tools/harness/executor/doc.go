@@ -21,6 +21,16 @@
 //     apiserver enforces the Pod's RBAC; it reports the container's state and
 //     termination message in the Pod's status and honours graceful deletion.
 //
+// Init containers are imitated, not run: the engine image's installer (see
+// apis/magos/v1alpha1/engine_image.go) becomes hard links (or copies) of
+// Options.EnginesDir/<engine>/<version> in a local directory
+// that stands in for the emptyDir volume, mapped into the runner's paths
+// like any other volume; the read-only mount is not enforced. An image
+// listed in Options.UnpullableImages is never started: its container waits
+// in ErrImagePull, then ImagePullBackOff, as under a kubelet that cannot
+// pull it, until the Pod is deleted or the Job's deadline passes. The
+// real-node test tier runs the real engine image under a real kubelet.
+//
 // A process that disappears without its status being reported (the
 // executor was stopped or crashed) is never started again: a restarted
 // executor marks its Pod Failed with reason ExecutorRestarted, as a real

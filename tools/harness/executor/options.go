@@ -45,6 +45,13 @@ type Options struct {
 	// own, overriding it: for paths that differ from the image's, such as
 	// MAGOS_VERSIONS_DIR.
 	Env map[string]string
+	// EnginesDir (<engine>/<version>/<binary>) is where the executor takes
+	// engines from when it imitates the engine image's init container.
+	EnginesDir string
+	// UnpullableImages are image references whose pull fails: a container
+	// with one waits in ErrImagePull, then ImagePullBackOff, as with the
+	// kubelet, until its Pod is deleted or its Job's deadline passes.
+	UnpullableImages []string
 	// LogOutput, when set, also receives every line the processes print,
 	// prefixed with "<namespace>/<pod>: ".
 	LogOutput io.Writer
@@ -82,6 +89,11 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("executor: runner binary %s is a directory", runner)
 	}
 	o.RunnerPath = runner
+	if o.EnginesDir != "" {
+		if o.EnginesDir, err = filepath.Abs(o.EnginesDir); err != nil {
+			return o, err
+		}
+	}
 	if o.WorkRoot == "" {
 		o.WorkRoot = os.TempDir()
 	}

@@ -82,17 +82,62 @@ func startingStatus(pod *corev1.Pod, now metav1.Time) corev1.PodStatus {
 	}
 	setPodCondition(&st, corev1.PodScheduled, corev1.ConditionTrue, "", now)
 	setPodCondition(&st, corev1.PodReadyToStartContainers, corev1.ConditionTrue, "", now)
-	setPodCondition(&st, corev1.PodInitialized, corev1.ConditionTrue, "", now)
 	setPodCondition(&st, corev1.ContainersReady, corev1.ConditionFalse, "ContainersNotReady", now)
 	setPodCondition(&st, corev1.PodReady, corev1.ConditionFalse, "ContainersNotReady", now)
-	for _, c := range pod.Spec.Containers {
-		st.ContainerStatuses = append(st.ContainerStatuses, corev1.ContainerStatus{
+	waiting := ReasonContainerCreating
+	if len(pod.Spec.InitContainers) > 0 {
+		waiting = ReasonPodInitializing
+		setPodCondition(&st, corev1.PodInitialized, corev1.ConditionFalse, "ContainersNotInitialized", now)
+		st.InitContainerStatuses = waitingStatuses(pod.Spec.InitContainers, ReasonPodInitializing)
+	} else {
+		setPodCondition(&st, corev1.PodInitialized, corev1.ConditionTrue, "", now)
+	}
+	st.ContainerStatuses = waitingStatuses(pod.Spec.Containers, waiting)
+	return st
+}
+
+// waitingStatuses are the statuses of containers that wait for reason.
+func waitingStatuses(containers []corev1.Container, reason string) []corev1.ContainerStatus {
+	var out []corev1.ContainerStatus
+	for _, c := range containers {
+		out = append(out, corev1.ContainerStatus{
 			Name:  c.Name,
 			Image: c.Image,
-			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: ReasonContainerCreating}},
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason}},
 		})
 	}
-	return st
+	return out
+}
+
+// setInitTerminated records how init container name ended.
+func setInitTerminated(st *corev1.PodStatus, name string, term *corev1.ContainerStateTerminated) {
+	for i := range st.InitContainerStatuses {
+		if cs := &st.InitContainerStatuses[i]; cs.Name == name {
+			cs.Ready = term.ExitCode == 0
+			cs.Started = new(false)
+			cs.State = corev1.ContainerState{Terminated: term}
+		}
+	}
+}
+
+// setInitialized marks the init containers done: the Pod is Initialized and
+// its containers are being created.
+func setInitialized(st *corev1.PodStatus, now metav1.Time) {
+	setPodCondition(st, corev1.PodInitialized, corev1.ConditionTrue, "", now)
+	for i := range st.ContainerStatuses {
+		st.ContainerStatuses[i].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: ReasonContainerCreating}}
+	}
+}
+
+// setContainerWaiting sets the waiting state of the init or main container name.
+func setContainerWaiting(st *corev1.PodStatus, name, reason, message string) {
+	for _, statuses := range [][]corev1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
+		for i := range statuses {
+			if statuses[i].Name == name {
+				statuses[i].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}}
+			}
+		}
+	}
 }
 
 // setWaiting sets the first container's waiting state.

@@ -43,11 +43,6 @@ func (k *kubelet) runPod(ctx context.Context, r *run, pod *corev1.Pod) {
 // Pod ended; ok is false when the executor is stopping.
 func (k *kubelet) execute(ctx context.Context, r *run, pod *corev1.Pod) (out podOutcome, ok bool) {
 	c := &pod.Spec.Containers[0]
-	env, out, ok := k.resolveWithRetries(ctx, r, pod, c)
-	if env == nil {
-		return out, ok
-	}
-
 	dirs, err := k.prepareDirs(ctx, pod)
 	if err != nil {
 		return failedToStart(err), true
@@ -55,6 +50,17 @@ func (k *kubelet) execute(ctx context.Context, r *run, pod *corev1.Pod) (out pod
 	if !k.opts.KeepWorkDirs {
 		defer os.RemoveAll(dirs.base)
 	}
+	if initOut, ok := k.runInitContainers(ctx, r, pod, dirs.volumes); initOut != nil || !ok {
+		return *initOut, ok
+	}
+	if k.unpullable(c.Image) {
+		return k.waitForPull(ctx, r, pod, c.Name)
+	}
+	env, out, ok := k.resolveWithRetries(ctx, r, pod, c)
+	if env == nil {
+		return out, ok
+	}
+
 	mounts, err := mountVolumes(ctx, k.reader, pod, c, dirs.volumes)
 	if err != nil {
 		return podOutcome{Failed: true, Reason: ReasonFailedMount, Message: err.Error()}, true

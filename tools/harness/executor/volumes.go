@@ -23,8 +23,9 @@ type mount struct {
 // mountVolumes writes the content of the container's Secret, ConfigMap and
 // projected volume mounts under dir, as the kubelet does before starting a
 // container, and returns the mounts to map paths through, longest first.
-// emptyDir and other volumes are not materialised: the process's own HOME,
-// TMPDIR and MAGOS_WORK_DIR stand in for scratch space. A missing required
+// An emptyDir is mapped when an init container filled it; other emptyDir
+// and other volumes are not materialised: the process's own HOME, TMPDIR
+// and MAGOS_WORK_DIR stand in for scratch space. A missing required
 // Secret or ConfigMap is a *configError (the kubelet's FailedMount).
 func mountVolumes(ctx context.Context, reader client.Reader, pod *corev1.Pod, c *corev1.Container, dir string) ([]mount, error) {
 	volumes := map[string]corev1.Volume{}
@@ -35,6 +36,14 @@ func mountVolumes(ctx context.Context, reader client.Reader, pod *corev1.Pod, c 
 	for _, vm := range c.VolumeMounts {
 		v, ok := volumes[vm.Name]
 		if !ok {
+			continue
+		}
+		if v.EmptyDir != nil {
+			// An emptyDir an init container filled (see runInitContainers).
+			local := filepath.Join(dir, v.Name)
+			if st, err := os.Stat(local); err == nil && st.IsDir() {
+				mounts = append(mounts, mount{path: filepath.Clean(vm.MountPath), local: local})
+			}
 			continue
 		}
 		files, err := volumeFiles(ctx, reader, pod.Namespace, v)
