@@ -183,3 +183,26 @@ func TestFluxInstallManifests(t *testing.T) {
 	assert.Equal(t, "ghcr.io/magos-dev/project-controller:"+appVersion, containers[0].(map[string]any)["image"],
 		"the controllers run the images of the chart's release")
 }
+
+// TestHelmChartEngineImages: the workspace-controller gets one
+// --engine-image per engine from runner.engineImages: OpenTofu's by
+// default, Terraform's only when the user names an image they built.
+func TestHelmChartEngineImages(t *testing.T) {
+	release := "m" + rand.String(5)
+	args := func(objs []*unstructured.Unstructured) []string {
+		dep := chartObject(objs, "Deployment", release+"-workspace-controller")
+		require.NotNil(t, dep)
+		containers, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+		a, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+		return a
+	}
+	def := args(renderChart(t, release, "magos-system"))
+	assert.Contains(t, def, "--engine-image=opentofu=ghcr.io/magos-dev/magos-engine-opentofu:{version}")
+	assert.NotContains(t, strings.Join(def, " "), "--engine-image=terraform")
+
+	set := args(renderChart(t, release, "magos-system",
+		"--set", "workspace-controller.runner.engineImages.terraform=registry.example.com/magos-engine-terraform:{version}",
+		"--set", "workspace-controller.runner.engineImages.opentofu=mirror.example.com/tofu:{version}"))
+	assert.Contains(t, set, "--engine-image=terraform=registry.example.com/magos-engine-terraform:{version}")
+	assert.Contains(t, set, "--engine-image=opentofu=mirror.example.com/tofu:{version}")
+}

@@ -30,7 +30,10 @@ func TestWorkspaceEngineFromEngineImage(t *testing.T) {
 	var pods corev1.PodList
 	require.NoError(t, env.Client.List(ctx, &pods, client.InNamespace(s.ns), client.MatchingLabels{magosv1.WorkspaceLabel: "tofu"}))
 	require.NotEmpty(t, pods.Items)
+	// The chart's NetworkPolicy for Flux's namespace admits these Pods.
+	np, _ := fluxSourcePolicy(t, "flux-system")
 	for _, pod := range pods.Items {
+		assert.True(t, admits(t, np, map[string]string{}, pod.Labels), "the chart's Flux NetworkPolicy admits runner Pod %s", pod.Name)
 		require.Len(t, pod.Spec.InitContainers, 1, "pod %s", pod.Name)
 		assert.Equal(t, "ghcr.io/magos-dev/magos-engine-opentofu:1.10.6", pod.Spec.InitContainers[0].Image)
 		require.Len(t, pod.Status.InitContainerStatuses, 1)

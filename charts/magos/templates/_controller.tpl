@@ -250,6 +250,9 @@ spec:
             - --run-timeout={{ .timeout }}
             - --job-ttl={{ .jobTTL }}
             - --retry-interval={{ .retryInterval }}
+            {{- range $engine, $image := .engineImages }}
+            - {{ printf "--engine-image=%s=%s" $engine (toString $image) | quote }}
+            {{- end }}
             {{- end }}
             {{- with .Values.guards }}
             - --require-project={{ .requireProject | default false }}

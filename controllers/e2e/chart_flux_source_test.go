@@ -1,0 +1,83 @@
+package e2e
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/rand"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+// fluxSourcePolicy renders the chart's NetworkPolicy for the Flux namespace
+// fluxNS, as a user enables it, with extra helm arguments.
+func fluxSourcePolicy(t *testing.T, fluxNS string, args ...string) (*networkingv1.NetworkPolicy, *unstructured.Unstructured) {
+	t.Helper()
+	release := "m" + rand.String(5)
+	objs := renderChart(t, release, "magos-system", append([]string{
+		"--set", "workspace-controller.fluxSourceAccess.enabled=true",
+		"--set", "workspace-controller.fluxSourceAccess.namespace=" + fluxNS,
+	}, args...)...)
+	u := chartObject(objs, "NetworkPolicy", release+"-workspace-controller-runners")
+	require.NotNil(t, u, "the chart renders the NetworkPolicy")
+	np := &networkingv1.NetworkPolicy{}
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, np))
+	return np, u
+}
+
+// admits reports whether np's only ingress rule admits a Pod with
+// podLabels in a namespace with nsLabels.
+func admits(t *testing.T, np *networkingv1.NetworkPolicy, nsLabels, podLabels map[string]string) bool {
+	t.Helper()
+	require.Len(t, np.Spec.Ingress, 1)
+	for _, peer := range np.Spec.Ingress[0].From {
+		nsSel, err := metav1.LabelSelectorAsSelector(peer.NamespaceSelector)
+		require.NoError(t, err)
+		podSel, err := metav1.LabelSelectorAsSelector(peer.PodSelector)
+		require.NoError(t, err)
+		if nsSel.Matches(labels.Set(nsLabels)) && podSel.Matches(labels.Set(podLabels)) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestHelmChartFluxSourceAccess: with fluxSourceAccess enabled, the chart
+// installs, in the Flux namespace, a NetworkPolicy for source-controller's
+// Pods (Flux's labels) that admits runner Pods (by the labels every runner
+// Pod carries) to the artifact port, from the namespaces the user selects;
+// disabled (the default) it renders nothing.
+func TestHelmChartFluxSourceAccess(t *testing.T) {
+	fluxNS := env.NewNamespace(t)
+	np, obj := fluxSourcePolicy(t, fluxNS,
+		"--set-string", "workspace-controller.fluxSourceAccess.runnerNamespaceSelector.matchLabels.magos\\.dev/runners=true")
+
+	assert.Equal(t, fluxNS, np.Namespace)
+	sc, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
+	require.NoError(t, err)
+	assert.True(t, sc.Matches(labels.Set{"app": "source-controller"}), "selects Flux's source-controller Pods")
+	assert.False(t, sc.Matches(labels.Set{"app": "kustomize-controller"}), "and no other Flux Pod")
+	assert.Equal(t, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}, np.Spec.PolicyTypes)
+	require.Len(t, np.Spec.Ingress, 1)
+	require.Len(t, np.Spec.Ingress[0].Ports, 1)
+	assert.Equal(t, int32(9090), np.Spec.Ingress[0].Ports[0].Port.IntVal, "source-controller's artifact port")
+
+	runner := map[string]string{magosv1.WorkspaceLabel: "net", magosv1.ManagedByLabel: magosv1.ManagedByValue,
+		magosv1.PhaseLabel: magosv1.RunPlan, "job-name": "net-plan-0123456789"}
+	tenant := map[string]string{"magos.dev/runners": "true"}
+	assert.True(t, admits(t, np, tenant, runner), "a runner Pod in a selected namespace")
+	assert.False(t, admits(t, np, map[string]string{}, runner), "a runner Pod in a namespace not selected")
+	assert.False(t, admits(t, np, tenant, map[string]string{"app": "web"}), "another Pod in a selected namespace")
+	assert.False(t, admits(t, np, tenant, map[string]string{magosv1.ManagedByLabel: magosv1.ManagedByValue}), "a Pod of no Workspace")
+
+	installChart(t, []*unstructured.Unstructured{obj}) // the apiserver accepts it
+
+	release := "m" + rand.String(5)
+	assert.Nil(t, chartObject(renderChart(t, release, "magos-system"), "NetworkPolicy", release+"-workspace-controller-runners"), "off by default")
+}
