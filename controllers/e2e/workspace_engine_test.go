@@ -127,3 +127,27 @@ func TestWorkspaceWithoutEngineImageStalls(t *testing.T) {
 	bad.Spec.Terraform = &magosv1.TerraformSpec{Engine: magosv1.EngineOpenTofu, Image: "corp.example/engine:{tag}"}
 	require.ErrorContains(t, env.Client.Create(context.Background(), bad), "spec.terraform.image")
 }
+
+// TestEngineImageFollowsImageAllowList: with the cluster's image allow-list
+// set, an engine image a Workspace chooses must match it like a runner
+// image (it runs in the runner Pod); the controller's own template is the
+// admin's choice.
+func TestEngineImageFollowsImageAllowList(t *testing.T) {
+	s := newStackWith(t, stackOptions{Workspace: func(o *workspace.Options) {
+		o.Guards.AllowedRunnerImages = []string{"magos-runner:*"}
+	}})
+	rev := s.gitRepository("infra", copyConfig(t, "hello"))
+	s.newWorkspace("own-engine", "infra", func(ws *magosv1.Workspace) {
+		ws.Spec.Terraform = &magosv1.TerraformSpec{Engine: magosv1.EngineOpenTofu, Image: "elsewhere.example/tofu:{version}"}
+	})
+	ws := s.waitWorkspace("own-engine", time.Minute, "stalls", func(ws *magosv1.Workspace) bool {
+		return conditions.IsTrue(ws, magosv1.StalledCondition)
+	})
+	stalled := conditions.Get(ws, magosv1.StalledCondition)
+	assert.Equal(t, workspace.EngineImageNotAllowedReason, stalled.Reason)
+	assert.Contains(t, stalled.Message, "elsewhere.example/tofu:1.10.6")
+	assert.Equal(t, 0, countJobs(t, s.ns, "own-engine", magosv1.RunPlan), "no run starts")
+
+	s.newWorkspace("default-engine", "infra", nil)
+	s.waitWorkspace("default-engine", 3*time.Minute, "applies with the controller's engine image", appliedRevision(rev))
+}

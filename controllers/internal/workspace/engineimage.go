@@ -20,6 +20,11 @@ import (
 // is the controller's, which holds no engine. It stalls until one is set.
 const EngineImageNotConfiguredReason = "EngineImageNotConfigured"
 
+// EngineImageNotAllowedReason: an engine image set on the Workspace or its
+// Project matches no pattern of the cluster's image allow-list
+// (--allowed-runner-images). It stalls until the spec changes.
+const EngineImageNotAllowedReason = "EngineImageNotAllowed"
+
 // engineImagePattern is what an engine image (template) may look like; the
 // CRDs validate spec.terraform.image with the same pattern.
 var engineImagePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/:@-]*(\{version\}[A-Za-z0-9._/:@-]*)*$`)
@@ -111,4 +116,15 @@ func hardenedContainer() *corev1.SecurityContext {
 		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 	}
+}
+
+// checkEngineImage applies the cluster's image allow-list to an engine image
+// the Workspace or its Project chose: it runs in the runner Pod, so the
+// guard on runner images covers it too. The controller's own templates are
+// the admin's choice, like its default runner image.
+func (g *Guards) checkEngineImage(s settings) error {
+	if s.SpecEngineImage == "" || g.imageAllowed(s.EngineImage) {
+		return nil
+	}
+	return rerror.Stall(EngineImageNotAllowedReason, fmt.Errorf("engine image %q matches no pattern of the cluster's runner image allow-list", s.EngineImage))
 }

@@ -145,6 +145,9 @@ func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn run
 	if err := r.Options.Guards.checkRunnerImage(s.Runner.Image); err != nil {
 		return err
 	}
+	if err := r.Options.Guards.checkEngineImage(s); err != nil {
+		return err
+	}
 	st, err := r.reserveRunStorage(ctx, ws)
 	// The Role names what was verified, also when something was not: a name
 	// that conflicts never enters it, and leaves a Role made before.
