@@ -17,6 +17,8 @@ require (
 	sigs.k8s.io/controller-runtime v0.24.1
 )
 
+require sigs.k8s.io/cli-utils v0.37.2
+
 require (
 	buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go v1.36.11-20260415201107-50325440f8f2.1 // indirect
 	cel.dev/expr v0.25.2 // indirect

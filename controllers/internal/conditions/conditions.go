@@ -83,7 +83,15 @@ func MarkError(obj Setter, err error) (stalled bool) {
 	if ok {
 		reason = e.Reason
 	}
-	MarkReconciling(obj, magosv1.ProgressingWithRetryReason, err.Error())
-	Set(obj, magosv1.ReadyCondition, metav1.ConditionFalse, reason, err.Error())
+	MarkRetrying(obj, reason, err.Error())
 	return false
+}
+
+// MarkRetrying records a failure that is retried automatically:
+// Reconciling True with reason ProgressingWithRetry, Ready False with the
+// failure's own reason, Stalled removed. kstatus reads it as InProgress, so
+// a failing object never looks done to kubectl wait or a Flux health check.
+func MarkRetrying(obj Setter, reason, message string) {
+	MarkReconciling(obj, magosv1.ProgressingWithRetryReason, message)
+	Set(obj, magosv1.ReadyCondition, metav1.ConditionFalse, reason, message)
 }

@@ -128,7 +128,7 @@ func TestInvalidProjectStalls(t *testing.T) {
 	ready := conditions.Get(p, magosv1.ReadyCondition)
 	assert.Equal(t, magosv1.InvalidSpecReason, ready.Reason)
 	assert.Contains(t, ready.Message, `spec.sourceAllowList[0].name: "infra-[" is not a valid glob`)
-	assert.Zero(t, p.Status.ObservedGeneration)
+	assert.Equal(t, p.Generation, p.Status.ObservedGeneration, "a stalled Project records the generation it stalled on, so kstatus reads it as Failed")
 
 	p.Spec.SourceAllowList[0].Name = "infra-*"
 	require.NoError(t, env.Client.Update(ctx, p))

@@ -177,11 +177,13 @@ type observation struct {
 //     is missing or not Ready (VariableSetsReady=False says which).
 //   - Invalid spec (a stalling error): Stalled=True, Ready=False
 //     (InvalidSpec); the resolved fields keep the last valid generation's
-//     values and observedGeneration does not move.
+//     values (members use them only while Ready is True).
 //   - Other errors: Reconciling=True (ProgressingWithRetry), Ready=False.
 //
 // The roll-up and VariableSetsReady are written whenever they were
-// observed, whatever the outcome.
+// observed, whatever the outcome. observedGeneration moves whenever the
+// conditions were computed, errors included: kstatus reads a stale
+// observedGeneration as InProgress, which would hide Stalled.
 func computeStatus(p *magosv1.Project, o observation) {
 	st := &p.Status
 	if o.Rollup != nil {
@@ -192,6 +194,7 @@ func computeStatus(p *magosv1.Project, o observation) {
 	}
 	if o.Err != nil {
 		conditions.MarkError(p, o.Err)
+		st.ObservedGeneration = p.Generation
 		return
 	}
 	r := o.Resolved

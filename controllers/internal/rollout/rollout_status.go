@@ -37,11 +37,13 @@ type observation struct {
 // already in ro.Status and the observation. It is pure.
 func computeStatus(ro *magosv1.Rollout, o observation) {
 	st := &ro.Status
+	// Written on every path, errors included: kstatus reads a stale
+	// observedGeneration as InProgress, hiding Stalled.
+	defer func() { st.ObservedGeneration = ro.Generation }()
 	if o.Err != nil {
 		conditions.MarkError(ro, o.Err)
 		return
 	}
-	defer func() { st.ObservedGeneration = ro.Generation }()
 	halted := haltedStage(st.Stages)
 	if halted == nil || o.WaitingMessage != "" {
 		conditions.Set(ro, magosv1.HaltedCondition, metav1.ConditionFalse, NotHaltedReason, "No stage is halted")
@@ -70,6 +72,8 @@ func computeStatus(ro *magosv1.Rollout, o observation) {
 		conditions.MarkReady(ro, metav1.ConditionTrue, RolledOutReason,
 			fmt.Sprintf("Revision %s is rolled out to all %d stages%s", st.Revision, len(st.Stages), unstaged))
 	case current.Phase == magosv1.StageWaitingForPromotion:
+		// Waiting for a person: kstatus reads it as Current, Ready stays
+		// False (docs/workspaces.md says why).
 		conditions.MarkReady(ro, metav1.ConditionFalse, string(current.Phase), fmt.Sprintf("Stage %s: %s%s", current.Name, current.Message, unstaged))
 	case current.Phase == magosv1.StagePending && ro.Spec.Suspend:
 		conditions.MarkReady(ro, metav1.ConditionFalse, magosv1.SuspendedReason, fmt.Sprintf("Suspended before stage %s%s", current.Name, unstaged))

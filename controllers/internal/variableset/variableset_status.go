@@ -43,11 +43,16 @@ type observation struct {
 //     not-ready state, so observedGeneration moves and the rendered fields
 //     are written (the workspace-controller uses them only when Ready).
 //   - An error reading references: Ready=False with the error's reason,
-//     Reconciling=True (ProgressingWithRetry); the rendered fields and
-//     observedGeneration keep their last values.
+//     Reconciling=True (ProgressingWithRetry); the rendered fields keep
+//     their last values.
+//
+// observedGeneration moves whenever the conditions were computed, errors
+// included, so kstatus reads the conditions rather than a stale
+// generation.
 func computeStatus(vs *magosv1.VariableSet, o observation) {
 	if o.Err != nil {
 		conditions.MarkError(vs, o.Err)
+		vs.Status.ObservedGeneration = vs.Generation
 		return
 	}
 	r := o.Rendered

@@ -71,7 +71,10 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace,
 		return false, nil
 	}
 	digest := policiesDigest(selected)
-	if v := plan.Policy; v != nil && v.PoliciesDigest == digest {
+	// A verdict is kept while the policies are unchanged, except one that
+	// errored: PolicyError is retried, so it is evaluated again.
+	errored := conditions.Get(ws, magosv1.PolicyPassedCondition)
+	if v := plan.Policy; v != nil && v.PoliciesDigest == digest && (errored == nil || errored.Reason != PolicyErrorReason) {
 		return v.Passed, nil
 	}
 	verdict := policy.Verdict{Passed: true, Message: "No policy selects this Workspace"}

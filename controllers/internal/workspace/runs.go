@@ -26,6 +26,11 @@ const (
 	runNumberAnnotation = "magos.dev/run-number"
 )
 
+// policyRetryInterval is how long a plan whose policies could not be
+// evaluated (PolicyError, a retried reason) waits before they are evaluated
+// again.
+const policyRetryInterval = 30 * time.Second
+
 // phaseOfRun maps a run phase to the Workspace phase while it runs.
 var phaseOfRun = map[string]magosv1.WorkspacePhase{
 	magosv1.RunPlan:    magosv1.PhasePlanning,
@@ -53,6 +58,11 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 	}
 
 	plan, applied := ws.Status.Plan, ws.Status.LastApplied
+	if last := failedRun(ws, art.Revision, inputs); last != nil && stalls(last.Reason) {
+		obs.Phase, obs.Reason = magosv1.PhaseFailed, last.Reason
+		obs.Message = fmt.Sprintf("The %s run %s failed: %s; it is not retried until the revision or inputs change", last.Phase, last.Job, last.Message)
+		return ctrl.Result{}, nil
+	}
 	if wait, ok := r.retryWait(ws, art.Revision, inputs); ok {
 		last := ws.Status.History[0]
 		obs.Phase, obs.Reason = magosv1.PhaseFailed, orDefault(last.Reason, RunFailedReason)
@@ -87,12 +97,13 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 	}
 	if !passed {
 		v := ws.Status.Plan.Policy
-		obs.Phase, obs.Reason, obs.Message = magosv1.PhaseFailed, PolicyViolationReason, "Plan "+plan.ID+" is blocked by policy: "+v.Message
-		if conditions.Get(ws, magosv1.PolicyPassedCondition).Reason == PolicyErrorReason {
-			obs.Reason = PolicyErrorReason
-			return requeueAfter(30 * time.Second), nil
+		obs.Phase, obs.Reason = magosv1.PhaseFailed, conditions.Get(ws, magosv1.PolicyPassedCondition).Reason
+		obs.Message = "Plan " + plan.ID + " is blocked by policy: " + v.Message
+		if stalls(obs.Reason) {
+			return ctrl.Result{}, nil
 		}
-		return ctrl.Result{}, nil
+		obs.Message += fmt.Sprintf("; evaluating again in %s", policyRetryInterval)
+		return requeueAfter(policyRetryInterval), nil
 	}
 
 	if waiting, err := r.awaitPromotion(ctx, ws, plan, obs); err != nil || waiting {
@@ -125,14 +136,23 @@ func (r *Reconciler) scheduleDrift(ctx context.Context, ws *magosv1.Workspace, a
 	return ctrl.Result{}, r.startRun(ctx, ws, run{Phase: magosv1.RunPlan, Artifact: art, Drift: true}, inputs, s, obs)
 }
 
+// failedRun is the newest run if it failed for this revision and inputs.
+func failedRun(ws *magosv1.Workspace, revision, inputs string) *magosv1.RunStatus {
+	if len(ws.Status.History) == 0 {
+		return nil
+	}
+	last := &ws.Status.History[0]
+	if last.Result != magosv1.ResultFailed || last.Revision != revision || last.InputsDigest != inputs || last.Finished == nil {
+		return nil
+	}
+	return last
+}
+
 // retryWait says how long to wait before retrying after the newest run
 // failed for the same revision and inputs.
 func (r *Reconciler) retryWait(ws *magosv1.Workspace, revision, inputs string) (time.Duration, bool) {
-	if len(ws.Status.History) == 0 {
-		return 0, false
-	}
-	last := ws.Status.History[0]
-	if last.Result != magosv1.ResultFailed || last.Revision != revision || last.InputsDigest != inputs || last.Finished == nil {
+	last := failedRun(ws, revision, inputs)
+	if last == nil {
 		return 0, false
 	}
 	wait := time.Until(last.Finished.Add(r.Options.RetryInterval))

@@ -28,18 +28,30 @@ const (
 	UnlockedReason         = "Unlocked"
 )
 
-// stallingReasons are failures a retry with the same inputs cannot fix:
-// they need a person, a new revision or a spec change.
+// stallingReasons are the failure reasons a retry with the same revision
+// and inputs cannot fix: they need a person, a new revision or a spec
+// change. This table is the one place that decides how a failure recovers:
+// a Workspace that failed with a stalling reason says Stalled=True (kstatus:
+// Failed) and starts no run until its revision or inputs change; every other
+// failure is retried automatically and says Reconciling=True with reason
+// ProgressingWithRetry (kstatus: InProgress) while it waits. A Workspace
+// never says Stalled while it retries, and never retries what it calls
+// stalling.
 var stallingReasons = map[string]bool{
-	StateLockedReason:        true,
-	DestroyFailedReason:      true,
+	// Released only by the magos.dev/unlock annotation.
+	StateLockedReason: true,
+	// The runner's reasons: the source revision or the spec is wrong.
 	"ArtifactRejected":       true,
 	"ArtifactDigestMismatch": true,
 	"EngineNotFound":         true,
 	"PathNotFound":           true,
-	PolicyViolationReason:    true,
-	PolicyErrorReason:        true,
+	// Evaluated again when a selected policy or the plan changes.
+	PolicyViolationReason: true,
 }
+
+// stalls reports whether a failure with reason needs a person, a new
+// revision or a spec change; if not, it is retried automatically.
+func stalls(reason string) bool { return stallingReasons[reason] }
 
 // observation is what one reconcile of a Workspace saw and decided.
 type observation struct {
@@ -59,6 +71,12 @@ type observation struct {
 
 // computeStatus sets phase, conditions and observedGeneration from the
 // observation and the run data already in ws.Status. It is pure.
+//
+// kstatus reads the result as: Current when Ready=True, and also while
+// suspended or awaiting approval or promotion (Ready=False without
+// Reconciling or Stalled); InProgress while a run is in progress, while
+// waiting for a source, Project or VariableSet, and while a failure waits
+// to be retried; Failed when a failure stalls (see stallingReasons).
 func computeStatus(ws *magosv1.Workspace, o observation) {
 	st := &ws.Status
 	if o.Phase != "" {
@@ -68,12 +86,15 @@ func computeStatus(ws *magosv1.Workspace, o observation) {
 	setApplied(ws, o)
 	setDrifted(ws)
 
+	// The conditions below describe this generation on every path, errors
+	// included: kstatus reads a stale observedGeneration as InProgress, so
+	// a Stalled Workspace would otherwise never read as Failed.
+	defer func() { st.ObservedGeneration = ws.Generation }()
 	switch {
 	case o.Err != nil:
 		if conditions.MarkError(ws, o.Err) {
 			st.Phase = magosv1.PhaseFailed
 		}
-		return
 	case o.Suspended:
 		conditions.MarkReady(ws, metav1.ConditionFalse, magosv1.SuspendedReason, "Workspace is suspended; no runs start")
 	case o.WaitingMessage != "":
@@ -83,18 +104,20 @@ func computeStatus(ws *magosv1.Workspace, o observation) {
 		case magosv1.PhasePlanning, magosv1.PhaseValidating, magosv1.PhaseApplying, magosv1.PhaseDestroying:
 			conditions.MarkReconciling(ws, orDefault(o.Reason, magosv1.ProgressingReason), o.Message)
 		case magosv1.PhaseAwaitingApproval, magosv1.PhaseAwaitingPromotion:
+			// Waiting for a person is a settled state, not progress: kstatus
+			// reads it as Current while Ready stays False (docs/workspaces.md).
 			conditions.MarkReady(ws, metav1.ConditionFalse, o.Reason, o.Message)
 		case magosv1.PhaseFailed:
-			if stallingReasons[o.Reason] {
-				conditions.MarkStalled(ws, o.Reason, o.Message)
+			reason := orDefault(o.Reason, RunFailedReason)
+			if stalls(reason) {
+				conditions.MarkStalled(ws, reason, o.Message)
 			} else {
-				conditions.MarkReady(ws, metav1.ConditionFalse, orDefault(o.Reason, RunFailedReason), o.Message)
+				conditions.MarkRetrying(ws, reason, o.Message)
 			}
 		default:
 			conditions.MarkReady(ws, metav1.ConditionTrue, magosv1.ReconciliationSucceededReason, orDefault(o.Message, "Applied revision "+o.Revision))
 		}
 	}
-	st.ObservedGeneration = ws.Generation
 }
 
 func setPlanned(ws *magosv1.Workspace, o observation) {

@@ -1,0 +1,76 @@
+package workspace
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/kstatustest"
+	"github.com/magos-dev/magos/controllers/internal/rerror"
+)
+
+// TestWorkspaceKstatus: every phase of a Workspace reads right to kstatus,
+// which Flux health checks, kubectl wait scripts and Argo CD rely on. A
+// failing Workspace never reads as Current.
+func TestWorkspaceKstatus(t *testing.T) {
+	const rev = "main@sha1:a"
+	plan := &magosv1.PlanStatus{ID: "p2", Revision: rev, HasChanges: true, Add: 1}
+	applied := &magosv1.AppliedStatus{PlanID: "p1", Revision: rev}
+	tests := []struct {
+		name string
+		obs  observation
+		want status.Status
+		// waitsForPerson: suspended, awaiting approval or promotion.
+		waitsForPerson bool
+	}{
+		{"applied and idle", observation{Revision: rev, Phase: magosv1.PhaseIdle}, status.CurrentStatus, false},
+		{"planning", observation{Revision: rev, Phase: magosv1.PhasePlanning, Reason: PlanningReason}, status.InProgressStatus, false},
+		{"validating", observation{Revision: rev, Phase: magosv1.PhaseValidating}, status.InProgressStatus, false},
+		{"applying", observation{Revision: rev, Phase: magosv1.PhaseApplying, Reason: ApplyingReason}, status.InProgressStatus, false},
+		{"destroying", observation{Revision: rev, Phase: magosv1.PhaseDestroying, Reason: DestroyingReason}, status.InProgressStatus, false},
+		{"waiting for the source", observation{WaitingReason: SourceNotReadyReason, WaitingMessage: "no artifact"}, status.InProgressStatus, false},
+		{"awaiting approval", observation{Revision: rev, Phase: magosv1.PhaseAwaitingApproval, Reason: AwaitingApprovalReason, Message: "approve"}, status.InProgressStatus, true},
+		{"awaiting promotion", observation{Revision: rev, Phase: magosv1.PhaseAwaitingPromotion, Reason: "AwaitingPromotion", Message: "promote"}, status.InProgressStatus, true},
+		{"suspended", observation{Suspended: true}, status.InProgressStatus, true},
+		{"run failed, retrying", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: RunFailedReason, Message: "retrying in 5m"}, status.InProgressStatus, false},
+		{"run failed without a reason, retrying", observation{Revision: rev, Phase: magosv1.PhaseFailed}, status.InProgressStatus, false},
+		{"runner exited without a report, retrying", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: "NoReport"}, status.InProgressStatus, false},
+		{"policy could not be evaluated, retrying", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: PolicyErrorReason}, status.InProgressStatus, false},
+		{"destroy failed, retrying", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: DestroyFailedReason}, status.InProgressStatus, false},
+		{"policy violation stalls", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: PolicyViolationReason}, status.FailedStatus, false},
+		{"engine not found stalls", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: "EngineNotFound"}, status.FailedStatus, false},
+		{"path not found stalls", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: "PathNotFound"}, status.FailedStatus, false},
+		{"artifact rejected stalls", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: "ArtifactRejected"}, status.FailedStatus, false},
+		{"artifact digest mismatch stalls", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: "ArtifactDigestMismatch"}, status.FailedStatus, false},
+		{"stuck state lock stalls", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: StateLockedReason}, status.FailedStatus, false},
+		{"transient reconcile error", observation{Err: rerror.Retry("RunnerIdentityFailed", errors.New("conflict"))}, status.InProgressStatus, false},
+		{"untyped reconcile error", observation{Err: errors.New("boom")}, status.InProgressStatus, false},
+		{"invalid spec", observation{Err: rerror.Stall(magosv1.InvalidSpecReason, errors.New("bad"))}, status.FailedStatus, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := &magosv1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "ws", Namespace: "ns", Generation: 3}}
+			ws.Status = magosv1.WorkspaceStatus{ObservedGeneration: 2, Plan: plan.DeepCopy(), LastApplied: applied.DeepCopy()}
+			computeStatus(ws, tt.obs)
+			got := kstatustest.Compute(t, ws)
+			assert.Equal(t, tt.want, got.Status, "kstatus message: %s", got.Message)
+			// Only a wait for a person is left to kstatus's Ready fallback.
+			assert.Equal(t, !tt.waitsForPerson, got.Standard, "decided by Reconciling/Stalled/observedGeneration alone")
+		})
+	}
+}
+
+// TestStallingReasonsAreNotRetried: a reason is either stalling or
+// retried. Every stalling reason reads as Failed and every other failure
+// reason as InProgress, from the same table the retry logic consults.
+func TestStallingReasonsAreNotRetried(t *testing.T) {
+	for reason := range stallingReasons {
+		ws := &magosv1.Workspace{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
+		computeStatus(ws, observation{Phase: magosv1.PhaseFailed, Reason: reason})
+		assert.Equal(t, status.FailedStatus, kstatustest.Compute(t, ws).Status, reason)
+	}
+}
