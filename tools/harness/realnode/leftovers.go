@@ -2,6 +2,7 @@ package realnode
 
 import (
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -31,12 +32,13 @@ func (n *Node) Leftovers() []string {
 			}
 		}
 	}
-	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil && n.Dir != "" {
-		for _, line := range strings.Split(string(b), "\n") {
-			if f := strings.Fields(line); len(f) > 4 && strings.HasPrefix(f[4], n.Dir) {
-				left = append(left, "mount "+f[4])
-			}
+	for _, m := range mountPoints() {
+		if n.Dir != "" && strings.HasPrefix(m, n.Dir) {
+			left = append(left, "mount "+m)
 		}
+	}
+	if n.netns != nil && n.netns.mountedDir && isMountPoint(netnsDir) && emptyDir(netnsDir) {
+		left = append(left, "mount "+netnsDir)
 	}
 	if n.saved != nil {
 		now, err := saveSysctls(kernelTunables)
@@ -49,4 +51,30 @@ func (n *Node) Leftovers() []string {
 		}
 	}
 	return left
+}
+
+// mountPoints lists the mount points of this process's mount namespace.
+func mountPoints() []string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var points []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 4 {
+			points = append(points, f[4])
+		}
+	}
+	return points
+}
+
+// isMountPoint reports whether path is a mount point here.
+func isMountPoint(path string) bool {
+	return slices.Contains(mountPoints(), path)
+}
+
+// emptyDir reports whether dir exists and holds nothing.
+func emptyDir(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	return err == nil && len(entries) == 0
 }

@@ -19,18 +19,24 @@ const netnsDir = "/run/netns"
 type netns struct {
 	name string
 	fd   *os.File // the namespace, held open for setns
+	// mountedDir: `ip netns add` bind-mounted netnsDir onto itself (it does
+	// so when netnsDir is not yet a mount point); delete undoes it.
+	mountedDir bool
 }
 
 // createNetns adds the named network namespace.
 func createNetns(ctx context.Context, name string) (*netns, error) {
+	wasMounted := isMountPoint(netnsDir)
 	if err := run(ctx, "ip", "netns", "add", name); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(filepath.Join(netnsDir, name))
+	n := &netns{name: name, mountedDir: !wasMounted && isMountPoint(netnsDir)}
+	f, err := os.Open(n.path())
 	if err != nil {
-		return nil, errors.Join(err, run(context.Background(), "ip", "netns", "delete", name))
+		return nil, errors.Join(err, n.delete(context.Background()))
 	}
-	return &netns{name: name, fd: f}, nil
+	n.fd = f
+	return n, nil
 }
 
 // path is the namespace's file, for nsenter --net.
@@ -42,11 +48,30 @@ func (n *netns) delete(ctx context.Context) error {
 	if n == nil {
 		return nil
 	}
-	_ = n.fd.Close()
-	if _, err := os.Stat(n.path()); os.IsNotExist(err) {
+	if n.fd != nil {
+		_ = n.fd.Close()
+	}
+	if _, err := os.Stat(n.path()); err == nil {
+		if err := run(ctx, "ip", "netns", "delete", n.name); err != nil {
+			return err
+		}
+	}
+	return n.unmountDir()
+}
+
+// unmountDir removes the bind mount of netnsDir that creating the namespace
+// made, once no namespace (another node's included) is left in it.
+func (n *netns) unmountDir() error {
+	if !n.mountedDir || !isMountPoint(netnsDir) {
 		return nil
 	}
-	return run(ctx, "ip", "netns", "delete", n.name)
+	if entries, err := os.ReadDir(netnsDir); err != nil || len(entries) > 0 {
+		return err
+	}
+	if err := unix.Unmount(netnsDir, unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("unmounting %s: %w", netnsDir, err)
+	}
+	return nil
 }
 
 // do runs fn on an OS thread switched into the namespace, so that sockets
