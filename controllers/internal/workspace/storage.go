@@ -56,11 +56,11 @@ func (r *Reconciler) reserveRunStorage(ctx context.Context, ws *magosv1.Workspac
 	st.Lease = true
 	// DefaultPlanChunks are created; more exist once a plan needed them.
 	for st.PlanChunks < magosv1.MaxPlanChunks {
-		exists, err := r.reserve(ctx, ws, r.planChunk(ws, st.PlanChunks), st.PlanChunks < magosv1.DefaultPlanChunks)
+		res, err := r.reserve(ctx, ws, r.planChunk(ws, st.PlanChunks), st.PlanChunks < magosv1.DefaultPlanChunks)
 		if err != nil {
 			return st, err
 		}
-		if !exists {
+		if res == absent {
 			break
 		}
 		st.PlanChunks++
@@ -78,20 +78,17 @@ func (r *Reconciler) reserveRunStorage(ctx context.Context, ws *magosv1.Workspac
 // reservePlanChunks makes chunk Secrets 0..n-1 exist, for a plan that
 // needed more than were reserved, and says how many it created.
 func (r *Reconciler) reservePlanChunks(ctx context.Context, ws *magosv1.Workspace, n int) (int, error) {
-	created := 0
+	made := 0
 	for i := range min(n, magosv1.MaxPlanChunks) {
-		chunk := r.planChunk(ws, i)
-		err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(chunk), &corev1.Secret{})
-		if apierrors.IsNotFound(err) {
-			created++
-		} else if err != nil {
-			return created, err
+		res, err := r.reserve(ctx, ws, r.planChunk(ws, i), true)
+		if err != nil {
+			return made, err
 		}
-		if _, err := r.reserve(ctx, ws, chunk, true); err != nil {
-			return created, err
+		if res == created {
+			made++
 		}
 	}
-	return created, nil
+	return made, nil
 }
 
 func (r *Reconciler) planChunk(ws *magosv1.Workspace, i int) *corev1.Secret {
@@ -109,30 +106,42 @@ func (r *Reconciler) ownedMeta(ws *magosv1.Workspace, name string) metav1.Object
 	}
 }
 
+// reservation is what reserve found or did.
+type reservation int
+
+const (
+	// absent: the object does not exist and was not to be created.
+	absent reservation = iota
+	// existed: the object was there and belongs to the Workspace.
+	existed
+	// created: reserve created the object.
+	created
+)
+
 // reserve makes sure want exists and belongs to ws. It reads uncached (the
 // controller does not cache Secrets); a missing object is created when
-// create is set. It reports whether the object exists afterwards.
-func (r *Reconciler) reserve(ctx context.Context, ws *magosv1.Workspace, want client.Object, create bool) (bool, error) {
+// create is set.
+func (r *Reconciler) reserve(ctx context.Context, ws *magosv1.Workspace, want client.Object, create bool) (reservation, error) {
 	got := want.DeepCopyObject().(client.Object)
 	err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), got)
 	if apierrors.IsNotFound(err) {
 		if !create {
-			return false, nil
+			return absent, nil
 		}
 		if err := r.Create(ctx, want); err != nil {
-			return false, fmt.Errorf("creating %s %s for the runner: %w", kindOf(want), want.GetName(), err)
+			return absent, fmt.Errorf("creating %s %s for the runner: %w", kindOf(want), want.GetName(), err)
 		}
-		return true, nil
+		return created, nil
 	}
 	if err != nil {
-		return false, err
+		return absent, err
 	}
 	if why := notOurs(ws, want, got); why != "" {
-		return true, rerror.Stall(StorageConflictReason, fmt.Errorf(
+		return existed, rerror.Stall(StorageConflictReason, fmt.Errorf(
 			"%s %s already exists and %s; Magos writes runs' state, plans and outputs only to objects it created for this Workspace (choose another spec.outputs.secretName, or remove the object)",
 			kindOf(want), got.GetName(), why))
 	}
-	return true, nil
+	return existed, nil
 }
 
 // notOurs says why got is not an object Magos created for ws, or "". Magos
