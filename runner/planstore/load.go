@@ -55,8 +55,8 @@ func Load(ctx context.Context, g Getter, workspace string) (*Plan, error) {
 		return nil, err
 	}
 	p.Size = cr.read
-	if got := Digest(p.JSON); got != p.Digest {
-		return nil, fmt.Errorf("%w: plan.json has digest %s, chunk 0 says %s", ErrCorrupt, got, p.Digest)
+	if err := p.checkJSON(); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -91,10 +91,18 @@ func LoadJSON(ctx context.Context, g Getter, workspace string, maxJSON int64) (*
 	if p.JSON, err = readEntry(tr, hdr, maxJSON); err != nil {
 		return nil, cr.wrap(err)
 	}
-	if got := Digest(p.JSON); got != p.Digest {
-		return nil, fmt.Errorf("%w: plan.json has digest %s, chunk 0 says %s", ErrCorrupt, got, p.Digest)
+	if err := p.checkJSON(); err != nil {
+		return nil, err
 	}
 	return p, nil
+}
+
+// checkJSON checks plan.json against the plan digest chunk 0 names.
+func (p *Plan) checkJSON() error {
+	if got := Digest(p.JSON); got != p.Digest {
+		return fmt.Errorf("%w: plan.json has digest %s, chunk 0 says %s", ErrCorrupt, got, p.Digest)
+	}
+	return nil
 }
 
 // chunkReader reads the joined chunks of one stored plan, getting each
