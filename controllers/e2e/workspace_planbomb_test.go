@@ -87,7 +87,7 @@ func TestPlanBombFailsOnlyItsWorkspace(t *testing.T) {
 	assert.Less(t, grown, uint64(128<<20), "the plan was not unpacked into memory")
 	c := conditions.Get(ws, magosv1.PolicyPassedCondition)
 	require.NotNil(t, c)
-	assert.Equal(t, workspace.PolicyErrorReason, c.Reason)
+	assert.Equal(t, workspace.PlanTooLargeReason, c.Reason)
 	assert.Contains(t, c.Message, "the stored plan is too large to evaluate")
 	assert.True(t, conditions.IsTrue(ws, magosv1.StalledCondition), "a retry cannot fix the same plan")
 	assert.Equal(t, 0, applyJobs(t, s.ns, "bomb"))

@@ -22,7 +22,11 @@ import (
 const (
 	PolicyViolationReason = "PolicyViolation"
 	PolicyErrorReason     = "PolicyError"
-	PolicyPassedReason    = "PolicyPassed"
+	// PlanTooLargeReason: the stored plan is over the gate's size bounds, so
+	// it cannot be evaluated; the same plan never will be, so the Workspace
+	// stalls until a new plan (or a change of policies) is evaluated.
+	PlanTooLargeReason = "PlanTooLarge"
+	PolicyPassedReason = "PolicyPassed"
 )
 
 // policySelectors are the label selectors of the policies a Workspace's
@@ -67,7 +71,7 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace,
 	plan := ws.Status.Plan
 	selected, err := policy.Select(ctx, r.Client, ws.Namespace, policySelectors(r.Options.Guards.ClusterPolicySelector, ws, project)...)
 	if err != nil {
-		r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("selecting policies: %v", err)}, "")
+		r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("selecting policies: %v", err)}, "", "")
 		return false, nil
 	}
 	digest := policiesDigest(selected)
@@ -78,6 +82,7 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace,
 		return v.Passed, nil
 	}
 	verdict := policy.Verdict{Passed: true, Message: "No policy selects this Workspace"}
+	errorReason := "" // PolicyError unless set
 	if len(selected) > 0 {
 		// Only plan.json, bounded: a plan Secret is written by the runner,
 		// which runs the Workspace's code, so it may be a decompression bomb.
@@ -85,6 +90,7 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace,
 		switch {
 		case errors.Is(err, planstore.ErrTooLarge):
 			verdict = policy.Verdict{Errored: true, Message: fmt.Sprintf("the stored plan is too large to evaluate: %v", err)}
+			errorReason = PlanTooLargeReason
 		case err != nil:
 			verdict = policy.Verdict{Errored: true, Message: fmt.Sprintf("reading the stored plan: %v", err)}
 		case stored.ID != plan.ID || stored.Digest != plan.Digest:
@@ -94,7 +100,7 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace,
 			verdict = r.Policies.Evaluate(ctx, selected, stored.JSON)
 		}
 	}
-	r.recordVerdict(ws, verdict, digest)
+	r.recordVerdict(ws, verdict, digest, errorReason)
 	return verdict.Passed, nil
 }
 
@@ -108,7 +114,9 @@ func (r *Reconciler) planGetter(namespace string) planstore.Getter {
 }
 
 // recordVerdict stores a verdict in status and emits an event for a failure.
-func (r *Reconciler) recordVerdict(ws *magosv1.Workspace, v policy.Verdict, digest string) {
+// errorReason is the PolicyPassed reason of an errored verdict; "" is
+// PolicyError.
+func (r *Reconciler) recordVerdict(ws *magosv1.Workspace, v policy.Verdict, digest, errorReason string) {
 	plan := ws.Status.Plan
 	msg := policy.StatusMessage(v, 1024)
 	if plan != nil {
@@ -124,8 +132,9 @@ func (r *Reconciler) recordVerdict(ws *magosv1.Workspace, v policy.Verdict, dige
 	case v.Passed:
 		conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionTrue, PolicyPassedReason, msg)
 	case v.Errored:
-		conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionFalse, PolicyErrorReason, msg)
-		r.event(ws, corev1.EventTypeWarning, PolicyErrorReason, "Plan blocked: %s", msg)
+		reason := orDefault(errorReason, PolicyErrorReason)
+		conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionFalse, reason, msg)
+		r.event(ws, corev1.EventTypeWarning, reason, "Plan blocked: %s", msg)
 	default:
 		conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionFalse, PolicyViolationReason, msg)
 		r.event(ws, corev1.EventTypeWarning, PolicyViolationReason, "Plan blocked: %s", msg)

@@ -47,6 +47,7 @@ var stallingReasons = map[string]bool{
 	"PathNotFound":           true,
 	// Evaluated again when a selected policy or the plan changes.
 	PolicyViolationReason: true,
+	PlanTooLargeReason:    true,
 }
 
 // stalls reports whether a failure with reason needs a person, a new
