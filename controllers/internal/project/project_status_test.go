@@ -179,7 +179,7 @@ func TestComputeStatus(t *testing.T) {
 			obs:  observation{Rollup: counts, VariableSetsObserved: true, Err: rerror.Stall(magosv1.InvalidSpecReason, errors.New("bad glob"))},
 			want: want{ready: "False", stalled: "True", reason: magosv1.InvalidSpecReason, rollup: *counts, observedGenerationUpdated: true}},
 		{name: "a list error retries",
-			obs:  observation{Err: rerror.Retry(ListFailedReason, errors.New("listing member Workspaces: timeout"))},
+			obs: observation{Err: rerror.Retry(ListFailedReason, errors.New("listing member Workspaces: timeout"))},
 			want: want{ready: "False", reconciling: "True", reason: ListFailedReason, setsReady: "False", setsMessage: "old", rollup: magosv1.WorkspaceRollup{Total: 9},
 				observedGenerationUpdated: true}},
 		{name: "nothing observed (deleting) leaves status alone",
