@@ -63,6 +63,40 @@ const (
 	ApprovalManual ApprovalMode = "Manual"
 )
 
+// DestroyGate says whether the destroy of a Workspace being deleted goes
+// through the policy gate and approval.
+// +kubebuilder:validation:Enum=Enforce;Skip
+type DestroyGate string
+
+const (
+	// DestroyGateEnforce plans the destroy (plan -destroy), evaluates the
+	// policy gate on that plan, waits for its approval under approval:
+	// Manual and then applies exactly that plan.
+	DestroyGateEnforce DestroyGate = "Enforce"
+	// DestroyGateSkip runs destroy directly, with no plan, policy gate or
+	// approval, for teardown environments. It is honoured only where the
+	// workspace-controller allows it (--allow-destroy-skip-gate); elsewhere
+	// the destroy goes through the gate as with Enforce.
+	DestroyGateSkip DestroyGate = "Skip"
+)
+
+// DestroySpec says how a destroyOnDelete Workspace destroys its resources.
+type DestroySpec struct {
+	// Gate is Enforce (the default) or Skip. Defaults to the Project's, then
+	// Enforce.
+	// +optional
+	Gate DestroyGate `json:"gate,omitempty"`
+}
+
+// PlanMode is what a plan was made for.
+// +kubebuilder:validation:Enum=Destroy
+type PlanMode string
+
+// PlanModeDestroy: a plan that destroys everything in the state (plan
+// -destroy), made when a destroyOnDelete Workspace is deleted. A normal
+// plan has no mode.
+const PlanModeDestroy PlanMode = "Destroy"
+
 // RunnerSpec shapes the pods that run plans and applies.
 type RunnerSpec struct {
 	// ServiceAccountAnnotations are set on the Workspace's runner

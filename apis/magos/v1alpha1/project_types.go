@@ -27,6 +27,11 @@ type ProjectDefaults struct {
 	// Approval is the default approval mode.
 	// +optional
 	Approval ApprovalMode `json:"approval,omitempty"`
+
+	// Destroy is the default of how deleted destroyOnDelete Workspaces
+	// destroy their resources.
+	// +optional
+	Destroy *DestroySpec `json:"destroy,omitempty"`
 }
 
 // SourceRule allows Flux sources by kind, namespace and name; empty fields

@@ -26,7 +26,9 @@ const (
 	ManagedByValue = "magos"
 )
 
-// Run phases (the runner's command and the Job's PhaseLabel).
+// Run phases (the runner's command and the Job's PhaseLabel). A deletion's
+// destroy is a plan and an apply in PlanModeDestroy (EnvPlanMode); RunDestroy
+// destroys without a plan, only where the destroy gate is skipped.
 const (
 	RunPlan    = "plan"
 	RunApply   = "apply"
@@ -57,6 +59,7 @@ const (
 	EnvWorkDir            = "MAGOS_WORK_DIR"            // writable scratch directory
 	EnvTerminationMessage = "MAGOS_TERMINATION_MESSAGE" // where to write the RunResult JSON
 	EnvDriftCheck         = "MAGOS_DRIFT"               // "true" for a drift re-plan
+	EnvPlanMode           = "MAGOS_PLAN_MODE"           // "Destroy": plan a destroy (plan -destroy), or apply one (no outputs written)
 )
 
 // Reserved environment: the run contract (MAGOS_*), the settings that say

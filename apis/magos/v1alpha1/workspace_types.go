@@ -103,9 +103,18 @@ type WorkspaceSpec struct {
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
 
-	// DestroyOnDelete runs a destroy before the Workspace is removed.
+	// DestroyOnDelete destroys the Workspace's resources before it is
+	// removed: a destroy plan, checked by the policy gate and approved like
+	// any plan, is applied (see destroy). Unset it on a Workspace being
+	// deleted to let it go and leave the resources in place.
 	// +optional
 	DestroyOnDelete bool `json:"destroyOnDelete,omitempty"`
+
+	// Destroy says how destroyOnDelete destroys: through the policy gate
+	// and approval (the default) or, where the cluster allows it, directly.
+	// Defaults to the Project's.
+	// +optional
+	Destroy *DestroySpec `json:"destroy,omitempty"`
 
 	// Runner shapes the pods of this Workspace's runs.
 	// +optional
@@ -202,6 +211,10 @@ type PlanStatus struct {
 	// Drift is true for a plan made by a drift re-plan.
 	// +optional
 	Drift bool `json:"drift,omitempty"`
+	// Mode is Destroy for the destroy plan of a Workspace being deleted;
+	// empty for a normal plan.
+	// +optional
+	Mode PlanMode `json:"mode,omitempty"`
 	// Policy is the verdict of the policy gate.
 	// +optional
 	Policy *PolicyVerdict `json:"policy,omitempty"`
@@ -244,6 +257,10 @@ type RunStatus struct {
 	// Drift is true for a drift re-plan.
 	// +optional
 	Drift bool `json:"drift,omitempty"`
+	// Mode is Destroy for the plan and the apply of a deletion's destroy
+	// plan; empty otherwise (a destroy phase run destroys without a plan).
+	// +optional
+	Mode PlanMode `json:"mode,omitempty"`
 	// Started is when the run started.
 	// +optional
 	Started *metav1.Time `json:"started,omitempty"`

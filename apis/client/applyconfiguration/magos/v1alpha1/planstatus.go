@@ -19,6 +19,7 @@ limitations under the License.
 package v1alpha1
 
 import (
+	magosv1alpha1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -43,6 +44,9 @@ type PlanStatusApplyConfiguration struct {
 	HasChanges *bool `json:"hasChanges,omitempty"`
 	// Drift is true for a plan made by a drift re-plan.
 	Drift *bool `json:"drift,omitempty"`
+	// Mode is Destroy for the destroy plan of a Workspace being deleted;
+	// empty for a normal plan.
+	Mode *magosv1alpha1.PlanMode `json:"mode,omitempty"`
 	// Policy is the verdict of the policy gate.
 	Policy *PolicyVerdictApplyConfiguration `json:"policy,omitempty"`
 	// Storage names where the plan is stored (Secret name prefix).
@@ -126,6 +130,14 @@ func (b *PlanStatusApplyConfiguration) WithHasChanges(value bool) *PlanStatusApp
 // If called multiple times, the Drift field is set to the value of the last call.
 func (b *PlanStatusApplyConfiguration) WithDrift(value bool) *PlanStatusApplyConfiguration {
 	b.Drift = &value
+	return b
+}
+
+// WithMode sets the Mode field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Mode field is set to the value of the last call.
+func (b *PlanStatusApplyConfiguration) WithMode(value magosv1alpha1.PlanMode) *PlanStatusApplyConfiguration {
+	b.Mode = &value
 	return b
 }
 

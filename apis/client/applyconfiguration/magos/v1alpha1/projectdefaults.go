@@ -37,6 +37,9 @@ type ProjectDefaultsApplyConfiguration struct {
 	Interval *v1.Duration `json:"interval,omitempty"`
 	// Approval is the default approval mode.
 	Approval *magosv1alpha1.ApprovalMode `json:"approval,omitempty"`
+	// Destroy is the default of how deleted destroyOnDelete Workspaces
+	// destroy their resources.
+	Destroy *DestroySpecApplyConfiguration `json:"destroy,omitempty"`
 }
 
 // ProjectDefaultsApplyConfiguration constructs a declarative configuration of the ProjectDefaults type for use with
@@ -74,5 +77,13 @@ func (b *ProjectDefaultsApplyConfiguration) WithInterval(value v1.Duration) *Pro
 // If called multiple times, the Approval field is set to the value of the last call.
 func (b *ProjectDefaultsApplyConfiguration) WithApproval(value magosv1alpha1.ApprovalMode) *ProjectDefaultsApplyConfiguration {
 	b.Approval = &value
+	return b
+}
+
+// WithDestroy sets the Destroy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Destroy field is set to the value of the last call.
+func (b *ProjectDefaultsApplyConfiguration) WithDestroy(value *DestroySpecApplyConfiguration) *ProjectDefaultsApplyConfiguration {
+	b.Destroy = value
 	return b
 }

@@ -19,6 +19,7 @@ limitations under the License.
 package v1alpha1
 
 import (
+	magosv1alpha1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -41,6 +42,9 @@ type RunStatusApplyConfiguration struct {
 	PlanID *string `json:"planID,omitempty"`
 	// Drift is true for a drift re-plan.
 	Drift *bool `json:"drift,omitempty"`
+	// Mode is Destroy for the plan and the apply of a deletion's destroy
+	// plan; empty otherwise (a destroy phase run destroys without a plan).
+	Mode *magosv1alpha1.PlanMode `json:"mode,omitempty"`
 	// Started is when the run started.
 	Started *v1.Time `json:"started,omitempty"`
 	// Finished is when the run finished.
@@ -110,6 +114,14 @@ func (b *RunStatusApplyConfiguration) WithPlanID(value string) *RunStatusApplyCo
 // If called multiple times, the Drift field is set to the value of the last call.
 func (b *RunStatusApplyConfiguration) WithDrift(value bool) *RunStatusApplyConfiguration {
 	b.Drift = &value
+	return b
+}
+
+// WithMode sets the Mode field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Mode field is set to the value of the last call.
+func (b *RunStatusApplyConfiguration) WithMode(value magosv1alpha1.PlanMode) *RunStatusApplyConfiguration {
+	b.Mode = &value
 	return b
 }
 

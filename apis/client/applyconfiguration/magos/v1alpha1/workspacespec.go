@@ -49,8 +49,15 @@ type WorkspaceSpecApplyConfiguration struct {
 	Interval *v1.Duration `json:"interval,omitempty"`
 	// Suspend stops new runs; a running Job is left to finish.
 	Suspend *bool `json:"suspend,omitempty"`
-	// DestroyOnDelete runs a destroy before the Workspace is removed.
+	// DestroyOnDelete destroys the Workspace's resources before it is
+	// removed: a destroy plan, checked by the policy gate and approved like
+	// any plan, is applied (see destroy). Unset it on a Workspace being
+	// deleted to let it go and leave the resources in place.
 	DestroyOnDelete *bool `json:"destroyOnDelete,omitempty"`
+	// Destroy says how destroyOnDelete destroys: through the policy gate
+	// and approval (the default) or, where the cluster allows it, directly.
+	// Defaults to the Project's.
+	Destroy *DestroySpecApplyConfiguration `json:"destroy,omitempty"`
 	// Runner shapes the pods of this Workspace's runs.
 	Runner *RunnerSpecApplyConfiguration `json:"runner,omitempty"`
 	// Backend selects where state lives.
@@ -162,6 +169,14 @@ func (b *WorkspaceSpecApplyConfiguration) WithSuspend(value bool) *WorkspaceSpec
 // If called multiple times, the DestroyOnDelete field is set to the value of the last call.
 func (b *WorkspaceSpecApplyConfiguration) WithDestroyOnDelete(value bool) *WorkspaceSpecApplyConfiguration {
 	b.DestroyOnDelete = &value
+	return b
+}
+
+// WithDestroy sets the Destroy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Destroy field is set to the value of the last call.
+func (b *WorkspaceSpecApplyConfiguration) WithDestroy(value *DestroySpecApplyConfiguration) *WorkspaceSpecApplyConfiguration {
+	b.Destroy = value
 	return b
 }
 
