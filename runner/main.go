@@ -23,8 +23,9 @@ Runs one phase of a Magos Workspace inside its Job.
 
 Commands:
   plan      fetch the source artifact, run the engine's plan and store the plan
+            (MAGOS_PLAN_MODE=Destroy: plan the destroy of everything in the state)
   apply     apply exactly the stored plan whose digest the controller approved
-  destroy   destroy everything in the Workspace's state
+  destroy   destroy everything in the Workspace's state, without a plan
   version   print the runner's version
 
 The controller sets the run's parameters in the environment (MAGOS_*).

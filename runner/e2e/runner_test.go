@@ -220,6 +220,40 @@ func TestRunnerPlanApplyDestroy(t *testing.T) {
 		assert.NotContains(t, readState(t, secrets, ws), `"terraform_data"`)
 	})
 
+	t.Run("a destroy plan is stored like any plan and its apply empties the state", func(t *testing.T) {
+		e := run(magosv1.RunPlan, vars("plan-3", ""))
+		require.Equal(t, 0, e.code, e.output)
+		require.Equal(t, 0, run(magosv1.RunApply, vars("plan-3", e.result.PlanDigest)).code)
+		require.Contains(t, readState(t, secrets, ws), `"terraform_data"`)
+		outputs, err := secrets.Get(ctx, "web-outputs", metav1.GetOptions{})
+		require.NoError(t, err)
+
+		destroying := func(v map[string]string) map[string]string {
+			v[magosv1.EnvPlanMode] = string(magosv1.PlanModeDestroy)
+			return v
+		}
+		e = run(magosv1.RunPlan, destroying(vars("plan-4", "")))
+		require.Equal(t, 0, e.code, e.output)
+		assert.Equal(t, int32(2), e.result.Destroy)
+		assert.Zero(t, e.result.Add)
+		assert.True(t, e.result.HasChanges)
+		p, err := planstore.Load(ctx, secrets, ws)
+		require.NoError(t, err)
+		assert.Equal(t, "plan-4", p.ID)
+		assert.Equal(t, e.result.PlanDigest, p.Digest)
+		assert.Contains(t, string(p.JSON), `"delete"`, "the plan JSON the gate reads shows the deletions")
+		assert.Contains(t, readState(t, secrets, ws), `"terraform_data"`, "planning a destroy destroys nothing")
+
+		e = run(magosv1.RunApply, destroying(vars("plan-4", e.result.PlanDigest)))
+		require.Equal(t, 0, e.code, e.output)
+		assert.Equal(t, magosv1.ResultSucceeded, e.result.Result)
+		assert.Empty(t, e.result.Outputs, "a destroy writes no outputs")
+		assert.NotContains(t, readState(t, secrets, ws), `"terraform_data"`)
+		after, err := secrets.Get(ctx, "web-outputs", metav1.GetOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, outputs.Data, after.Data, "the outputs Secret is left as it was")
+	})
+
 	// The sentinel was printed by OpenTofu (it is in the plan, the apply and
 	// the outputs) and masked every time.
 	masked := false

@@ -50,7 +50,13 @@ type Config struct {
 	// TerminationMessage is the file the RunResult is written to.
 	TerminationMessage string
 	Drift              bool
+	// PlanMode is magosv1.PlanModeDestroy for a destroy plan (plan runs) or
+	// the apply of one (apply runs); empty for a normal plan.
+	PlanMode string
 }
+
+// Destroying says whether the run plans or applies a destroy.
+func (c *Config) Destroying() bool { return c.PlanMode == string(magosv1.PlanModeDestroy) }
 
 // EngineBinary is the file name of the engine's executable.
 func (c *Config) EngineBinary() string { return engineBinaries[c.Engine] }
@@ -83,6 +89,7 @@ func FromEnv(phase string, getenv func(string) string) (*Config, error) {
 		WorkDir:            get(magosv1.EnvWorkDir),
 		TerminationMessage: get(magosv1.EnvTerminationMessage),
 		Drift:              get(magosv1.EnvDriftCheck) == "true",
+		PlanMode:           get(magosv1.EnvPlanMode),
 	}
 	if c.TerminationMessage == "" {
 		c.TerminationMessage = magosv1.DefaultTerminationMessagePath
@@ -127,6 +134,12 @@ func (c *Config) validate() error {
 		if c.PlanDigest != "" && !isSHA256Digest(c.PlanDigest) {
 			errs = append(errs, fmt.Errorf("%s must be sha256:<64 hex digits>", magosv1.EnvPlanDigest))
 		}
+	}
+	switch {
+	case c.PlanMode != "" && !c.Destroying():
+		errs = append(errs, fmt.Errorf("%s %q is not %s", magosv1.EnvPlanMode, c.PlanMode, magosv1.PlanModeDestroy))
+	case c.PlanMode != "" && c.Phase == magosv1.RunDestroy:
+		errs = append(errs, fmt.Errorf("%s is for plan and apply runs, not %s", magosv1.EnvPlanMode, c.Phase))
 	}
 	if c.ArtifactDigest != "" && !isSHA256Digest(c.ArtifactDigest) {
 		errs = append(errs, fmt.Errorf("%s must be sha256:<64 hex digits>", magosv1.EnvArtifactDigest))

@@ -63,6 +63,8 @@ func TestFromEnvRefuses(t *testing.T) {
 		{name: "workspace too long for a label", change: func(e map[string]string) { e[magosv1.EnvWorkspace] = strings.Repeat("w", 64) }, wantErr: "not usable as a label value"},
 		{name: "plan ID not a label value", change: func(e map[string]string) { e[magosv1.EnvPlanID] = "plan/1" }, wantErr: "not usable as a label value"},
 		{name: "bad outputs Secret name", change: func(e map[string]string) { e[magosv1.EnvOutputsSecret] = "Outputs!" }, wantErr: "is not an object name"},
+		{name: "unknown plan mode", change: func(e map[string]string) { e[magosv1.EnvPlanMode] = "RefreshOnly" }, wantErr: "is not Destroy"},
+		{name: "plan mode on a destroy run", phase: magosv1.RunDestroy, change: func(e map[string]string) { e[magosv1.EnvPlanMode] = "Destroy" }, wantErr: "is for plan and apply runs"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,4 +93,18 @@ func TestFromEnvPhases(t *testing.T) {
 	_, err = FromEnv(magosv1.RunPlan, get)
 	assert.ErrorContains(t, err, "MAGOS_PLAN_ID is not set")
 	assert.ErrorContains(t, err, "MAGOS_WORKSPACE_UID is not set")
+}
+
+func TestFromEnvDestroyPlanMode(t *testing.T) {
+	env := validEnv()
+	env[magosv1.EnvPlanMode] = string(magosv1.PlanModeDestroy)
+	for _, phase := range []string{magosv1.RunPlan, magosv1.RunApply} {
+		c, err := FromEnv(phase, func(k string) string { return env[k] })
+		require.NoError(t, err, phase)
+		assert.True(t, c.Destroying(), phase)
+	}
+	delete(env, magosv1.EnvPlanMode)
+	c, err := FromEnv(magosv1.RunPlan, func(k string) string { return env[k] })
+	require.NoError(t, err)
+	assert.False(t, c.Destroying(), "a plan without a mode is a normal plan")
 }

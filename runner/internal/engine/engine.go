@@ -84,9 +84,10 @@ func (e *Engine) Init(ctx context.Context) error {
 }
 
 // Plan plans into the file out and reports whether the plan has changes
-// (resources or outputs).
-func (e *Engine) Plan(ctx context.Context, out string) (bool, error) {
-	return e.tf.Plan(ctx, tfexec.Out(out))
+// (resources or outputs). With destroy it plans the destroy of everything
+// in the state (plan -destroy).
+func (e *Engine) Plan(ctx context.Context, out string, destroy bool) (bool, error) {
+	return e.tf.Plan(ctx, tfexec.Out(out), tfexec.Destroy(destroy))
 }
 
 // PlanJSON returns `show -json` of the plan file, exactly as the engine
@@ -106,7 +107,8 @@ func (e *Engine) Apply(ctx context.Context, planFile string) error {
 	return e.tf.Apply(ctx, tfexec.DirOrPlan(planFile))
 }
 
-// Destroy destroys everything in the state, without asking.
+// Destroy destroys everything in the state, without asking and without a
+// saved plan.
 func (e *Engine) Destroy(ctx context.Context) error {
 	return e.tf.Destroy(ctx)
 }

@@ -25,14 +25,16 @@ func (r *runner) planFile() (string, error) {
 	return filepath.Join(dir, magosv1.PlanBinaryFile), nil
 }
 
-// plan plans, renders the plan JSON, counts its changes and stores it.
+// plan plans (a destroy in PlanModeDestroy), renders the plan JSON, counts
+// its changes and stores it. A destroy plan is stored like any other: the
+// gate, the approver and the apply treat it the same.
 func (r *runner) plan(ctx context.Context, eng *engine.Engine) error {
 	planFile, err := r.planFile()
 	if err != nil {
 		return report.Failed(report.ReasonPlanFailed, err)
 	}
-	r.log.Info("Planning", "planID", r.cfg.PlanID)
-	hasChanges, err := eng.Plan(ctx, planFile)
+	r.log.Info("Planning", "planID", r.cfg.PlanID, "mode", r.cfg.PlanMode)
+	hasChanges, err := eng.Plan(ctx, planFile, r.cfg.Destroying())
 	if err != nil {
 		return r.engineError(report.ReasonPlanFailed, "plan", err)
 	}
@@ -102,7 +104,8 @@ func (r *runner) loadApprovedPlan(ctx context.Context) (*planstore.Plan, error) 
 	return p, nil
 }
 
-// apply applies the stored plan and writes the outputs.
+// apply applies the stored plan and writes the outputs; a destroy leaves
+// none to write.
 func (r *runner) apply(ctx context.Context, eng *engine.Engine, p *planstore.Plan) error {
 	planFile, err := r.planFile()
 	if err != nil {
@@ -120,6 +123,9 @@ func (r *runner) apply(ctx context.Context, eng *engine.Engine, p *planstore.Pla
 			return report.Stale(report.ReasonPlanStale, fmt.Errorf("apply: %s; the state changed after plan %s was made", engine.Summary(err), p.ID))
 		}
 		return r.engineError(report.ReasonApplyFailed, "apply", err)
+	}
+	if r.cfg.Destroying() {
+		return nil
 	}
 	return r.writeOutputs(ctx, eng)
 }
@@ -180,7 +186,8 @@ func (r *runner) writeOutputs(ctx context.Context, eng *engine.Engine) error {
 	return nil
 }
 
-// destroy destroys everything in the state.
+// destroy destroys everything in the state without a plan: the Workspace
+// skips the destroy gate.
 func (r *runner) destroy(ctx context.Context, eng *engine.Engine) error {
 	r.log.Info("Destroying")
 	if err := eng.Destroy(ctx); err != nil {
