@@ -123,7 +123,8 @@ func TestHelmChartNamespacedRBAC(t *testing.T) {
 			"--set", "workspace-controller.guards.requireProjectNamespaceSelector=magos.dev/tenant",
 			"--set", "workspace-controller.guards.noCrossNamespaceRefs=false",
 			"--set", "workspace-controller.guards.allowedRunnerImages={ghcr.io/magos-dev/magos-runner:*,mirror.example/runner:*}",
-			"--set", "workspace-controller.guards.clusterPolicySelector=policy.magos.dev/scope=cluster")
+			"--set", "workspace-controller.guards.clusterPolicySelector=policy.magos.dev/scope=cluster",
+			"--set", "workspace-controller.guards.allowDestroySkipGate=true")
 		args := managerArgs(objs, release+"-workspace-controller")
 		for _, want := range []string{
 			"--require-project=true",
@@ -131,11 +132,13 @@ func TestHelmChartNamespacedRBAC(t *testing.T) {
 			"--no-cross-namespace-refs=false",
 			"--allowed-runner-images=ghcr.io/magos-dev/magos-runner:*,mirror.example/runner:*",
 			"--cluster-policy-selector=policy.magos.dev/scope=cluster",
+			"--allow-destroy-skip-gate=true",
 		} {
 			assert.Contains(t, args, want)
 		}
 		args = managerArgs(renderChart(t, release, ns), release+"-workspace-controller")
 		assert.Contains(t, args, "--no-cross-namespace-refs=true", "cross-namespace sources are refused by default")
+		assert.Contains(t, args, "--allow-destroy-skip-gate=false", "destroys go through the gate by default")
 		assert.NotContains(t, args, "--watch-namespaces=", "all namespaces are watched by default")
 	})
 }

@@ -48,7 +48,10 @@ func TestWorkspaceDestroyOnDelete(t *testing.T) {
 		err := env.Client.Get(ctx, client.ObjectKeyFromObject(ws), &magosv1.Workspace{})
 		return apierrors.IsNotFound(err)
 	}, 3*time.Minute, 250*time.Millisecond, "the Workspace goes after its destroy run")
-	assert.Equal(t, 1, countJobs(t, s.ns, "doomed", magosv1.RunDestroy), "a destroy Job ran (there is no garbage collector here)")
+	// There is no garbage collector here: the Jobs stay to be counted.
+	assert.Len(t, destroyRunJobs(t, s.ns, "doomed", magosv1.RunPlan), 1, "a destroy plan was made")
+	assert.Len(t, destroyRunJobs(t, s.ns, "doomed", magosv1.RunApply), 1, "and applied")
+	assert.Zero(t, countJobs(t, s.ns, "doomed", magosv1.RunDestroy), "no destroy without a plan ran")
 	assert.Equal(t, 0, stateResources(t, s.ns, "doomed"), "the destroy emptied the state")
 }
 

@@ -266,6 +266,7 @@ spec:
             {{- with .clusterPolicySelector }}
             - --cluster-policy-selector={{ . }}
             {{- end }}
+            - --allow-destroy-skip-gate={{ .allowDestroySkipGate | default false }}
             {{- end }}
             {{- range .Values.extraArgs }}
             - {{ . | quote }}

@@ -96,6 +96,7 @@ func TestCRDValidation(t *testing.T) {
 			ws.Spec.Approval = magosv1.ApprovalManual
 			ws.Spec.Interval = duration(10 * time.Minute)
 			ws.Spec.DestroyOnDelete = true
+			ws.Spec.Destroy = &magosv1.DestroySpec{Gate: magosv1.DestroyGateSkip}
 			ws.Spec.Runner = &magosv1.RunnerSpec{Timeout: duration(30 * time.Minute), ServiceAccountAnnotations: map[string]string{"iam.gke.io/gcp-service-account": "x@y"}}
 			ws.Spec.Outputs = &magosv1.OutputsSpec{SecretName: "dev-outputs"}
 			ws.Spec.Policy = &magosv1.PolicySpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"magos.dev/policy": "baseline"}}}
@@ -115,7 +116,8 @@ func TestCRDValidation(t *testing.T) {
 			vs.Spec.Env = []magosv1.EnvEntry{{Name: "AWS_REGION", Value: ptr.To("eu-west-1")}, {Name: "AWS_SECRET_ACCESS_KEY", ValueFrom: secretRef("aws", "secret")}}
 		})},
 		{name: "project with defaults and allow-list", obj: project(func(p *magosv1.Project) {
-			p.Spec.Defaults = &magosv1.ProjectDefaults{Terraform: &magosv1.TerraformSpec{Version: "1.10.6"}, Interval: duration(time.Hour), Approval: magosv1.ApprovalAuto}
+			p.Spec.Defaults = &magosv1.ProjectDefaults{Terraform: &magosv1.TerraformSpec{Version: "1.10.6"}, Interval: duration(time.Hour), Approval: magosv1.ApprovalAuto,
+				Destroy: &magosv1.DestroySpec{Gate: magosv1.DestroyGateEnforce}}
 			p.Spec.SourceAllowList = []magosv1.SourceRule{{Kind: "GitRepository", Namespace: "flux-system", Name: "infra-*"}}
 		})},
 		{name: "project allowing annotation keys and values", obj: project(func(p *magosv1.Project) {
@@ -134,6 +136,9 @@ func TestCRDValidation(t *testing.T) {
 		})},
 
 		// Refused: Workspace.
+		{name: "unknown destroy gate", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.Destroy = &magosv1.DestroySpec{Gate: "Never"}
+		}), wantFields: []string{"spec.destroy.gate", "Unsupported value"}},
 		{name: "variable with both value and valueFrom", obj: workspace(func(ws *magosv1.Workspace) {
 			ws.Spec.Vars = []magosv1.Variable{{Name: "token", Value: ptr.To("x"), ValueFrom: secretRef("api", "token")}}
 		}), wantFields: []string{"spec.vars[0]", "value and valueFrom are mutually exclusive"}},

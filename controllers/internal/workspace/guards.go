@@ -48,6 +48,11 @@ type Guards struct {
 	// ClusterPolicySelector selects ValidatingPolicies every plan is
 	// checked against, in addition to the Workspace's and Project's.
 	ClusterPolicySelector *metav1.LabelSelector
+	// AllowDestroySkipGate lets a Workspace (or its Project) whose
+	// spec.destroy.gate is Skip destroy on deletion without a plan, policy
+	// gate or approval. Without it such a Workspace's destroy goes through
+	// the gate like any other: the cluster's policies hold for deletes too.
+	AllowDestroySkipGate bool
 }
 
 // BindFlags registers the guards' flags on fs.
@@ -81,6 +86,19 @@ func (g *Guards) BindFlags(fs *flag.FlagSet) {
 			g.ClusterPolicySelector = sel
 			return nil
 		})
+	fs.BoolVar(&g.AllowDestroySkipGate, "allow-destroy-skip-gate", false, "Honour spec.destroy.gate: Skip (Workspace or Project default): destroy deleted Workspaces without a destroy plan, policy gate or approval. "+
+		"Without it every destroy is planned, checked and approved.")
+}
+
+// skipsDestroyGate decides how a deleted Workspace whose effective destroy
+// gate is gate destroys: skip says it runs destroy directly; refused says
+// it asked to skip the gate and the cluster does not allow it, so the
+// destroy goes through the gate.
+func (g *Guards) skipsDestroyGate(gate magosv1.DestroyGate) (skip, refused bool) {
+	if gate != magosv1.DestroyGateSkip {
+		return false, false
+	}
+	return g.AllowDestroySkipGate, !g.AllowDestroySkipGate
 }
 
 // Validate checks the guards against the controller's default runner image,

@@ -17,15 +17,18 @@ func TestGuardFlags(t *testing.T) {
 	fs := flag.NewFlagSet("workspace-controller", flag.ContinueOnError)
 	o.BindFlags(fs)
 	assert.True(t, o.Guards.NoCrossNamespaceRefs, "cross-namespace references are refused unless allowed")
+	assert.False(t, o.Guards.AllowDestroySkipGate, "destroys go through the gate unless skipping it is allowed")
 	require.NoError(t, fs.Parse([]string{
 		"--require-project-namespace-selector=magos.dev/tenant",
 		"--allowed-runner-images=ghcr.io/magos-dev/magos-runner:*, registry.example/runner@sha256:*",
 		"--allowed-runner-images=mirror.example/runner:*",
 		"--cluster-policy-selector=policy.magos.dev/scope=cluster",
 		"--no-cross-namespace-refs=false",
+		"--allow-destroy-skip-gate",
 	}))
 	g := o.Guards
 	assert.False(t, g.NoCrossNamespaceRefs)
+	assert.True(t, g.AllowDestroySkipGate)
 	assert.True(t, g.RequireProjectIn.Matches(labels.Set{"magos.dev/tenant": "a"}))
 	assert.False(t, g.RequireProjectIn.Matches(labels.Set{}))
 	assert.Equal(t, []string{"ghcr.io/magos-dev/magos-runner:*", "registry.example/runner@sha256:*", "mirror.example/runner:*"}, g.AllowedRunnerImages)

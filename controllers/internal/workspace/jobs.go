@@ -25,6 +25,8 @@ type run struct {
 	PlanID     string
 	PlanDigest string
 	Drift      bool
+	// Mode is PlanModeDestroy for a deletion's destroy plan and its apply.
+	Mode magosv1.PlanMode
 }
 
 // runID derives a deterministic run ID, so a restarted controller computes
@@ -51,6 +53,8 @@ type settings struct {
 	Timeout  time.Duration
 	Interval time.Duration
 	Approval magosv1.ApprovalMode
+	// DestroyGate is how a deletion destroys (Enforce unless set).
+	DestroyGate magosv1.DestroyGate
 	// RunnerImageSet says the Workspace or its Project chose the runner image.
 	RunnerImageSet bool
 	// SpecEngineImage is the engine image (template) the Workspace or its
@@ -67,12 +71,12 @@ type settings struct {
 // stalls the Workspace).
 func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settings, error) {
 	s := settings{Engine: magosv1.EngineOpenTofu, Version: r.Options.DefaultEngineVersion, Timeout: r.Options.RunTimeout,
-		Approval: magosv1.ApprovalAuto, Env: in.Env, Sensitive: in.Sensitive}
+		Approval: magosv1.ApprovalAuto, DestroyGate: magosv1.DestroyGateEnforce, Env: in.Env, Sensitive: in.Sensitive}
 	var layers []*magosv1.ProjectDefaults
 	if in.Project != nil && in.Project.Status.Defaults != nil {
 		layers = append(layers, in.Project.Status.Defaults)
 	}
-	layers = append(layers, &magosv1.ProjectDefaults{Terraform: ws.Spec.Terraform, Runner: ws.Spec.Runner, Interval: ws.Spec.Interval, Approval: ws.Spec.Approval})
+	layers = append(layers, &magosv1.ProjectDefaults{Terraform: ws.Spec.Terraform, Runner: ws.Spec.Runner, Interval: ws.Spec.Interval, Approval: ws.Spec.Approval, Destroy: ws.Spec.Destroy})
 	engineImages := map[magosv1.Engine]string{}
 	for _, l := range layers {
 		if t := l.Terraform; t != nil {
@@ -98,6 +102,9 @@ func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settin
 		}
 		if l.Approval != "" {
 			s.Approval = l.Approval
+		}
+		if l.Destroy != nil && l.Destroy.Gate != "" {
+			s.DestroyGate = l.Destroy.Gate
 		}
 	}
 	if s.Runner.Image == "" {
@@ -190,6 +197,9 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 	if rn.Drift {
 		env = append(env, corev1.EnvVar{Name: magosv1.EnvDriftCheck, Value: "true"})
 	}
+	if rn.Mode != "" {
+		env = append(env, corev1.EnvVar{Name: magosv1.EnvPlanMode, Value: string(rn.Mode)})
+	}
 	if o := ws.Spec.Outputs; o != nil {
 		env = append(env,
 			corev1.EnvVar{Name: magosv1.EnvOutputsSecret, Value: o.SecretName},
@@ -240,8 +250,8 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 			Namespace: ws.Namespace,
 			Labels:    labels,
 			Annotations: map[string]string{
-				"magos.dev/revision": rn.Artifact.Revision,
-				"magos.dev/plan-id":  rn.PlanID,
+				revisionAnnotation:  rn.Artifact.Revision,
+				"magos.dev/plan-id": rn.PlanID,
 			},
 		},
 		Spec: batchv1.JobSpec{

@@ -134,9 +134,9 @@ func (r *Reconciler) recordVerdict(ws *magosv1.Workspace, v policy.Verdict, dige
 	case v.Errored:
 		reason := orDefault(errorReason, PolicyErrorReason)
 		conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionFalse, reason, msg)
-		r.event(ws, corev1.EventTypeWarning, reason, "Plan blocked: %s", msg)
+		r.event(ws, corev1.EventTypeWarning, reason, "%s blocked: %s", planNoun(plan), msg)
 	default:
 		conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionFalse, PolicyViolationReason, msg)
-		r.event(ws, corev1.EventTypeWarning, PolicyViolationReason, "Plan blocked: %s", msg)
+		r.event(ws, corev1.EventTypeWarning, PolicyViolationReason, "%s blocked: %s", planNoun(plan), msg)
 	}
 }

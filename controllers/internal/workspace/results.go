@@ -69,20 +69,27 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 		ws.Status.Plan = &magosv1.PlanStatus{
 			ID: cr.PlanID, Revision: cr.Revision, Digest: res.PlanDigest, InputsDigest: cr.InputsDigest,
 			Add: res.Add, Change: res.Change, Destroy: res.Destroy, HasChanges: res.HasChanges,
-			Drift: cr.Drift, Storage: res.Storage, Time: &now,
+			Drift: cr.Drift, Mode: cr.Mode, Storage: res.Storage, Time: &now,
 		}
-		if cr.Drift && res.HasChanges {
+		switch {
+		case cr.Drift && res.HasChanges:
 			metrics.RecordDrift()
 			r.event(ws, corev1.EventTypeWarning, DriftDetectedReason, "Drift check %s found changes made outside Magos: %s", cr.PlanID, PlanSummary(ws.Status.Plan))
-		} else {
+		case cr.Mode == magosv1.PlanModeDestroy:
+			r.event(ws, corev1.EventTypeNormal, DestroyPlannedReason, "Destroy plan %s of revision %s: %s", cr.PlanID, cr.Revision, PlanSummary(ws.Status.Plan))
+		default:
 			r.event(ws, corev1.EventTypeNormal, PlannedReason, "Plan %s of revision %s: %s", cr.PlanID, cr.Revision, PlanSummary(ws.Status.Plan))
 		}
+	case res.Result == magosv1.ResultSucceeded && cr.Phase == magosv1.RunApply && cr.Mode == magosv1.PlanModeDestroy:
+		ws.Status.LastApplied = &magosv1.AppliedStatus{PlanID: cr.PlanID, Revision: cr.Revision, Time: now}
+		ws.Status.Outputs = nil
+		r.event(ws, corev1.EventTypeNormal, DestroyedReason, "Applied destroy plan %s of revision %s: the Workspace's resources are destroyed", cr.PlanID, cr.Revision)
 	case res.Result == magosv1.ResultSucceeded && cr.Phase == magosv1.RunApply:
 		ws.Status.LastApplied = &magosv1.AppliedStatus{PlanID: cr.PlanID, Revision: cr.Revision, Time: now}
 		ws.Status.Outputs = res.Outputs
 		r.event(ws, corev1.EventTypeNormal, AppliedReason, "Applied plan %s of revision %s", cr.PlanID, cr.Revision)
 	case res.Result == magosv1.ResultSucceeded:
-		r.event(ws, corev1.EventTypeNormal, "Destroyed", "Destroyed the resources of revision %s", cr.Revision)
+		r.event(ws, corev1.EventTypeNormal, DestroyedReason, "Destroyed the resources of revision %s", cr.Revision)
 	case res.Result == magosv1.ResultStale && res.Reason == magosv1.ReasonPlanStorageExhausted:
 		ws.Status.Plan = nil
 		// On an error the next plan finds too few again and comes back here.
@@ -103,7 +110,7 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 		if cr.Phase == magosv1.RunApply {
 			ws.Status.Plan = nil // the state may have moved; re-plan after the retry interval
 		}
-		r.event(ws, corev1.EventTypeWarning, RunFailedReason, "The %s run %s failed: %s", cr.Phase, cr.Job, cr.Message)
+		r.event(ws, corev1.EventTypeWarning, RunFailedReason, "The %s run %s failed: %s", runKind(cr.Phase, cr.Mode, cr.Drift), cr.Job, cr.Message)
 	}
 	if res.Result == magosv1.ResultLocked || res.Result == magosv1.ResultFailed {
 		if err := r.observeLock(ctx, ws, res.LockHolder); err != nil {

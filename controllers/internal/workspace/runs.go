@@ -24,6 +24,7 @@ const (
 	inputsAnnotation    = "magos.dev/inputs-digest"
 	driftAnnotation     = "magos.dev/drift"
 	runNumberAnnotation = "magos.dev/run-number"
+	planModeAnnotation  = "magos.dev/plan-mode"
 )
 
 // policyRetryInterval is how long a plan whose policies could not be
@@ -36,6 +37,27 @@ var phaseOfRun = map[string]magosv1.WorkspacePhase{
 	magosv1.RunPlan:    magosv1.PhasePlanning,
 	magosv1.RunApply:   magosv1.PhaseApplying,
 	magosv1.RunDestroy: magosv1.PhaseDestroying,
+}
+
+// runPhase is the Workspace phase while a run of phase and mode runs: the
+// apply of a destroy plan is Destroying.
+func runPhase(phase string, mode magosv1.PlanMode) magosv1.WorkspacePhase {
+	if phase == magosv1.RunApply && mode == magosv1.PlanModeDestroy {
+		return magosv1.PhaseDestroying
+	}
+	return phaseOfRun[phase]
+}
+
+// runKind names a run in messages: plan, drift plan, destroy plan, apply,
+// destroy apply (of a destroy plan) or destroy (without a plan).
+func runKind(phase string, mode magosv1.PlanMode, drift bool) string {
+	switch {
+	case mode == magosv1.PlanModeDestroy:
+		return "destroy " + phase
+	case drift:
+		return "drift " + phase
+	}
+	return phase
 }
 
 // reconcileRuns records finished runs, releases an explicitly unlocked
@@ -87,23 +109,10 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 		return r.scheduleDrift(ctx, ws, art, inputs, s, obs)
 	}
 
-	obs.Phase = magosv1.PhaseValidating
-	passed, err := r.reconcilePolicy(ctx, ws, project)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if ws.Status.Plan == nil {
-		return requeueAfter(time.Second), nil
-	}
-	if !passed {
-		v := ws.Status.Plan.Policy
-		obs.Phase, obs.Reason = magosv1.PhaseFailed, conditions.Get(ws, magosv1.PolicyPassedCondition).Reason
-		obs.Message = "Plan " + plan.ID + " is blocked by policy: " + v.Message
-		if stalls(obs.Reason) {
-			return ctrl.Result{}, nil
-		}
-		obs.Message += fmt.Sprintf("; evaluating again in %s", policyRetryInterval)
-		return requeueAfter(policyRetryInterval), nil
+	if stop, res, err := r.gatePlan(ctx, ws, project, obs, func(p *magosv1.PlanStatus, verdict string) string {
+		return "Plan " + p.ID + " is blocked by policy: " + verdict
+	}); stop {
+		return res, err
 	}
 
 	if waiting, err := r.awaitPromotion(ctx, ws, plan, obs); err != nil || waiting {
@@ -119,6 +128,34 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 		return ctrl.Result{}, nil
 	}
 	return ctrl.Result{}, r.startRun(ctx, ws, run{Phase: magosv1.RunApply, Artifact: art, PlanID: plan.ID, PlanDigest: plan.Digest}, inputs, s, obs)
+}
+
+// gatePlan runs the policy gate on the pending plan. Unless the plan
+// passed, it decides obs and reports stop with the result to return: a
+// requeue when the stored plan was not the pending one (it is planned
+// again), or Failed with the PolicyPassed reason, stalled or retried, and
+// the message blocked words from the plan and the verdict.
+func (r *Reconciler) gatePlan(ctx context.Context, ws *magosv1.Workspace, project *magosv1.Project, obs *observation,
+	blocked func(p *magosv1.PlanStatus, verdict string) string) (stop bool, res ctrl.Result, err error) {
+	obs.Phase = magosv1.PhaseValidating
+	passed, err := r.reconcilePolicy(ctx, ws, project)
+	if err != nil {
+		return true, ctrl.Result{}, err
+	}
+	plan := ws.Status.Plan
+	if plan == nil {
+		return true, requeueAfter(time.Second), nil
+	}
+	if passed {
+		return false, ctrl.Result{}, nil
+	}
+	obs.Phase, obs.Reason = magosv1.PhaseFailed, conditions.Get(ws, magosv1.PolicyPassedCondition).Reason
+	obs.Message = blocked(plan, plan.Policy.Message)
+	if stalls(obs.Reason) {
+		return true, ctrl.Result{}, nil
+	}
+	obs.Message += fmt.Sprintf("; evaluating again in %s", policyRetryInterval)
+	return true, requeueAfter(policyRetryInterval), nil
 }
 
 // scheduleDrift starts a drift re-plan of the applied revision once the
@@ -189,10 +226,13 @@ func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn run
 	if rn.Drift {
 		job.Annotations[driftAnnotation] = "true"
 	}
+	if rn.Mode != "" {
+		job.Annotations[planModeAnnotation] = string(rn.Mode)
+	}
 	if err := controllerutil.SetControllerReference(ws, job, r.Scheme()); err != nil {
 		return err
 	}
-	ctrl.LoggerFrom(ctx).Info("Starting run", "phase", rn.Phase, "job", job.Name, "revision", rn.Artifact.Revision, "planID", rn.PlanID)
+	ctrl.LoggerFrom(ctx).Info("Starting run", "phase", rn.Phase, "mode", rn.Mode, "job", job.Name, "revision", rn.Artifact.Revision, "planID", rn.PlanID)
 	if err := r.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating %s Job: %w", rn.Phase, err)
 	}
@@ -200,22 +240,22 @@ func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn run
 	ws.Status.Runs = number
 	ws.Status.CurrentRun = &magosv1.RunStatus{
 		Job: job.Name, Phase: rn.Phase, Result: "Running", Revision: rn.Artifact.Revision,
-		InputsDigest: inputs, PlanID: rn.PlanID, Drift: rn.Drift, Started: &now,
+		InputsDigest: inputs, PlanID: rn.PlanID, Drift: rn.Drift, Mode: rn.Mode, Started: &now,
 	}
 	r.describeRunning(ws, obs)
-	what := rn.Phase
-	if rn.Drift {
-		what = "drift " + rn.Phase
-	}
-	r.event(ws, corev1.EventTypeNormal, string(phaseOfRun[rn.Phase]), "Started %s run %s for revision %s", what, job.Name, rn.Artifact.Revision)
+	r.event(ws, corev1.EventTypeNormal, string(runPhase(rn.Phase, rn.Mode)), "Started %s run %s for revision %s",
+		runKind(rn.Phase, rn.Mode, rn.Drift), job.Name, rn.Artifact.Revision)
 	return nil
 }
 
 func (r *Reconciler) describeRunning(ws *magosv1.Workspace, obs *observation) {
 	cr := ws.Status.CurrentRun
-	obs.Phase = phaseOfRun[cr.Phase]
+	obs.Phase = runPhase(cr.Phase, cr.Mode)
 	obs.Reason = string(obs.Phase)
-	obs.Message = fmt.Sprintf("Run %s (%s) of revision %s is in progress", cr.Job, cr.Phase, cr.Revision)
+	obs.Message = fmt.Sprintf("Run %s (%s) of revision %s is in progress", cr.Job, runKind(cr.Phase, cr.Mode, cr.Drift), cr.Revision)
+	if cr.Mode == magosv1.PlanModeDestroy {
+		obs.Message += "; the Workspace is being deleted"
+	}
 }
 
 // reconcileCurrentRun adopts a running Job (also one started before a
@@ -275,7 +315,8 @@ func (r *Reconciler) adopt(ws *magosv1.Workspace, job *batchv1.Job) {
 	ws.Status.CurrentRun = &magosv1.RunStatus{
 		Job: job.Name, Phase: job.Labels[magosv1.PhaseLabel], Result: "Running",
 		Revision: job.Annotations[revisionAnnotation], InputsDigest: job.Annotations[inputsAnnotation],
-		PlanID: job.Annotations["magos.dev/plan-id"], Drift: job.Annotations[driftAnnotation] == "true", Started: &started,
+		PlanID: job.Annotations["magos.dev/plan-id"], Drift: job.Annotations[driftAnnotation] == "true",
+		Mode: magosv1.PlanMode(job.Annotations[planModeAnnotation]), Started: &started,
 	}
 }
 

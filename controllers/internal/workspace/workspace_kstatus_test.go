@@ -41,6 +41,7 @@ func TestWorkspaceKstatus(t *testing.T) {
 		{"runner exited without a report, retrying", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: "NoReport"}, status.InProgressStatus, false},
 		{"policy could not be evaluated, retrying", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: PolicyErrorReason}, status.InProgressStatus, false},
 		{"destroy failed, retrying", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: DestroyFailedReason}, status.InProgressStatus, false},
+		{"destroy awaiting approval", observation{Revision: rev, Phase: magosv1.PhaseAwaitingApproval, Reason: DestroyAwaitingApprovalReason, Message: "approve the destroy"}, status.InProgressStatus, true},
 		{"policy violation stalls", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: PolicyViolationReason}, status.FailedStatus, false},
 		{"engine not found stalls", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: "EngineNotFound"}, status.FailedStatus, false},
 		{"path not found stalls", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: "PathNotFound"}, status.FailedStatus, false},

@@ -26,6 +26,24 @@ const (
 	NoDriftReason          = "NoDrift"
 	DestroyFailedReason    = "DestroyFailed"
 	UnlockedReason         = "Unlocked"
+	// DestroyPlannedReason: a deleted Workspace's destroy plan is made
+	// (Planned=True and an event).
+	DestroyPlannedReason = "DestroyPlanned"
+	// DestroyAwaitingApprovalReason: a deleted Workspace with approval:
+	// Manual keeps its finalizer until spec.approvedPlan names its destroy
+	// plan (Ready=False, neither Reconciling nor Stalled).
+	DestroyAwaitingApprovalReason = "DestroyAwaitingApproval"
+	// DestroyedReason: the deleted Workspace's resources are destroyed
+	// (event).
+	DestroyedReason = "Destroyed"
+	// DestroySkippedReason: a deleted Workspace goes without a destroy (no
+	// source artifact, a guard refuses it, unresolvable inputs); its
+	// resources and state Secret are left in place (warning event).
+	DestroySkippedReason = "DestroySkipped"
+	// DestroyGateEnforcedReason: the Workspace asked to skip the destroy
+	// gate and the cluster does not allow it; the destroy is planned,
+	// checked and approved like any plan (warning event).
+	DestroyGateEnforcedReason = "DestroyGateEnforced"
 )
 
 // stallingReasons are the failure reasons a retry with the same revision
@@ -130,7 +148,9 @@ func setPlanned(ws *magosv1.Workspace, o observation) {
 		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionFalse, "Outdated",
 			fmt.Sprintf("Plan %s is for revision %s; revision %s is not planned yet", p.ID, p.Revision, o.Revision))
 	case !p.HasChanges:
-		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionTrue, NoChangesReason, fmt.Sprintf("Plan %s has no changes", p.ID))
+		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionTrue, NoChangesReason, fmt.Sprintf("%s %s has no changes", planNoun(p), p.ID))
+	case p.Mode == magosv1.PlanModeDestroy:
+		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionTrue, DestroyPlannedReason, fmt.Sprintf("Destroy plan %s: %s", p.ID, PlanSummary(p)))
 	default:
 		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionTrue, PlannedReason, PlanSummary(p))
 	}
@@ -143,11 +163,33 @@ func setApplied(ws *magosv1.Workspace, o observation) {
 		conditions.Set(ws, magosv1.AppliedCondition, metav1.ConditionFalse, "NotApplied", "Nothing applied yet")
 	case p != nil && p.HasChanges && p.ID != a.PlanID:
 		conditions.Set(ws, magosv1.AppliedCondition, metav1.ConditionFalse, "PendingPlan",
-			fmt.Sprintf("Plan %s (%s) is not applied yet; last applied revision %s", p.ID, PlanSummary(p), a.Revision))
+			fmt.Sprintf("%s %s (%s) is not applied yet; last applied revision %s", planNoun(p), p.ID, PlanSummary(p), a.Revision))
 	default:
 		conditions.Set(ws, magosv1.AppliedCondition, metav1.ConditionTrue, AppliedReason,
 			fmt.Sprintf("Applied plan %s of revision %s", a.PlanID, a.Revision))
 	}
+}
+
+// planNoun is how messages name plan p: "Destroy plan" or "Plan".
+func planNoun(p *magosv1.PlanStatus) string {
+	if p != nil && p.Mode == magosv1.PlanModeDestroy {
+		return "Destroy plan"
+	}
+	return "Plan"
+}
+
+// destroyBlockedMessage says that a deleted Workspace stays because the
+// policy gate blocks its destroy plan p, and how to let it go.
+func destroyBlockedMessage(p *magosv1.PlanStatus, verdict string) string {
+	return fmt.Sprintf("The Workspace is being deleted, but its destroy plan %s (%s) is blocked by policy: %s; "+
+		"it stays until the plan passes, or unset spec.destroyOnDelete to delete it and leave its resources in place", p.ID, PlanSummary(p), verdict)
+}
+
+// destroyApprovalMessage says that a deleted Workspace's destroy plan p
+// awaits approval, and how to approve it or let the Workspace go.
+func destroyApprovalMessage(p *magosv1.PlanStatus) string {
+	return fmt.Sprintf("The Workspace is being deleted: destroy plan %s (%s) of revision %s awaits approval: set spec.approvedPlan to %q to destroy its resources, "+
+		"or unset spec.destroyOnDelete to delete it and leave them in place", p.ID, PlanSummary(p), p.Revision, p.ID)
 }
 
 func setDrifted(ws *magosv1.Workspace) {

@@ -12,6 +12,19 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
+// assertCondition checks the status of condition typ; "" means absent.
+func assertCondition(t *testing.T, ws *magosv1.Workspace, typ string, want metav1.ConditionStatus) {
+	t.Helper()
+	c := conditions.Get(ws, typ)
+	if want == "" {
+		assert.Nil(t, c, "%s should be absent", typ)
+		return
+	}
+	if assert.NotNil(t, c, "%s should be set", typ) {
+		assert.Equal(t, want, c.Status, "%s status", typ)
+	}
+}
+
 func TestComputeStatus(t *testing.T) {
 	plan := func(id string, changes, drift bool) *magosv1.PlanStatus {
 		p := &magosv1.PlanStatus{ID: id, Revision: "main@sha1:a", HasChanges: changes, Drift: drift}
@@ -78,16 +91,7 @@ func TestComputeStatus(t *testing.T) {
 			ws := &magosv1.Workspace{ObjectMeta: metav1.ObjectMeta{Generation: 3}, Status: tt.status}
 			ws.Status.ObservedGeneration = 2
 			computeStatus(ws, tt.obs)
-			check := func(typ string, want metav1.ConditionStatus) {
-				c := conditions.Get(ws, typ)
-				if want == "" {
-					assert.Nil(t, c, "%s should be absent", typ)
-					return
-				}
-				if assert.NotNil(t, c, "%s should be set", typ) {
-					assert.Equal(t, want, c.Status, "%s status", typ)
-				}
-			}
+			check := func(typ string, want metav1.ConditionStatus) { assertCondition(t, ws, typ, want) }
 			check(magosv1.ReadyCondition, tt.want.ready)
 			check(magosv1.ReconcilingCondition, tt.want.reconciling)
 			check(magosv1.StalledCondition, tt.want.stalled)
