@@ -24,9 +24,12 @@ func TestWorkspaceAutoApplyAndNewRevision(t *testing.T) {
 	s := newStack(t)
 	dir := copyConfig(t, "hello")
 	rev1 := s.gitRepository("infra", dir)
+	created := time.Now()
 	s.newWorkspace("hello", "infra", nil)
 
 	ws := s.waitWorkspace("hello", 3*time.Minute, "applies the first revision", appliedRevision(rev1))
+	// The real-node tier logs the same figure for the same config.
+	t.Logf("local executor: Workspace applied %s after creation", time.Since(created).Round(time.Millisecond))
 	require.NotNil(t, ws.Status.Plan)
 	assert.EqualValues(t, 2, ws.Status.Plan.Add, "plan adds both terraform_data resources")
 	assert.True(t, ws.Status.Plan.HasChanges)

@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -19,8 +21,13 @@ import (
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
-// probeImage is the image of testdata/probe the tests build.
-const probeImage = "magos.test/probe:1"
+const (
+	// probeImage is the image of testdata/probe the tests build.
+	probeImage = "magos.test/probe:1"
+	// slowRunnerImage is a runner image of a user's own: the runner and
+	// testdata/sleep, for configurations that must apply slowly.
+	slowRunnerImage = "magos.test/slow-runner:1"
+)
 
 var (
 	// node is the cluster every test of the package runs on; nil when the
@@ -38,6 +45,9 @@ var (
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
+	// envtest, which installs the neighbours' CRDs, logs through
+	// controller-runtime; the tests have nothing to say there.
+	ctrl.SetLogger(logr.Discard())
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -67,8 +77,8 @@ func run(m *testing.M) int {
 	return code
 }
 
-// startNode builds the probe image and starts the node with it and the
-// pause image of `make images`.
+// startNode builds the test images and starts the node with them, the
+// pause image and every Magos image of `make images`.
 func startNode(root string) error {
 	images, err := os.MkdirTemp("", "magos-realnode-images-")
 	if err != nil {
@@ -76,19 +86,31 @@ func startNode(root string) error {
 	}
 	defer os.RemoveAll(images)
 	probe := filepath.Join(images, "probe.tar")
-	if err := buildImage(probe, probeImage, "./testdata/probe"); err != nil {
+	if err := buildImage(probe, probeImage, program{"/probe", "./testdata/probe"}); err != nil {
+		return err
+	}
+	slowRunner := filepath.Join(images, "slow-runner.tar")
+	if err := buildImage(slowRunner, slowRunnerImage,
+		program{"/usr/local/bin/runner", filepath.Join(root, "runner")}, program{"/usr/local/bin/sleep", "./testdata/sleep"}); err != nil {
 		return err
 	}
 	version, err := magosVersion(root)
 	if err != nil {
 		return err
 	}
+	magosImages, err := filepath.Glob(filepath.Join(imagesDir, "*.tar"))
+	if err != nil {
+		return err
+	}
+	if len(magosImages) < 7 {
+		return fmt.Errorf("%d image archives in %s, not the 7 of `make images`: run it", len(magosImages), imagesDir)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	if node, err = realnode.Start(ctx, realnode.Options{
 		BinDir:     binDir,
 		PauseImage: realnode.Image{Name: "ghcr.io/magos-dev/magos-pause:" + version, Archive: filepath.Join(imagesDir, "magos-pause.tar")},
-		Images:     []string{probe},
+		Images:     append([]string{probe, slowRunner}, magosImages...),
 		Logf:       func(f string, a ...any) { fmt.Printf(f+"\n", a...) },
 	}); err != nil {
 		return err
@@ -100,21 +122,27 @@ func startNode(root string) error {
 	return err
 }
 
-// buildImage builds the static program in dir and writes it as an image
-// run as 65532.
-func buildImage(archive, name, dir string) error {
-	bin := archive + ".bin"
-	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, dir)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building %s: %w: %s", dir, err, out)
+// program is a Go main package built into an image at path.
+type program struct{ path, pkg string }
+
+// buildImage builds the static programs and writes them as one image,
+// run as 65532, whose entrypoint is the first.
+func buildImage(archive, name string, programs ...program) error {
+	var files []realnode.ImageFile
+	for _, p := range programs {
+		bin := archive + "." + filepath.Base(p.path)
+		cmd := exec.Command("go", "build", "-trimpath", "-o", bin, p.pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("building %s: %w: %s", p.pkg, err, out)
+		}
+		data, err := os.ReadFile(bin)
+		if err != nil {
+			return err
+		}
+		files = append(files, realnode.ImageFile{Path: p.path, Mode: 0o755, Data: data})
 	}
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		return err
-	}
-	path := "/" + filepath.Base(dir)
-	return realnode.WriteImage(archive, name, "65532:65532", []string{path}, []realnode.ImageFile{{Path: path, Mode: 0o755, Data: data}})
+	return realnode.WriteImage(archive, name, "65532:65532", []string{programs[0].path}, files)
 }
 
 // requireNode skips or fails t when there is no node (see
