@@ -22,15 +22,22 @@ func lockHeld(ns, name string) bool {
 	return err == nil && lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != ""
 }
 
+// waitApplyingWithLock waits until Workspace name applies and its run
+// holds the state lock.
+func (s *stack) waitApplyingWithLock(name string) *magosv1.Workspace {
+	s.t.Helper()
+	return s.waitWorkspace(name, 3*time.Minute, "starts applying with the lock held", func(ws *magosv1.Workspace) bool {
+		return ws.Status.Phase == magosv1.PhaseApplying && ws.Status.CurrentRun != nil && lockHeld(s.ns, name)
+	})
+}
+
 func TestRunnerKilledMidApplyLeavesLockThatUnlockRecovers(t *testing.T) {
 	ctx := context.Background()
 	s := newStack(t)
 	rev := s.gitRepository("infra", copyConfig(t, "slow"))
 	s.newWorkspace("slow", "infra", nil)
 
-	ws := s.waitWorkspace("slow", 3*time.Minute, "starts applying with the lock held", func(ws *magosv1.Workspace) bool {
-		return ws.Status.Phase == magosv1.PhaseApplying && ws.Status.CurrentRun != nil && lockHeld(s.ns, "slow")
-	})
+	ws := s.waitApplyingWithLock("slow")
 	require.NoError(t, s.executor.Kill(s.ns, ws.Status.CurrentRun.Job), "kill the runner as if its node died")
 
 	ws = s.waitWorkspace("slow", time.Minute, "shows the stuck lock", func(ws *magosv1.Workspace) bool {

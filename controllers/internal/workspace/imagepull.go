@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -79,12 +80,32 @@ func (r *Reconciler) failOnPullError(ctx context.Context, ws *magosv1.Workspace,
 	return true, r.recordRunResult(ctx, ws, res)
 }
 
-// runnerPodWithPullFailure passes only events of Pods that cannot pull an
-// image, so ordinary Pod updates do not wake the Workspace.
-var runnerPodWithPullFailure = predicate.NewPredicateFuncs(func(o client.Object) bool {
+// runnerPodEvents passes the events of runner Pods that the Workspace acts
+// on: an image that cannot be pulled, and a Pod ending or going away (the
+// run of a Job deleted while its Pod stopped ends with its Pod). Ordinary
+// Pod updates do not wake the Workspace.
+var runnerPodEvents = predicate.Funcs{
+	CreateFunc: func(e event.CreateEvent) bool { return runnerPodWithPullFailure(e.Object) },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return runnerPodWithPullFailure(e.ObjectNew) || (runnerPod(e.ObjectNew) && podEnded(e.ObjectNew) && !podEnded(e.ObjectOld))
+	},
+	DeleteFunc:  func(e event.DeleteEvent) bool { return runnerPod(e.Object) },
+	GenericFunc: func(e event.GenericEvent) bool { return runnerPodWithPullFailure(e.Object) },
+}
+
+func runnerPod(o client.Object) bool {
+	_, ok := o.(*corev1.Pod)
+	return ok && o.GetLabels()[magosv1.WorkspaceLabel] != ""
+}
+
+func runnerPodWithPullFailure(o client.Object) bool {
+	return runnerPod(o) && pullFailure(o.(*corev1.Pod)) != ""
+}
+
+func podEnded(o client.Object) bool {
 	pod, ok := o.(*corev1.Pod)
-	return ok && pod.Labels[magosv1.WorkspaceLabel] != "" && pullFailure(pod) != ""
-})
+	return ok && (pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed)
+}
 
 // workspaceOfPod maps a runner Pod to its Workspace.
 func workspaceOfPod(_ context.Context, o client.Object) []reconcile.Request {

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
@@ -54,10 +55,45 @@ func (r *Reconciler) reconcileLock(ctx context.Context, ws *magosv1.Workspace, o
 			lock.Lease, lock.Holder, ws.Name, UnlockAnnotation, lock.Holder)
 		return true, nil
 	}
-	lease := &coordinationv1.Lease{}
-	lease.Namespace, lease.Name = ws.Namespace, lock.Lease
-	if err := r.Delete(ctx, lease); err != nil && !apierrors.IsNotFound(err) {
+	// The person confirmed that no run uses the state; the controller
+	// checks too, live: a Job or runner Pod of the Workspace still running
+	// may hold the lock (its Job deleted, or missing from a stale cache).
+	job, pod, err := r.liveRun(ctx, ws)
+	if err != nil {
 		return true, err
+	}
+	if job != nil || pod != nil {
+		var what string
+		if job != nil {
+			what = "Job " + job.Name
+		} else {
+			what = "runner Pod " + pod.Name
+		}
+		obs.Phase, obs.Reason = magosv1.PhaseFailed, StateLockedReason
+		obs.Message = fmt.Sprintf("Not releasing the state lock (Lease %s) held by %q: %s of this Workspace is still running and may hold it; "+
+			"the unlock waits until it has ended", lock.Lease, lock.Holder, what)
+		return true, nil
+	}
+	// Only the lock the person named is released: the Lease is deleted
+	// with a precondition on the version that still has that holder.
+	lease := &coordinationv1.Lease{}
+	err = r.APIReader.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: lock.Lease}, lease)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return true, err
+	}
+	if err == nil {
+		if h := lease.Spec.HolderIdentity; h != nil && *h != "" && *h != lock.Holder {
+			ws.Status.Lock.Holder = *h
+			obs.Phase, obs.Reason = magosv1.PhaseFailed, StateLockedReason
+			obs.Message = fmt.Sprintf("Not releasing the state lock (Lease %s): it is now held by %q, not %q; "+
+				"once no run is using the state, release it with: kubectl annotate workspace %s %s=%s --overwrite",
+				lock.Lease, *h, lock.Holder, ws.Name, UnlockAnnotation, *h)
+			return true, nil
+		}
+		rv := lease.ResourceVersion
+		if err := r.Delete(ctx, lease, client.Preconditions{UID: &lease.UID, ResourceVersion: &rv}); err != nil && !apierrors.IsNotFound(err) {
+			return true, err
+		}
 	}
 	r.event(ws, corev1.EventTypeNormal, UnlockedReason, "Released the state lock held by %q", lock.Holder)
 	ws.Status.Lock = nil

@@ -72,7 +72,7 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 		For(&magosv1.Workspace{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Owns(&batchv1.Job{}).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(workspaceOfPod), builder.WithPredicates(runnerPodWithPullFailure)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(workspaceOfPod), builder.WithPredicates(runnerPodEvents)).
 		Owns(&corev1.ServiceAccount{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&rbacv1.Role{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&magosv1.Project{}, handler.EnqueueRequestsFromMapFunc(r.workspacesInNamespace)).

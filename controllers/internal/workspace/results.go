@@ -13,22 +13,30 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/metrics"
 )
 
+// JobMissingReason: the run's Job and Pod are gone (a live read confirmed
+// it) and its result was never read.
+const JobMissingReason = "JobMissing"
+
 // readRunResult reads the runner's report from the termination message of
 // the Job's Pod. A run without a report (killed, deadline) gets one built
 // from the Job's status.
-func (r *Reconciler) readRunResult(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job, phase string) magosv1.RunResult {
-	if job == nil {
-		return magosv1.RunResult{Phase: phase, Result: magosv1.ResultFailed, Reason: "JobMissing", Message: "the run's Job disappeared before its result was read"}
+//
+// A nil job is one a live read found gone: its Pod's report is still read
+// if the Pod is left (a Job deleted while its Pod stopped), else the run
+// failed with JobMissing.
+func (r *Reconciler) readRunResult(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job, name, phase string) magosv1.RunResult {
+	succeeded := false
+	if job != nil {
+		_, succeeded = jobFinished(job)
 	}
-	_, succeeded := jobFinished(job)
 	var pods corev1.PodList
-	if err := r.APIReader.List(ctx, &pods, client.InNamespace(ws.Namespace), client.MatchingLabels{"job-name": job.Name}); err == nil {
+	if err := r.APIReader.List(ctx, &pods, client.InNamespace(ws.Namespace), client.MatchingLabels{"job-name": name}); err == nil {
 		for _, p := range pods.Items {
 			for _, cs := range p.Status.ContainerStatuses {
 				if t := cs.State.Terminated; t != nil && t.Message != "" {
 					var res magosv1.RunResult
 					if err := json.Unmarshal([]byte(t.Message), &res); err == nil && res.Result != "" {
-						if !succeeded && res.Result == magosv1.ResultSucceeded {
+						if job != nil && !succeeded && res.Result == magosv1.ResultSucceeded {
 							res.Result = magosv1.ResultFailed
 						}
 						return res
@@ -36,6 +44,9 @@ func (r *Reconciler) readRunResult(ctx context.Context, ws *magosv1.Workspace, j
 				}
 			}
 		}
+	}
+	if job == nil {
+		return magosv1.RunResult{Phase: phase, Result: magosv1.ResultFailed, Reason: JobMissingReason, Message: "the run's Job disappeared before its result was read"}
 	}
 	if succeeded {
 		return magosv1.RunResult{Phase: phase, Result: magosv1.ResultFailed, Reason: "NoReport", Message: "the runner exited without a report"}
@@ -46,7 +57,8 @@ func (r *Reconciler) readRunResult(ctx context.Context, ws *magosv1.Workspace, j
 // recordResult folds a finished run into status: a new plan, an applied
 // plan, a stale plan to redo or a held lock; history, events and metrics.
 func (r *Reconciler) recordResult(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job) error {
-	return r.recordRunResult(ctx, ws, r.readRunResult(ctx, ws, job, ws.Status.CurrentRun.Phase))
+	cr := ws.Status.CurrentRun
+	return r.recordRunResult(ctx, ws, r.readRunResult(ctx, ws, job, cr.Job, cr.Phase))
 }
 
 // recordRunResult folds res, the result of the current run, into status.

@@ -232,8 +232,27 @@ func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn run
 	if err := controllerutil.SetControllerReference(ws, job, r.Scheme()); err != nil {
 		return err
 	}
+	// A run the cache does not show yet (or whose start a lost status
+	// patch forgot) is adopted, never doubled.
+	if busy, err := r.adoptLiveRun(ctx, ws, obs); err != nil || busy {
+		return err
+	}
 	ctrl.LoggerFrom(ctx).Info("Starting run", "phase", rn.Phase, "mode", rn.Mode, "job", job.Name, "revision", rn.Artifact.Revision, "planID", rn.PlanID)
-	if err := r.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := r.Create(ctx, job); apierrors.IsAlreadyExists(err) {
+		// The same run was started before and its status was lost; the
+		// Job that exists is the run, whatever this reconcile built.
+		existing, gerr := r.liveJob(ctx, ws, job.Name)
+		if gerr != nil {
+			return gerr
+		}
+		if existing == nil {
+			return fmt.Errorf("creating %s Job: %s exists and does not belong to Workspace %s", rn.Phase, job.Name, ws.Name)
+		}
+		ctrl.LoggerFrom(ctx).Info("Adopting the run's Job, which already exists", "job", job.Name)
+		r.adopt(ws, existing)
+		r.describeRunning(ws, obs)
+		return nil
+	} else if err != nil {
 		return fmt.Errorf("creating %s Job: %w", rn.Phase, err)
 	}
 	now := metav1.Now()
@@ -288,6 +307,37 @@ func (r *Reconciler) reconcileCurrentRun(ctx context.Context, ws *magosv1.Worksp
 	for i := range jobs.Items {
 		if jobs.Items[i].Name == cr.Job {
 			job = &jobs.Items[i]
+		}
+	}
+	if job == nil {
+		// The cache may not have seen the Job yet: only a live read says
+		// it is gone.
+		var err error
+		if job, err = r.liveJob(ctx, ws, cr.Job); err != nil {
+			return false, err
+		}
+		if job != nil {
+			if done, _ := jobFinished(job); !done {
+				r.describeRunning(ws, obs)
+				return true, nil
+			}
+		}
+	}
+	if job == nil || job.DeletionTimestamp != nil {
+		// A deleted Job's Pod may still be stopping (writing state,
+		// releasing the lock): the run ends when its Pod does.
+		pod, err := r.livePod(ctx, ws, client.MatchingLabels{"job-name": cr.Job})
+		if err != nil {
+			return false, err
+		}
+		if pod != nil {
+			r.describeRunning(ws, obs)
+			return true, nil
+		}
+		if job != nil {
+			if done, _ := jobFinished(job); !done {
+				job = nil
+			}
 		}
 	}
 	return false, r.recordResult(ctx, ws, job)

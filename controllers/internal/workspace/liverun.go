@@ -1,0 +1,112 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+// The controller's cache lags the apiserver: a Job it just created may be
+// missing from it, and a status patch that lost an optimistic-lock race
+// leaves status.currentRun unset although the Job was created. Decisions
+// that would start a second run, record a live run as gone or release a
+// lock a run may hold are therefore confirmed with live reads (APIReader):
+// they are rare, so the extra requests are cheap.
+
+// liveRun finds, with live reads, a run of ws still in progress: a Job of
+// ws that is not finished and not yet in the history, or else a runner Pod
+// of ws that has not ended (one whose Job was deleted, or deleted with
+// orphan propagation, may still be using the state).
+func (r *Reconciler) liveRun(ctx context.Context, ws *magosv1.Workspace) (*batchv1.Job, *corev1.Pod, error) {
+	var jobs batchv1.JobList
+	if err := r.APIReader.List(ctx, &jobs, client.InNamespace(ws.Namespace), client.MatchingLabels{magosv1.WorkspaceLabel: ws.Name}); err != nil {
+		return nil, nil, fmt.Errorf("listing the Workspace's Jobs: %w", err)
+	}
+	for i := range jobs.Items {
+		job := &jobs.Items[i]
+		if !metav1.IsControlledBy(job, ws) || job.DeletionTimestamp != nil || recorded(ws, job.Name) {
+			continue
+		}
+		if done, _ := jobFinished(job); !done {
+			return job, nil, nil
+		}
+	}
+	pod, err := r.livePod(ctx, ws, client.MatchingLabels{magosv1.WorkspaceLabel: ws.Name})
+	return nil, pod, err
+}
+
+// livePod is a runner Pod of ws matching sel that has not ended, read live.
+func (r *Reconciler) livePod(ctx context.Context, ws *magosv1.Workspace, sel client.MatchingLabels) (*corev1.Pod, error) {
+	var pods corev1.PodList
+	if err := r.APIReader.List(ctx, &pods, client.InNamespace(ws.Namespace), sel); err != nil {
+		return nil, fmt.Errorf("listing the Workspace's runner Pods: %w", err)
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.Labels[magosv1.WorkspaceLabel] != ws.Name {
+			continue
+		}
+		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			return p, nil
+		}
+	}
+	return nil, nil
+}
+
+// liveJob reads Job name of ws live; nil when it is gone or not ws's.
+func (r *Reconciler) liveJob(ctx context.Context, ws *magosv1.Workspace, name string) (*batchv1.Job, error) {
+	job := &batchv1.Job{}
+	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: name}, job)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading Job %s: %w", name, err)
+	}
+	if !metav1.IsControlledBy(job, ws) {
+		return nil, nil
+	}
+	return job, nil
+}
+
+// adoptLiveRun adopts a run in progress that the cache did not show, or
+// waits for a runner Pod that has not ended. It reports whether it found
+// either: then no run may start.
+func (r *Reconciler) adoptLiveRun(ctx context.Context, ws *magosv1.Workspace, obs *observation) (bool, error) {
+	job, pod, err := r.liveRun(ctx, ws)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case job != nil:
+		ctrl.LoggerFrom(ctx).Info("Adopting a run in progress that the cache did not show", "job", job.Name)
+		r.adopt(ws, job)
+		r.describeRunning(ws, obs)
+		return true, nil
+	case pod != nil:
+		r.describeLivePod(pod, obs)
+		return true, nil
+	}
+	return false, nil
+}
+
+// describeLivePod says that the Workspace waits for a runner Pod to end.
+// The Pod's end (or removal) wakes the Workspace.
+func (r *Reconciler) describeLivePod(pod *corev1.Pod, obs *observation) {
+	phase := pod.Labels[magosv1.PhaseLabel]
+	obs.Phase = phaseOfRun[phase]
+	if obs.Phase == "" {
+		obs.Phase = magosv1.PhasePlanning
+	}
+	obs.Reason = string(obs.Phase)
+	obs.Message = fmt.Sprintf("The runner Pod %s (%s) of an earlier run is still running and may be using the state; waiting for it to end", pod.Name, phase)
+}
