@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // The run contract: what the workspace-controller puts into a run's Job,
@@ -60,7 +61,38 @@ const (
 	EnvTerminationMessage = "MAGOS_TERMINATION_MESSAGE" // where to write the RunResult JSON
 	EnvDriftCheck         = "MAGOS_DRIFT"               // "true" for a drift re-plan
 	EnvPlanMode           = "MAGOS_PLAN_MODE"           // "Destroy": plan a destroy (plan -destroy), or apply one (no outputs written)
+	EnvShutdownWait       = "MAGOS_SHUTDOWN_WAIT"       // how long the engine may take to stop once interrupted, e.g. 30s
 )
+
+// Stopping a run. On SIGTERM (eviction, the Job's deadline, the Job's
+// deletion) the runner interrupts the engine (SIGINT), which stops starting
+// new operations, waits for those in flight, writes the state and releases
+// the lock; the engine is killed if it takes longer than the shutdown wait.
+// The runner then reports.
+// The runner Pod's terminationGracePeriodSeconds is the shutdown wait plus
+// ShutdownMargin, so the kubelet's SIGKILL comes after all of that.
+const (
+	// DefaultShutdownWait is the engine's shutdown wait unless the
+	// controller sets another (EnvShutdownWait).
+	DefaultShutdownWait = 30 * time.Second
+	// ShutdownMargin is the time the runner keeps, after the engine's
+	// shutdown wait, to stop its state backend (5s) and write its report.
+	ShutdownMargin = 30 * time.Second
+)
+
+// Exit codes of the runner: every one but 0 is the runner's own verdict on
+// the run, which the Job's podFailurePolicy turns into a failed Job at once.
+const (
+	ExitSucceeded = 0
+	ExitFailed    = 1
+	ExitUsage     = 2
+	ExitStale     = 4
+	ExitLocked    = 5
+)
+
+// RunnerExitCodes are the exit codes by which the runner reports a run
+// that did not succeed, as opposed to a runner killed from outside.
+var RunnerExitCodes = []int32{ExitFailed, ExitUsage, ExitStale, ExitLocked}
 
 // Reserved environment: the run contract (MAGOS_*), the settings that say
 // which engine configuration, plugins, state backend and Kubernetes API the

@@ -247,6 +247,13 @@ spec:
             - --runner-image={{ .image }}
             - --runner-versions-dir={{ .versionsDir }}
             - --default-engine-version={{ .defaultEngineVersion }}
+            {{- with (.resources | default dict).requests }}
+            - --runner-cpu-request={{ .cpu | default "0" }}
+            - --runner-memory-request={{ .memory | default "0" }}
+            {{- end }}
+            {{- with .shutdownWait }}
+            - --runner-shutdown-wait={{ . }}
+            {{- end }}
             - --run-timeout={{ .timeout }}
             - --job-ttl={{ .jobTTL }}
             - --retry-interval={{ .retryInterval }}

@@ -192,6 +192,7 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 		corev1.EnvVar{Name: magosv1.EnvWorkDir, Value: "/tmp/magos"},
 		corev1.EnvVar{Name: magosv1.EnvTerminationMessage, Value: magosv1.DefaultTerminationMessagePath},
 		corev1.EnvVar{Name: magosv1.EnvSensitiveEnv, Value: joinSensitive(sensitive)},
+		corev1.EnvVar{Name: magosv1.EnvShutdownWait, Value: r.Options.shutdownWait().String()},
 		corev1.EnvVar{Name: "HOME", Value: "/tmp/magos/home"},
 	)
 	if rn.Drift {
@@ -236,9 +237,7 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 		TerminationMessagePath:   magosv1.DefaultTerminationMessagePath,
 		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
 		SecurityContext:          hardenedContainer(),
-	}
-	if s.Runner.Resources != nil {
-		container.Resources = *s.Runner.Resources
+		Resources:                runnerResources(r.Options.runnerRequests(), s.Runner.Resources),
 	}
 
 	labels := runnerLabels(ws)
@@ -258,16 +257,18 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 			BackoffLimit:            ptr.To[int32](0),
 			ActiveDeadlineSeconds:   ptr.To(int64(s.Timeout.Seconds())),
 			TTLSecondsAfterFinished: ptr.To(int32(r.Options.JobTTL.Seconds())),
+			PodFailurePolicy:        podFailurePolicy(rn.Phase),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
-					ServiceAccountName: runnerServiceAccount(ws, rn.Phase),
-					RestartPolicy:      corev1.RestartPolicyNever,
-					NodeSelector:       s.Runner.NodeSelector,
-					Tolerations:        s.Runner.Tolerations,
-					Volumes:            volumes,
-					InitContainers:     initContainers,
-					Containers:         []corev1.Container{container},
+					ServiceAccountName:            runnerServiceAccount(ws, rn.Phase),
+					TerminationGracePeriodSeconds: ptr.To(r.Options.terminationGrace()),
+					RestartPolicy:                 corev1.RestartPolicyNever,
+					NodeSelector:                  s.Runner.NodeSelector,
+					Tolerations:                   s.Runner.Tolerations,
+					Volumes:                       volumes,
+					InitContainers:                initContainers,
+					Containers:                    []corev1.Container{container},
 					SecurityContext: &corev1.PodSecurityContext{
 						RunAsNonRoot:   ptr.To(true),
 						RunAsUser:      ptr.To[int64](65532),
@@ -279,4 +280,61 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 			},
 		},
 	}
+}
+
+// runnerResources are the runner container's resources: the user's
+// (spec.runner.resources), with the controller's default request for each
+// resource the user neither requests nor limits. A limit alone makes the
+// kubelet's request the limit, so no default is added under it.
+func runnerResources(defaults corev1.ResourceList, user *corev1.ResourceRequirements) corev1.ResourceRequirements {
+	var out corev1.ResourceRequirements
+	if user != nil {
+		out = *user.DeepCopy()
+	}
+	for name, q := range defaults {
+		if _, ok := out.Requests[name]; ok {
+			continue
+		}
+		if _, ok := out.Limits[name]; ok {
+			continue
+		}
+		if out.Requests == nil {
+			out.Requests = corev1.ResourceList{}
+		}
+		out.Requests[name] = q.DeepCopy()
+	}
+	return out
+}
+
+// podFailurePolicy says what a failed runner Pod means for its Job, whose
+// backoffLimit is 0 (any counted failure fails it).
+//
+// An exit code of the runner's own (RunnerExitCodes) fails the Job at once:
+// the runner has reported and a new Pod would only repeat the run. A Pod
+// disrupted from outside (DisruptionTarget: preemption, API-initiated or
+// taint-based eviction, graceful node shutdown) is different for plans and
+// applies. A plan changes nothing but its own plan Secrets, so a disrupted
+// plan Pod is ignored and the Job starts a new one. An apply or destroy may
+// have changed real resources before it was stopped: it is never repeated
+// blindly with the same saved plan; the Job fails and the controller plans
+// again from the state the interrupted run wrote back.
+func podFailurePolicy(phase string) *batchv1.PodFailurePolicy {
+	disrupted := batchv1.PodFailurePolicyActionFailJob
+	if phase == magosv1.RunPlan {
+		disrupted = batchv1.PodFailurePolicyActionIgnore
+	}
+	return &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{
+		{
+			Action:          disrupted,
+			OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
+		},
+		{
+			Action: batchv1.PodFailurePolicyActionFailJob,
+			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+				ContainerName: ptr.To("runner"),
+				Operator:      batchv1.PodFailurePolicyOnExitCodesOpIn,
+				Values:        slices.Clone(magosv1.RunnerExitCodes),
+			},
+		},
+	}}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
@@ -54,8 +55,49 @@ type Options struct {
 	// MaxPlanJSONBytes is the most plan JSON the policy gate unpacks;
 	// zero means DefaultMaxPlanJSONBytes. A bigger plan fails the gate.
 	MaxPlanJSONBytes int64
+	// RunnerRequests are the runner container's resource requests unless
+	// its spec.runner.resources requests that resource (or limits it,
+	// which makes the request the limit); nil means DefaultRunnerRequests.
+	// Requests keep runner Pods out of the BestEffort class, the first
+	// the kubelet evicts under node pressure.
+	RunnerRequests corev1.ResourceList
+	// RunnerShutdownWait is how long the engine may take to stop once the
+	// runner is told to (SIGTERM); zero means magosv1.DefaultShutdownWait.
+	// The Pod's grace period is this plus magosv1.ShutdownMargin.
+	RunnerShutdownWait time.Duration
 	// Guards are the cluster-level rules no Workspace can opt out of.
 	Guards Guards
+}
+
+// DefaultRunnerRequests are the default RunnerRequests: enough for the
+// engine with a few small providers.
+var DefaultRunnerRequests = corev1.ResourceList{
+	corev1.ResourceCPU:    resource.MustParse("100m"),
+	corev1.ResourceMemory: resource.MustParse("256Mi"),
+}
+
+// runnerRequests is RunnerRequests or its default.
+func (o Options) runnerRequests() corev1.ResourceList {
+	if o.RunnerRequests == nil {
+		return DefaultRunnerRequests
+	}
+	return o.RunnerRequests
+}
+
+// shutdownWait is RunnerShutdownWait or its default.
+func (o Options) shutdownWait() time.Duration {
+	if o.RunnerShutdownWait <= 0 {
+		return magosv1.DefaultShutdownWait
+	}
+	return o.RunnerShutdownWait
+}
+
+// terminationGrace is the runner Pod's terminationGracePeriodSeconds: the
+// engine's shutdown wait and the runner's margin after it, in whole
+// seconds, rounded up.
+func (o Options) terminationGrace() int64 {
+	d := o.shutdownWait() + magosv1.ShutdownMargin
+	return int64((d + time.Second - 1) / time.Second)
 }
 
 // DefaultMaxPlanJSONBytes is the default MaxPlanJSONBytes: the JSON of
@@ -123,8 +165,38 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.PolicyTimeout, "policy-timeout", 30*time.Second, "Deadline of one policy evaluation of a plan; a plan not evaluated in time is blocked.")
 	fs.Func("max-plan-json-size", "Most plan JSON the policy gate unpacks (default 32Mi); a bigger plan is blocked.",
 		sizeFlag(func(q resource.Quantity) { o.MaxPlanJSONBytes = q.Value() }))
+	o.RunnerRequests = DefaultRunnerRequests.DeepCopy()
+	fs.Func("runner-cpu-request", "CPU request of the runner container unless spec.runner.resources sets one; 0 sets none (default 100m).",
+		requestFlag(o, corev1.ResourceCPU))
+	fs.Func("runner-memory-request", "Memory request of the runner container unless spec.runner.resources sets one; 0 sets none (default 256Mi).",
+		requestFlag(o, corev1.ResourceMemory))
+	fs.DurationVar(&o.RunnerShutdownWait, "runner-shutdown-wait", magosv1.DefaultShutdownWait,
+		"How long the engine may take to stop (finish operations in flight, write state, unlock) when its run is stopped; "+
+			"the runner Pod's grace period is this plus "+magosv1.ShutdownMargin.String()+".")
 	fs.DurationVar(&o.RetryInterval, "retry-interval", 5*time.Minute, "How long a failed run waits before it is retried with unchanged inputs.")
 	o.Guards.BindFlags(fs)
+}
+
+// requestFlag sets the default request of one resource; 0 removes it.
+func requestFlag(o *Options, name corev1.ResourceName) func(string) error {
+	return func(v string) error {
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return err
+		}
+		if q.Sign() < 0 {
+			return fmt.Errorf("want a size of at least 0, got %q", v)
+		}
+		if o.RunnerRequests == nil {
+			o.RunnerRequests = corev1.ResourceList{}
+		}
+		if q.IsZero() {
+			delete(o.RunnerRequests, name)
+		} else {
+			o.RunnerRequests[name] = q
+		}
+		return nil
+	}
 }
 
 // sizeFlag parses a positive quantity (e.g. 4Gi) and passes it to set.

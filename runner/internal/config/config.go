@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -53,6 +54,9 @@ type Config struct {
 	// PlanMode is magosv1.PlanModeDestroy for a destroy plan (plan runs) or
 	// the apply of one (apply runs); empty for a normal plan.
 	PlanMode string
+	// ShutdownWait is how long the engine may take to stop once the run
+	// is interrupted (magosv1.DefaultShutdownWait unless set).
+	ShutdownWait time.Duration
 }
 
 // Destroying says whether the run plans or applies a destroy.
@@ -90,6 +94,19 @@ func FromEnv(phase string, getenv func(string) string) (*Config, error) {
 		TerminationMessage: get(magosv1.EnvTerminationMessage),
 		Drift:              get(magosv1.EnvDriftCheck) == "true",
 		PlanMode:           get(magosv1.EnvPlanMode),
+		ShutdownWait:       magosv1.DefaultShutdownWait,
+	}
+	var waitErr error
+	if v := get(magosv1.EnvShutdownWait); v != "" {
+		d, err := time.ParseDuration(v)
+		switch {
+		case err != nil:
+			waitErr = fmt.Errorf("%s: %w", magosv1.EnvShutdownWait, err)
+		case d <= 0:
+			waitErr = fmt.Errorf("%s must be positive, got %q", magosv1.EnvShutdownWait, v)
+		default:
+			c.ShutdownWait = d
+		}
 	}
 	if c.TerminationMessage == "" {
 		c.TerminationMessage = magosv1.DefaultTerminationMessagePath
@@ -102,7 +119,7 @@ func FromEnv(phase string, getenv func(string) string) (*Config, error) {
 			c.LockLease = magosv1.LockLeaseName(c.Workspace)
 		}
 	}
-	return c, c.validate()
+	return c, errors.Join(waitErr, c.validate())
 }
 
 func (c *Config) validate() error {

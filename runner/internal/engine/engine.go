@@ -20,16 +20,18 @@ type Engine struct {
 }
 
 // New returns an Engine for binary working in dir, passing the engine's
-// output to stdout and stderr (which should mask secrets).
-func New(binary, dir string, stdout, stderr io.Writer) (*Engine, error) {
+// output to stdout and stderr (which should mask secrets). When the run's
+// context ends, the engine is interrupted (SIGINT: it stops starting
+// operations, waits for those in flight, writes the state and releases the
+// lock) and killed if it has not exited after shutdownWait.
+func New(binary, dir string, shutdownWait time.Duration, stdout, stderr io.Writer) (*Engine, error) {
 	tf, err := tfexec.NewTerraform(dir, binary)
 	if err != nil {
 		return nil, err
 	}
 	tf.SetStdout(stdout)
 	tf.SetStderr(stderr)
-	// Give the engine time to release the state lock when interrupted.
-	if err := tf.SetWaitDelay(30 * time.Second); err != nil {
+	if err := tf.SetWaitDelay(shutdownWait); err != nil {
 		return nil, err
 	}
 	return &Engine{tf: tf, stdout: stdout}, nil

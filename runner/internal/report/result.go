@@ -102,12 +102,12 @@ func Write(path string, r magosv1.RunResult) error {
 func ExitCode(result string) int {
 	switch result {
 	case magosv1.ResultSucceeded:
-		return 0
+		return magosv1.ExitSucceeded
 	case magosv1.ResultStale:
-		return 4
+		return magosv1.ExitStale
 	case magosv1.ResultLocked:
-		return 5
+		return magosv1.ExitLocked
 	default:
-		return 1
+		return magosv1.ExitFailed
 	}
 }

@@ -137,7 +137,7 @@ func (r *runner) run(ctx context.Context) error {
 	if err := engine.PrepareEnv(cfg.WorkDir, backendEnv); err != nil {
 		return report.Failed(report.ReasonInitFailed, err)
 	}
-	eng, err := engine.New(binary, configDir, r.stdout, r.stderr)
+	eng, err := engine.New(binary, configDir, cfg.ShutdownWait, r.stdout, r.stderr)
 	if err != nil {
 		return report.Failed(report.ReasonEngineNotFound, err)
 	}
