@@ -186,8 +186,13 @@ func TestPlanRunsAsReadOnlyIdentity(t *testing.T) {
 	var outputs corev1.Secret
 	err = planner.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "split-outputs"}, &outputs)
 	assert.True(t, apierrors.IsForbidden(err), "a plan must not touch the outputs, got %v", err)
+	var errored corev1.Secret
+	err = planner.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: magosv1.ErroredStateSecretName("split")}, &errored)
+	assert.True(t, apierrors.IsForbidden(err), "a plan must not touch the errored state, got %v", err)
 
 	applier := impersonate(t, s.ns, magosv1.RunnerServiceAccountName("split"))
 	require.NoError(t, applier.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: magosv1.StateSecretName("split")}, &state))
 	require.NoError(t, applier.Update(ctx, &state), "the apply identity writes the state")
+	require.NoError(t, applier.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: magosv1.ErroredStateSecretName("split")}, &errored))
+	require.NoError(t, applier.Update(ctx, &errored), "the apply identity saves errored state")
 }

@@ -42,6 +42,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &magosv1alpha1.DestroySpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EnvEntry"):
 		return &magosv1alpha1.EnvEntryApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ErroredStateStatus"):
+		return &magosv1alpha1.ErroredStateStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LocalObjectReference"):
 		return &magosv1alpha1.LocalObjectReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LockStatus"):

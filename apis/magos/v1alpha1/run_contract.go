@@ -62,13 +62,14 @@ const (
 	EnvDriftCheck         = "MAGOS_DRIFT"               // "true" for a drift re-plan
 	EnvPlanMode           = "MAGOS_PLAN_MODE"           // "Destroy": plan a destroy (plan -destroy), or apply one (no outputs written)
 	EnvShutdownWait       = "MAGOS_SHUTDOWN_WAIT"       // how long the engine may take to stop once interrupted, e.g. 30s
+	EnvErroredState       = "MAGOS_ERRORED_STATE"       // Secret that receives state the engine could not write back
 )
 
 // Stopping a run. On SIGTERM (eviction, the Job's deadline, the Job's
 // deletion) the runner interrupts the engine (SIGINT), which stops starting
 // new operations, waits for those in flight, writes the state and releases
 // the lock; the engine is killed if it takes longer than the shutdown wait.
-// The runner then reports.
+// The runner then saves what the engine could not write back and reports.
 // The runner Pod's terminationGracePeriodSeconds is the shutdown wait plus
 // ShutdownMargin, so the kubelet's SIGKILL comes after all of that.
 const (
@@ -76,7 +77,8 @@ const (
 	// controller sets another (EnvShutdownWait).
 	DefaultShutdownWait = 30 * time.Second
 	// ShutdownMargin is the time the runner keeps, after the engine's
-	// shutdown wait, to stop its state backend (5s) and write its report.
+	// shutdown wait, to save errored state, stop its state backend (5s) and
+	// write its report.
 	ShutdownMargin = 30 * time.Second
 )
 
@@ -166,7 +168,27 @@ type RunResult struct {
 	// PlanChunks is how many plan Secrets a plan needs when it found fewer
 	// reserved (ReasonPlanStorageExhausted).
 	PlanChunks int `json:"planChunks,omitempty"`
+	// ErroredState names the Secret holding state the engine could not
+	// write back to the state Secret (ReasonStateNotSaved); "" when there
+	// was none or it could not be saved either (the message says which).
+	ErroredState string `json:"erroredState,omitempty"`
 }
+
+// ReasonStateNotSaved: an apply or destroy changed real resources but the
+// engine could not write the resulting state back. The state Secret is
+// stale; the run saved the engine's errored state to
+// ErroredStateSecretName (RunResult.ErroredState) if it could. The
+// controller starts no run until someone restores the state.
+const ReasonStateNotSaved = "StateNotSaved"
+
+// ReasonStateTooLarge: the state would not fit the state Secret
+// (MaxStateSecretBytes gzip'd); an apply checks this before it applies.
+const ReasonStateTooLarge = "StateTooLarge"
+
+// MaxStateSecretBytes is the most gzip'd state one Secret holds: the
+// apiserver refuses a Secret whose data exceeds 1 MiB; the rest of the
+// object needs a little room.
+const MaxStateSecretBytes = 1<<20 - 4<<10
 
 // ReasonPlanStorageExhausted: the plan needs more plan Secrets than the
 // controller reserved; the controller reserves RunResult.PlanChunks and
@@ -222,6 +244,13 @@ func StateSecretLabels(workspace string) map[string]string {
 func PlanSecretName(workspace string, i int) string {
 	return fmt.Sprintf("%s-plan-%02d", workspace, i)
 }
+
+// ErroredStateSecretName is the Secret the runner saves state to when the
+// engine could not write it back after changing real resources (the
+// engine's errored.tfstate): gzip'd state JSON under StateKey, like the
+// state Secret, but without the backend's labels. The controller creates
+// it before every apply and destroy; the runner may only update it.
+func ErroredStateSecretName(workspace string) string { return "tfstate-errored-" + workspace }
 
 // StateSecretName is the default state Secret of a Workspace.
 func StateSecretName(workspace string) string { return "tfstate-default-" + workspace }

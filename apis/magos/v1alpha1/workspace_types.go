@@ -286,6 +286,24 @@ type LockStatus struct {
 	Since *metav1.Time `json:"since,omitempty"`
 }
 
+// ErroredStateStatus describes state a run could not write back to the
+// state Secret after changing real resources. No run starts until someone
+// restores the state and acknowledges it with the magos.dev/state-restored
+// annotation set to Job.
+type ErroredStateStatus struct {
+	// Job is the run's Job.
+	Job string `json:"job"`
+	// Secret holds the state the engine could not write back (gzip'd state
+	// JSON under key tfstate); empty when it could not be saved either.
+	// +optional
+	Secret string `json:"secret,omitempty"`
+	// StateSecret is the state Secret that lacks it.
+	StateSecret string `json:"stateSecret"`
+	// Since is when the run reported it.
+	// +optional
+	Since *metav1.Time `json:"since,omitempty"`
+}
+
 // WorkspaceStatus is the observed state of a Workspace.
 type WorkspaceStatus struct {
 	// ObservedGeneration is the last generation reconciled successfully.
@@ -325,6 +343,10 @@ type WorkspaceStatus struct {
 	// Lock shows the holder of a stuck state lock.
 	// +optional
 	Lock *LockStatus `json:"lock,omitempty"`
+
+	// ErroredState shows state a run changed but could not write back.
+	// +optional
+	ErroredState *ErroredStateStatus `json:"erroredState,omitempty"`
 
 	// Runs counts the runs started; it makes run names unique.
 	// +optional

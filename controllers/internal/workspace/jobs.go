@@ -201,6 +201,9 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 	if rn.Mode != "" {
 		env = append(env, corev1.EnvVar{Name: magosv1.EnvPlanMode, Value: string(rn.Mode)})
 	}
+	if rn.Phase != magosv1.RunPlan {
+		env = append(env, corev1.EnvVar{Name: magosv1.EnvErroredState, Value: magosv1.ErroredStateSecretName(ws.Name)})
+	}
 	if o := ws.Spec.Outputs; o != nil {
 		env = append(env,
 			corev1.EnvVar{Name: magosv1.EnvOutputsSecret, Value: o.SecretName},

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
@@ -102,4 +103,38 @@ func (r *Reconciler) reconcileLock(ctx context.Context, ws *magosv1.Workspace, o
 		ws.Status.History[0].Result = "Unlocked" // do not wait out the retry interval
 	}
 	return false, nil
+}
+
+// reconcileErroredState keeps a Workspace whose run changed real resources
+// but could not write their state back from running (Stalled,
+// StateNotSaved): a plan against the stale state Secret would create them
+// again. Once someone has restored the state and set the
+// magos.dev/state-restored annotation to the run's Job, it plans afresh.
+func (r *Reconciler) reconcileErroredState(ctx context.Context, ws *magosv1.Workspace, obs *observation) bool {
+	es := ws.Status.ErroredState
+	if es == nil {
+		return false
+	}
+	if ws.Annotations[StateRestoredAnnotation] == es.Job {
+		ctrl.LoggerFrom(ctx).Info("The state was restored; planning again", "job", es.Job)
+		r.event(ws, corev1.EventTypeNormal, StateRestoredReason, "The state of run %s was marked restored; planning again", es.Job)
+		ws.Status.ErroredState = nil
+		ws.Status.Plan = nil
+		if len(ws.Status.History) > 0 && ws.Status.History[0].Job == es.Job {
+			ws.Status.History[0].Result = StateRestoredReason // not a failure to retry or stall on
+		}
+		return false
+	}
+	obs.Phase, obs.Reason = magosv1.PhaseFailed, magosv1.ReasonStateNotSaved
+	restore := fmt.Sprintf("the state the engine could not write back is in Secret %s (key %s, gzip'd state JSON): "+
+		"push it to the state (e.g. kubectl get secret %s -o jsonpath='{.data.%s}' | base64 -d | gunzip > errored.tfstate, then tofu state push errored.tfstate "+
+		"with this configuration, or copy the key into Secret %s)",
+		es.Secret, magosv1.StateKey, es.Secret, magosv1.StateKey, es.StateSecret)
+	if es.Secret == "" {
+		restore = "the state could not be saved either: import the resources the run created into the state, or remove them by hand"
+	}
+	obs.Message = fmt.Sprintf("Run %s changed real resources but could not write their state to Secret %s, and no run starts until it is restored: %s; "+
+		"then run: kubectl annotate workspace %s %s=%s --overwrite",
+		es.Job, es.StateSecret, restore, ws.Name, StateRestoredAnnotation, es.Job)
+	return true
 }

@@ -27,8 +27,8 @@ func runnerLabels(ws *magosv1.Workspace) map[string]string {
 }
 
 // runnerRules is the least the runner needs: get and update, by name, of
-// the objects the controller reserved for it (its state Secret, plan chunk
-// Secrets, outputs Secret and lock Lease). It gets no create: Kubernetes
+// the objects the controller reserved for it (its state Secret, errored-
+// state Secret, plan chunk Secrets, outputs Secret and lock Lease). It gets no create: Kubernetes
 // cannot restrict create by name, and create on Secrets would let config
 // code mint a token for any ServiceAccount of the namespace; create on
 // Leases would let it squat other Workspaces' locks or other programs'
@@ -37,6 +37,9 @@ func runnerRules(ws *magosv1.Workspace, st runStorage) []rbacv1.PolicyRule {
 	var secrets, leases []string
 	if st.State {
 		secrets = append(secrets, magosv1.StateSecretName(ws.Name))
+	}
+	if st.ErroredState {
+		secrets = append(secrets, magosv1.ErroredStateSecretName(ws.Name))
 	}
 	for i := range st.PlanChunks {
 		secrets = append(secrets, magosv1.PlanSecretName(ws.Name, i))
@@ -88,13 +91,13 @@ func (r *Reconciler) tightenRunnerRole(ctx context.Context, ws *magosv1.Workspac
 	return r.Update(ctx, role)
 }
 
-// planRunnerRules are runnerRules without any write to the state or the
-// outputs Secret: a plan reads the state and takes the lock, and stores
+// planRunnerRules are runnerRules without any write to the state, the
+// errored-state or the outputs Secret: a plan reads the state and takes the lock, and stores
 // its plan, but never writes state or outputs. Config code running at plan
 // time (providers, external data sources) gets no more than this.
 func planRunnerRules(ws *magosv1.Workspace, st runStorage) []rbacv1.PolicyRule {
 	state := magosv1.StateSecretName(ws.Name)
-	drop := []string{state}
+	drop := []string{state, magosv1.ErroredStateSecretName(ws.Name)}
 	if st.Outputs != "" {
 		drop = append(drop, st.Outputs)
 	}

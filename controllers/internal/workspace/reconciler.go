@@ -26,6 +26,10 @@ const DestroyFinalizer = "magos.dev/destroy"
 // stuck state lock.
 const UnlockAnnotation = "magos.dev/unlock"
 
+// StateRestoredAnnotation, set to the Job shown in status.erroredState.job
+// once the state was restored, lets runs start again.
+const StateRestoredAnnotation = "magos.dev/state-restored"
+
 // Reconciler reconciles Workspaces.
 type Reconciler struct {
 	client.Client

@@ -118,6 +118,12 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 	case res.Result == magosv1.ResultStale:
 		ws.Status.Plan = nil
 		r.event(ws, corev1.EventTypeWarning, PlanStaleReason, "Plan %s is stale (%s); re-planning", cr.PlanID, res.Message)
+	case res.Reason == magosv1.ReasonStateNotSaved:
+		ws.Status.Plan = nil
+		ws.Status.ErroredState = &magosv1.ErroredStateStatus{
+			Job: cr.Job, Secret: res.ErroredState, StateSecret: magosv1.StateSecretName(ws.Name), Since: &now,
+		}
+		r.event(ws, corev1.EventTypeWarning, magosv1.ReasonStateNotSaved, "The %s run %s could not write its state back: %s", cr.Phase, cr.Job, cr.Message)
 	default:
 		if cr.Phase == magosv1.RunApply {
 			ws.Status.Plan = nil // the state may have moved; re-plan after the retry interval

@@ -75,6 +75,9 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 	if err != nil || busy {
 		return ctrl.Result{}, err
 	}
+	if held := r.reconcileErroredState(ctx, ws, obs); held {
+		return ctrl.Result{}, nil
+	}
 	if held, err := r.reconcileLock(ctx, ws, obs); err != nil || held {
 		return ctrl.Result{}, err
 	}

@@ -29,13 +29,15 @@ type runStorage struct {
 	PlanChunks int
 	// Outputs is the outputs Secret; "" when the Workspace writes none.
 	Outputs string
+	// ErroredState is set once the errored-state Secret is.
+	ErroredState bool
 }
 
 // reserveRunStorage creates, before a run, every object the runner writes,
 // so that the runner's Role needs no create: with create on Secrets, config
 // code could mint a token Secret for any ServiceAccount of the namespace.
 // The state Secret carries the state labels and no owner (state outlives
-// its Workspace); the lock Lease, the plan chunk Secrets and the outputs
+// its Workspace), as does the errored-state Secret (with the run labels); the lock Lease, the plan chunk Secrets and the outputs
 // Secret are owned by the Workspace. An existing object of one of those
 // names that Magos did not create for this Workspace stalls it with
 // StorageConflict.
@@ -54,6 +56,15 @@ func (r *Reconciler) reserveRunStorage(ctx context.Context, ws *magosv1.Workspac
 		return st, err
 	}
 	st.Lease = true
+	// Like the state it may have to hold, the errored-state Secret has no
+	// owner: it outlives the Workspace.
+	errored := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Name: magosv1.ErroredStateSecretName(ws.Name), Namespace: ws.Namespace, Labels: runnerLabels(ws),
+	}, Type: corev1.SecretTypeOpaque}
+	if _, err := r.reserve(ctx, ws, errored, true); err != nil {
+		return st, err
+	}
+	st.ErroredState = true
 	// DefaultPlanChunks are created; more exist once a plan needed them.
 	for st.PlanChunks < magosv1.MaxPlanChunks {
 		res, err := r.reserve(ctx, ws, r.planChunk(ws, st.PlanChunks), st.PlanChunks < magosv1.DefaultPlanChunks)

@@ -44,6 +44,9 @@ const (
 	// gate and the cluster does not allow it; the destroy is planned,
 	// checked and approved like any plan (warning event).
 	DestroyGateEnforcedReason = "DestroyGateEnforced"
+	// StateRestoredReason: the state of a run that could not write it back
+	// was marked restored (event); the Workspace plans again.
+	StateRestoredReason = "StateRestored"
 )
 
 // stallingReasons are the failure reasons a retry with the same revision
@@ -66,6 +69,10 @@ var stallingReasons = map[string]bool{
 	// Evaluated again when a selected policy or the plan changes.
 	PolicyViolationReason: true,
 	PlanTooLargeReason:    true,
+	// Released only by the magos.dev/state-restored annotation.
+	magosv1.ReasonStateNotSaved: true,
+	// The configuration's state does not fit the state Secret.
+	magosv1.ReasonStateTooLarge: true,
 }
 
 // stalls reports whether a failure with reason needs a person, a new

@@ -57,6 +57,9 @@ type Config struct {
 	// ShutdownWait is how long the engine may take to stop once the run
 	// is interrupted (magosv1.DefaultShutdownWait unless set).
 	ShutdownWait time.Duration
+	// ErroredStateSecret receives state the engine could not write back
+	// (apply and destroy runs); empty means there is nowhere to save it.
+	ErroredStateSecret string
 }
 
 // Destroying says whether the run plans or applies a destroy.
@@ -95,6 +98,7 @@ func FromEnv(phase string, getenv func(string) string) (*Config, error) {
 		Drift:              get(magosv1.EnvDriftCheck) == "true",
 		PlanMode:           get(magosv1.EnvPlanMode),
 		ShutdownWait:       magosv1.DefaultShutdownWait,
+		ErroredStateSecret: get(magosv1.EnvErroredState),
 	}
 	var waitErr error
 	if v := get(magosv1.EnvShutdownWait); v != "" {
@@ -183,6 +187,7 @@ func (c *Config) validate() error {
 		{magosv1.EnvStateSecret, c.StateSecret},
 		{magosv1.EnvLockLease, c.LockLease},
 		{magosv1.EnvOutputsSecret, c.OutputsSecret},
+		{magosv1.EnvErroredState, c.ErroredStateSecret},
 	} {
 		if n.name == "" {
 			continue

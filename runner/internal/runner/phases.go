@@ -106,7 +106,7 @@ func (r *runner) loadApprovedPlan(ctx context.Context) (*planstore.Plan, error) 
 
 // apply applies the stored plan and writes the outputs; a destroy leaves
 // none to write.
-func (r *runner) apply(ctx context.Context, eng *engine.Engine, p *planstore.Plan) error {
+func (r *runner) apply(ctx context.Context, eng *engine.Engine, configDir string, p *planstore.Plan) error {
 	planFile, err := r.planFile()
 	if err != nil {
 		return report.Failed(report.ReasonApplyFailed, err)
@@ -117,8 +117,14 @@ func (r *runner) apply(ctx context.Context, eng *engine.Engine, p *planstore.Pla
 	if err := r.checkBinaryPlan(ctx, eng, planFile, p.ID); err != nil {
 		return err
 	}
+	if err := checkStateSize(p.JSON); err != nil {
+		return err
+	}
 	r.log.Info("Applying", "planID", p.ID, "digest", p.Digest)
 	if err := eng.Apply(ctx, planFile); err != nil {
+		if serr := r.saveErroredState(ctx, configDir, "apply", err); serr != nil {
+			return serr
+		}
 		if engine.IsStalePlan(err) {
 			return report.Stale(report.ReasonPlanStale, fmt.Errorf("apply: %s; the state changed after plan %s was made", engine.Summary(err), p.ID))
 		}
@@ -188,9 +194,12 @@ func (r *runner) writeOutputs(ctx context.Context, eng *engine.Engine) error {
 
 // destroy destroys everything in the state without a plan: the Workspace
 // skips the destroy gate.
-func (r *runner) destroy(ctx context.Context, eng *engine.Engine) error {
+func (r *runner) destroy(ctx context.Context, eng *engine.Engine, configDir string) error {
 	r.log.Info("Destroying")
 	if err := eng.Destroy(ctx); err != nil {
+		if serr := r.saveErroredState(ctx, configDir, "destroy", err); serr != nil {
+			return serr
+		}
 		return r.engineError(report.ReasonDestroyFailed, "destroy", err)
 	}
 	return nil

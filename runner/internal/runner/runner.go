@@ -153,9 +153,9 @@ func (r *runner) run(ctx context.Context) error {
 	case magosv1.RunPlan:
 		return r.plan(ctx, eng)
 	case magosv1.RunApply:
-		return r.apply(ctx, eng, stored)
+		return r.apply(ctx, eng, configDir, stored)
 	default:
-		return r.destroy(ctx, eng)
+		return r.destroy(ctx, eng, configDir)
 	}
 }
 

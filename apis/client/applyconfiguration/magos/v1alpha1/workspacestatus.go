@@ -46,6 +46,8 @@ type WorkspaceStatusApplyConfiguration struct {
 	Outputs []string `json:"outputs,omitempty"`
 	// Lock shows the holder of a stuck state lock.
 	Lock *LockStatusApplyConfiguration `json:"lock,omitempty"`
+	// ErroredState shows state a run changed but could not write back.
+	ErroredState *ErroredStateStatusApplyConfiguration `json:"erroredState,omitempty"`
 	// Runs counts the runs started; it makes run names unique.
 	Runs *int64 `json:"runs,omitempty"`
 	// InputsDigest is the digest of the inputs the Workspace uses now.
@@ -136,6 +138,14 @@ func (b *WorkspaceStatusApplyConfiguration) WithOutputs(values ...string) *Works
 // If called multiple times, the Lock field is set to the value of the last call.
 func (b *WorkspaceStatusApplyConfiguration) WithLock(value *LockStatusApplyConfiguration) *WorkspaceStatusApplyConfiguration {
 	b.Lock = value
+	return b
+}
+
+// WithErroredState sets the ErroredState field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ErroredState field is set to the value of the last call.
+func (b *WorkspaceStatusApplyConfiguration) WithErroredState(value *ErroredStateStatusApplyConfiguration) *WorkspaceStatusApplyConfiguration {
+	b.ErroredState = value
 	return b
 }
 
