@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,11 +119,12 @@ func TestWorkspaceWaitsForMissingVariableSetKey(t *testing.T) {
 	s.newWorkspace("waiting", "infra", func(ws *magosv1.Workspace) {
 		ws.Spec.VariableSetRefs = []magosv1.LocalObjectReference{{Name: "creds"}}
 	})
-	ws := s.waitWorkspace("waiting", time.Minute, "waits for the VariableSet", func(ws *magosv1.Workspace) bool {
+	// Until the variableset-controller has looked, the VariableSet is only
+	// not Ready; then the Workspace's message names the missing key.
+	s.waitWorkspace("waiting", time.Minute, "waits for the VariableSet and names the missing key", func(ws *magosv1.Workspace) bool {
 		c := conditions.Get(ws, magosv1.ReadyCondition)
-		return c != nil && c.Reason == workspace.VariableSetNotReadyReason
+		return c != nil && c.Reason == workspace.VariableSetNotReadyReason && strings.Contains(c.Message, "word")
 	})
-	assert.Contains(t, readyMessage(ws), "word", "the message names the missing key")
 	require.Never(t, func() bool { return planJobs(t, s.ns, "waiting") > 0 }, 3*time.Second, 250*time.Millisecond,
 		"no run starts with partial inputs")
 

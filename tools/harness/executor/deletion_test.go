@@ -34,6 +34,7 @@ func TestDeletingARunningJob(t *testing.T) {
 			job := f.job("apply-1", "sleep")
 			key := create(t, job)
 			pod := waitPod(t, key, phase(corev1.PodRunning))
+			waitStarted(t, f.record)
 
 			require.NoError(t, env.Client.Delete(context.Background(), job, client.PropagationPolicy(policy)))
 			waitGone(t, job)
@@ -49,6 +50,7 @@ func TestOrphanDeletionLeavesThePodRunning(t *testing.T) {
 	job := f.job("apply-1", "sleep")
 	key := create(t, job)
 	waitPod(t, key, phase(corev1.PodRunning))
+	waitStarted(t, f.record)
 
 	// batch/v1 Jobs default to Orphan propagation.
 	require.NoError(t, env.Client.Delete(context.Background(), job))

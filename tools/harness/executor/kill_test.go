@@ -17,6 +17,7 @@ func TestKillFailsThePodAsALostNode(t *testing.T) {
 	key := create(t, f.job("apply-1", "sleep"))
 
 	waitPod(t, key, phase(corev1.PodRunning))
+	waitStarted(t, f.record)
 	require.NoError(t, ex.Kill(key.Namespace, key.Name))
 
 	got := waitJob(t, key, batchv1.JobFailed)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -260,6 +261,15 @@ type probeReport struct {
 	Forbidden string            `json:"forbidden"`
 	WorkDir   bool              `json:"workDirWritable"`
 	File      string            `json:"file"`
+}
+
+// waitStarted waits until the probe recorded that it started, and so
+// handles SIGTERM: a Pod is Running as soon as its process is, before the
+// probe has got that far.
+func waitStarted(t *testing.T, path string) {
+	t.Helper()
+	require.Eventually(t, func() bool { return slices.Contains(records(t, path), "started") },
+		timeout, 50*time.Millisecond, "the probe never started")
 }
 
 // records reads the lines the probe recorded.

@@ -39,9 +39,11 @@ func main() {
 	if len(os.Args) > 1 {
 		mode = os.Args[1]
 	}
-	record("started")
+	// Catch SIGTERM before saying it started: a test that waits for
+	// "started" can then stop the probe and see it handle the signal.
 	terms := make(chan os.Signal, 1)
 	signal.Notify(terms, syscall.SIGTERM)
+	record("started")
 
 	rep := Report{Args: os.Args[1:], Env: map[string]string{}}
 	for _, name := range []string{"PROBE_SECRET", "PROBE_NAMESPACE", "PROBE_POD", "PROBE_SA", "PROBE_EXPANDED", "FROM_CM_value", "PROBE_OPTIONAL", "HOME", "MAGOS_VERSIONS_DIR"} {
