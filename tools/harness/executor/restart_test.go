@@ -19,6 +19,7 @@ func TestRestartedExecutorFailsLostPods(t *testing.T) {
 	stopFirst := runExecutor(t, first)
 	key := create(t, f.job("apply-1", "sleep"))
 	running := waitPod(t, key, phase(corev1.PodRunning))
+	waitStarted(t, f.record)
 
 	stopFirst() // the process dies with its executor; nothing is reported
 	pod := &corev1.Pod{}
