@@ -348,6 +348,12 @@ type WorkspaceStatus struct {
 	// +optional
 	ErroredState *ErroredStateStatus `json:"erroredState,omitempty"`
 
+	// Retry is the retry state after the newest run failed: cleared when a
+	// run succeeds, when the failure is released (unlock, restored state) and
+	// ignored once the revision or inputs change.
+	// +optional
+	Retry *RetryStatus `json:"retry,omitempty"`
+
 	// Runs counts the runs started; it makes run names unique.
 	// +optional
 	Runs int64 `json:"runs,omitempty"`
@@ -360,6 +366,19 @@ type WorkspaceStatus struct {
 	// +kubebuilder:validation:MaxItems=10
 	// +optional
 	History []RunStatus `json:"history,omitempty"`
+}
+
+// RetryStatus is how a Workspace recovers from its newest failed run
+// (status.history[0]).
+type RetryStatus struct {
+	// Attempts counts the runs in a row that failed for the same revision
+	// and inputs.
+	Attempts int32 `json:"attempts"`
+
+	// NextTime is when the next attempt starts; unset when the failure is
+	// not retried (it stalls until the revision, inputs or spec change).
+	// +optional
+	NextTime *metav1.Time `json:"nextTime,omitempty"`
 }
 
 // Workspace runs one Terraform/OpenTofu configuration from a Flux source.

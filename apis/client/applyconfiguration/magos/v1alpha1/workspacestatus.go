@@ -48,6 +48,10 @@ type WorkspaceStatusApplyConfiguration struct {
 	Lock *LockStatusApplyConfiguration `json:"lock,omitempty"`
 	// ErroredState shows state a run changed but could not write back.
 	ErroredState *ErroredStateStatusApplyConfiguration `json:"erroredState,omitempty"`
+	// Retry is the retry state after the newest run failed: cleared when a
+	// run succeeds, when the failure is released (unlock, restored state) and
+	// ignored once the revision or inputs change.
+	Retry *RetryStatusApplyConfiguration `json:"retry,omitempty"`
 	// Runs counts the runs started; it makes run names unique.
 	Runs *int64 `json:"runs,omitempty"`
 	// InputsDigest is the digest of the inputs the Workspace uses now.
@@ -146,6 +150,14 @@ func (b *WorkspaceStatusApplyConfiguration) WithLock(value *LockStatusApplyConfi
 // If called multiple times, the ErroredState field is set to the value of the last call.
 func (b *WorkspaceStatusApplyConfiguration) WithErroredState(value *ErroredStateStatusApplyConfiguration) *WorkspaceStatusApplyConfiguration {
 	b.ErroredState = value
+	return b
+}
+
+// WithRetry sets the Retry field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Retry field is set to the value of the last call.
+func (b *WorkspaceStatusApplyConfiguration) WithRetry(value *RetryStatusApplyConfiguration) *WorkspaceStatusApplyConfiguration {
+	b.Retry = value
 	return b
 }
 
