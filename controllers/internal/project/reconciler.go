@@ -2,21 +2,17 @@ package project
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/conditions"
 	"github.com/magos-dev/magos/controllers/internal/index"
-	"github.com/magos-dev/magos/controllers/internal/metrics"
+	"github.com/magos-dev/magos/controllers/internal/reconciletail"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
@@ -28,12 +24,11 @@ type Reconciler struct {
 	Events events.EventRecorder
 }
 
-// Reconcile resolves one Project: get, patch base, deferred status patch
-// with events and metrics, deletion, then the sub-reconcilers in order:
+// Reconcile resolves one Project: get, patch base, the deferred tail
+// (status, events, metrics), deletion, then the sub-reconcilers in order:
 // reconcileMembers, reconcileVariableSets, reconcileSpec. Projects have no
 // finalizer (there is nothing to clean up) and no suspend.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
-	log := ctrl.LoggerFrom(ctx)
 	p := &magosv1.Project{}
 	if err := r.Get(ctx, req.NamespacedName, p); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -42,17 +37,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	obs := observation{}
 
 	defer func() {
-		obs.Err = retErr
-		computeStatus(p, obs)
-		if err := r.Status().Patch(ctx, p, client.MergeFrom(base)); err != nil && !apierrors.IsNotFound(err) {
-			log.Error(err, "Failed to patch status")
-			retErr = errors.Join(retErr, err)
-		} else {
-			r.recordTransition(base, p, magosv1.ReadyCondition)
-			r.recordTransition(base, p, VariableSetsReadyCondition)
-		}
-		metrics.RecordReconcile(magosv1.ProjectKind, retErr)
-		retErr = rerror.ForRuntime(retErr)
+		// Status is a pure function of what this reconcile observed, so an
+		// unchanged status is not written and a stale read needs no lock:
+		// the next reconcile observes again.
+		result, retErr = reconciletail.Finish(ctx, r.Client, p, base, result, retErr, reconciletail.Options{
+			Kind:   magosv1.ProjectKind,
+			Status: func(err error) { obs.Err = err; computeStatus(p, obs) },
+			AfterPatch: func() {
+				reconciletail.RecordConditionTransition(r.Events, base, p, magosv1.ReadyCondition)
+				reconciletail.RecordConditionTransition(r.Events, base, p, VariableSetsReadyCondition)
+			},
+		})
 	}()
 
 	if !p.DeletionTimestamp.IsZero() {
@@ -111,21 +106,4 @@ func (r *Reconciler) reconcileSpec(_ context.Context, p *magosv1.Project, obs *o
 	}
 	obs.Resolved = res
 	return nil
-}
-
-// recordTransition records an event when condition t changed status
-// between base and p.
-func (r *Reconciler) recordTransition(base, p *magosv1.Project, t string) {
-	now := conditions.Get(p, t)
-	if r.Events == nil || now == nil {
-		return
-	}
-	if before := conditions.Get(base, t); before != nil && before.Status == now.Status {
-		return
-	}
-	eventType := corev1.EventTypeNormal
-	if now.Status != metav1.ConditionTrue {
-		eventType = corev1.EventTypeWarning
-	}
-	r.Events.Eventf(p, nil, eventType, now.Reason, "Reconcile", "%s", now.Message)
 }

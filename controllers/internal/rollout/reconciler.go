@@ -18,6 +18,7 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
+	"github.com/magos-dev/magos/controllers/internal/reconciletail"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
@@ -28,11 +29,10 @@ type Reconciler struct {
 	Events events.EventRecorder
 }
 
-// Reconcile drives one Rollout: get, patch base, deferred status patch with
-// events and metrics, deletion, then governing check → staging → source
-// revision → stage progress.
+// Reconcile drives one Rollout: get, patch base, the deferred tail
+// (status, events, metrics), deletion, then governing check → staging →
+// source revision → stage progress.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
-	log := ctrl.LoggerFrom(ctx)
 	ro := &magosv1.Rollout{}
 	if err := r.Get(ctx, req.NamespacedName, ro); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -44,22 +44,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	obs := observation{}
 
 	defer func() {
-		obs.Err = retErr
-		computeStatus(ro, obs)
-		// Stages carry state across reconciles (admission, completion), so a
-		// reconcile that read a stale Rollout must retry, not overwrite.
-		patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
-		if err := r.Status().Patch(ctx, ro, patch); err != nil {
-			if !apierrors.IsNotFound(err) {
-				log.Error(err, "Failed to patch status")
-				retErr = errors.Join(retErr, err)
-			}
-		} else {
-			r.recordTransitions(base, ro)
-		}
-		metrics.TrackRollout(req.String(), haltedStage(ro.Status.Stages) != nil)
-		metrics.RecordReconcile(magosv1.RolloutKind, retErr)
-		retErr = rerror.ForRuntime(retErr)
+		result, retErr = reconciletail.Finish(ctx, r.Client, ro, base, result, retErr, reconciletail.Options{
+			Kind:   magosv1.RolloutKind,
+			Status: func(err error) { obs.Err = err; computeStatus(ro, obs) },
+			// Stages carry state across reconciles (admission, completion),
+			// so a reconcile that read a stale Rollout must retry, not
+			// overwrite.
+			OptimisticLock: true,
+			AfterPatch: func() {
+				r.recordTransitions(base, ro)
+				metrics.TrackRollout(req.String(), haltedStage(ro.Status.Stages) != nil)
+			},
+		})
 	}()
 
 	if !ro.DeletionTimestamp.IsZero() {

@@ -2,17 +2,14 @@ package variableset
 
 import (
 	"context"
-	"errors"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/controllers/internal/metrics"
+	"github.com/magos-dev/magos/controllers/internal/reconciletail"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
@@ -34,12 +31,11 @@ type Reconciler struct {
 	keys      *keyMemo
 }
 
-// Reconcile renders one VariableSet: get, patch base, deferred status
-// patch with events and metrics, deletion, then the one sub-reconciler,
+// Reconcile renders one VariableSet: get, patch base, the deferred tail
+// (status, events, metrics), deletion, then the one sub-reconciler,
 // reconcileReferences. VariableSets have no finalizer (there is nothing to
 // clean up) and no suspend.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
-	log := ctrl.LoggerFrom(ctx)
 	vs := &magosv1.VariableSet{}
 	if err := r.Get(ctx, req.NamespacedName, vs); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -51,19 +47,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	obs := observation{}
 
 	defer func() {
-		obs.Err = retErr
-		computeStatus(vs, obs)
-		if err := r.Status().Patch(ctx, vs, client.MergeFrom(base)); err != nil && !apierrors.IsNotFound(err) {
-			log.Error(err, "Failed to patch status")
-			retErr = errors.Join(retErr, err)
-		} else {
-			r.recordReadyTransition(base, vs)
-		}
+		// Status is a pure function of the referenced objects observed now,
+		// so an unchanged status is not written and a stale read needs no
+		// lock: the next reconcile observes again.
+		result, retErr = reconciletail.Finish(ctx, r.Client, vs, base, result, retErr, reconciletail.Options{
+			Kind:   magosv1.VariableSetKind,
+			Status: func(err error) { obs.Err = err; computeStatus(vs, obs) },
+			// Messages name objects and keys, never values.
+			AfterPatch: func() { reconciletail.RecordConditionTransition(r.Events, base, vs, magosv1.ReadyCondition) },
+		})
 		if obs.Rendered != nil {
 			trackReferences(req.String(), countReferences(obs.Rendered))
 		}
-		metrics.RecordReconcile(magosv1.VariableSetKind, retErr)
-		retErr = rerror.ForRuntime(retErr)
 	}()
 
 	if !vs.DeletionTimestamp.IsZero() {
@@ -85,21 +80,4 @@ func (r *Reconciler) reconcileReferences(ctx context.Context, vs *magosv1.Variab
 	rd := render(vs, objs)
 	obs.Rendered = &rd
 	return nil
-}
-
-// recordReadyTransition records an event when Ready changed status between
-// base and vs. Messages name objects and keys, never values.
-func (r *Reconciler) recordReadyTransition(base, vs *magosv1.VariableSet) {
-	now := conditions.Get(vs, magosv1.ReadyCondition)
-	if r.Events == nil || now == nil {
-		return
-	}
-	if before := conditions.Get(base, magosv1.ReadyCondition); before != nil && before.Status == now.Status {
-		return
-	}
-	eventType := corev1.EventTypeNormal
-	if now.Status != "True" {
-		eventType = corev1.EventTypeWarning
-	}
-	r.Events.Eventf(vs, nil, eventType, now.Reason, "Reconcile", "%s", now.Message)
 }

@@ -1,0 +1,128 @@
+package reconciletail
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/magos-dev/magos/controllers/internal/metrics"
+	"github.com/magos-dev/magos/controllers/internal/rerror"
+)
+
+// Options says how one kind ends its reconcile.
+type Options struct {
+	// Kind labels the reconcile metric (magos_reconcile_results_total).
+	Kind string
+	// Status computes the object's status from what the reconcile observed
+	// and its error (nil on success). It runs first and always.
+	Status func(err error)
+	// OptimisticLock makes the status patch fail with a conflict when the
+	// object changed since it was read. Set it when status carries state
+	// across reconciles, so a reconcile that read a stale object retries
+	// instead of overwriting newer status.
+	OptimisticLock bool
+	// Events holds the events recorded during the reconcile; they are
+	// emitted to Recorder once status is written. Optional.
+	Events *EventBuffer
+	// Recorder receives the buffered events. Nil drops them.
+	Recorder events.EventRecorder
+	// AfterPatch runs once status is written or needed no write (not when
+	// the patch failed or the object is gone): transition events, metrics
+	// that mirror the written status. Optional.
+	AfterPatch func()
+}
+
+// Finish ends a Reconcile: it computes status, patches it if it changed,
+// then (only when status is written or needed no write) flushes the
+// buffered events and runs AfterPatch; it records the reconcile metric and
+// returns what controller-runtime expects for res and err.
+//
+// A failed patch (a conflict under the optimistic lock, or any other
+// error) drops the buffered events and returns an error to retry with
+// backoff, whatever err was: the retry computes status again. A NotFound
+// patch (the object was deleted meanwhile) is ignored.
+func Finish(ctx context.Context, c client.StatusClient, obj, base client.Object, res ctrl.Result, err error, opts Options) (ctrl.Result, error) {
+	if opts.Status != nil {
+		opts.Status(err)
+	}
+	stored, patchErr := patchStatus(ctx, c, obj, base, opts.OptimisticLock)
+	switch {
+	case patchErr != nil:
+		dropEvents(opts.Events)
+		err = patchFailed(patchErr, err)
+	case !stored:
+		dropEvents(opts.Events)
+	default:
+		if opts.Events != nil {
+			opts.Events.Flush(opts.Recorder)
+		}
+		if opts.AfterPatch != nil {
+			opts.AfterPatch()
+		}
+	}
+	metrics.RecordReconcile(opts.Kind, err)
+	if err != nil {
+		return ctrl.Result{}, rerror.ForRuntime(err)
+	}
+	return res, nil
+}
+
+// patchStatus writes obj's status when it differs from base's. It reports
+// whether obj's status is stored: written, or unchanged; false when the
+// object is gone.
+func patchStatus(ctx context.Context, c client.StatusClient, obj, base client.Object, lock bool) (bool, error) {
+	changed, err := statusChanged(obj, base)
+	if err != nil || !changed {
+		return err == nil, err
+	}
+	patch := client.MergeFrom(base)
+	if lock {
+		patch = client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
+	}
+	if err := c.Status().Patch(ctx, obj, patch); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
+}
+
+// statusChanged reports whether the merge patch from base to obj touches
+// status: the serialised status differs, so a write would change what the
+// apiserver stores. Unlike reflect-based equality it treats a nil and an
+// empty omitempty list alike, and times equal to the second as equal.
+func statusChanged(obj, base client.Object) (bool, error) {
+	data, err := client.MergeFrom(base).Data(obj)
+	if err != nil {
+		return false, fmt.Errorf("computing the status patch: %w", err)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return false, fmt.Errorf("reading the status patch: %w", err)
+	}
+	_, ok := fields["status"]
+	return ok, nil
+}
+
+// patchFailed is the error a reconcile returns when its status patch
+// failed: retried with backoff even if the reconcile's own error stalls or
+// waits, since the status that says so was not written. The reconcile's
+// error is kept in the message only.
+func patchFailed(patchErr, reconcileErr error) error {
+	if reconcileErr == nil {
+		return fmt.Errorf("patching status: %w", patchErr)
+	}
+	return fmt.Errorf("patching status: %w (reconcile error: %v)", patchErr, reconcileErr)
+}
+
+func dropEvents(b *EventBuffer) {
+	if b != nil {
+		b.Drop()
+	}
+}
