@@ -69,15 +69,21 @@ func MarkStalled(obj Setter, reason, message string) {
 	Delete(obj, magosv1.ReconcilingCondition)
 }
 
-// MarkError records a failed reconciliation: Stalled for an error that
-// needs a spec change (a stalling rerror.Error), otherwise Reconciling with
+// MarkError records a reconciliation that ended with err: Stalled for an
+// error that needs a spec change (a stalling rerror.Error); Reconciling
+// and Ready False with the wait's own reason for a wait (rerror.Wait: not
+// a failure, kstatus reads it as InProgress); otherwise Reconciling with
 // reason ProgressingWithRetry and Ready False with the error's own reason.
 // It reports whether the error stalls.
 func MarkError(obj Setter, err error) (stalled bool) {
 	e, ok := rerror.As(err)
-	if ok && e.Stalling {
+	switch {
+	case ok && e.Stalling:
 		MarkStalled(obj, e.Reason, e.Error())
 		return true
+	case ok && e.Waiting:
+		MarkReconciling(obj, e.Reason, e.Error())
+		return false
 	}
 	reason := magosv1.ProgressingWithRetryReason
 	if ok {

@@ -15,7 +15,7 @@ var (
 
 	reconcileResults = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "magos_reconcile_results_total",
-		Help: "Reconciliations by kind and outcome (success, retry, stalled).",
+		Help: "Reconciliations by kind and outcome (success, waiting, retry, stalled).",
 	}, []string{"kind", "result"})
 )
 
@@ -29,12 +29,17 @@ func SetBuildInfo(controller, version string) {
 }
 
 // RecordReconcile counts one reconciliation of kind by the outcome of its
-// error: success (nil), stalled (a stalling rerror.Error) or retry.
+// error: success (nil), waiting (a rerror.Wait), stalled (a stalling
+// rerror.Error) or retry.
 func RecordReconcile(kind string, err error) {
 	result := "retry"
-	if err == nil {
+	e, ok := rerror.As(err)
+	switch {
+	case err == nil:
 		result = "success"
-	} else if e, ok := rerror.As(err); ok && e.Stalling {
+	case ok && e.Waiting:
+		result = "waiting"
+	case ok && e.Stalling:
 		result = "stalled"
 	}
 	reconcileResults.WithLabelValues(kind, result).Inc()

@@ -36,7 +36,9 @@ func TestRecordReconcileLabelsTheOutcome(t *testing.T) {
 	metrics.RecordReconcile("LabelTest", errors.New("transient"))
 	metrics.RecordReconcile("LabelTest", rerror.Retry("Busy", errors.New("busy")))
 	metrics.RecordReconcile("LabelTest", rerror.Stall("InvalidSpec", errors.New("bad")))
+	metrics.RecordReconcile("LabelTest", rerror.Wait("SourceNotReady", "no artifact", 0))
 	assert.Equal(t, 1.0, count("success"))
 	assert.Equal(t, 2.0, count("retry"))
 	assert.Equal(t, 1.0, count("stalled"))
+	assert.Equal(t, 1.0, count("waiting"))
 }

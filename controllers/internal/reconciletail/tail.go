@@ -40,7 +40,9 @@ type Options struct {
 // Finish ends a Reconcile: it computes status, patches it if it changed,
 // then (only when status is written or needed no write) flushes the
 // buffered events and runs AfterPatch; it records the reconcile metric and
-// returns what controller-runtime expects for res and err.
+// returns what controller-runtime expects for res and err
+// (rerror.ForRuntimeResult): a wait (rerror.Wait) is no error, and
+// requeues after its duration or on a watch event.
 //
 // A failed patch (a conflict under the optimistic lock, or any other
 // error) drops the buffered events and returns an error to retry with
@@ -66,10 +68,7 @@ func Finish(ctx context.Context, c client.StatusClient, obj, base client.Object,
 		}
 	}
 	metrics.RecordReconcile(opts.Kind, err)
-	if err != nil {
-		return ctrl.Result{}, rerror.ForRuntime(err)
-	}
-	return res, nil
+	return rerror.ForRuntimeResult(res, err)
 }
 
 // patchStatus writes obj's status when it differs from base's. It reports

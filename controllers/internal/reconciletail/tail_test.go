@@ -216,29 +216,44 @@ func TestFinishIgnoresAnObjectDeletedMeanwhile(t *testing.T) {
 }
 
 func TestFinishMapsTheReconcileError(t *testing.T) {
+	retry := rerror.Retry("Busy", errors.New("busy"))
+	plain := errors.New("transient")
+	stall := rerror.Stall(magosv1.InvalidSpecReason, errors.New("bad spec"))
+	wait := rerror.Wait("SourceNotReady", "no artifact yet", 2)
 	cases := []struct {
-		name     string
-		err      error
-		terminal bool
+		name        string
+		err         error
+		wantErr     error
+		terminal    bool
+		want        ctrl.Result
+		reconciling string
 	}{
-		{"retry", rerror.Retry("Busy", errors.New("busy")), false},
-		{"plain", errors.New("transient"), false},
-		{"stall", rerror.Stall(magosv1.InvalidSpecReason, errors.New("bad spec")), true},
+		{name: "retry", err: retry, wantErr: retry, reconciling: magosv1.ProgressingWithRetryReason},
+		{name: "plain", err: plain, wantErr: plain, reconciling: magosv1.ProgressingWithRetryReason},
+		{name: "stall", err: stall, wantErr: stall, terminal: true},
+		{name: "wait", err: wait, want: ctrl.Result{RequeueAfter: 2}, reconciling: "SourceNotReady"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, variableSet())
 			obj, base := f.read(t)
 
-			res, err := reconciletail.Finish(context.Background(), f.client, obj, base, ctrl.Result{RequeueAfter: 5}, tc.err, reconciletail.Options{
-				Kind: "TailTest", Status: markReady(obj),
-			})
+			o := f.finishWithEvent(obj, base, tc.err, false)
 
-			require.ErrorIs(t, err, tc.err)
-			assert.Equal(t, tc.terminal, errors.Is(err, reconcile.TerminalError(nil)))
-			assert.Equal(t, ctrl.Result{}, res, "an error drops the result")
+			if tc.wantErr == nil {
+				require.NoError(t, o.err)
+			} else {
+				require.ErrorIs(t, o.err, tc.wantErr)
+			}
+			assert.Equal(t, tc.terminal, errors.Is(o.err, reconcile.TerminalError(nil)))
+			assert.Equal(t, tc.want, o.res)
 			stored, _ := f.read(t)
 			assert.False(t, conditions.IsTrue(stored, magosv1.ReadyCondition), "status records the error")
+			if c := conditions.Get(stored, magosv1.ReconcilingCondition); tc.reconciling != "" {
+				require.NotNil(t, c)
+				assert.Equal(t, tc.reconciling, c.Reason)
+			}
+			assert.Equal(t, []string{"Normal Rendered rendered"}, o.events, "status is written, so events go out")
 		})
 	}
 }

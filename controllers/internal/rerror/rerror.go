@@ -2,11 +2,14 @@ package rerror
 
 import (
 	"errors"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// Error is a reconcile error with a Reason for conditions and events.
+// Error is a reconcile error with a Reason for conditions and events. It is
+// one of three kinds: a retry (neither Stalling nor Waiting), a stall or a
+// wait; the constructors set at most one of the two.
 type Error struct {
 	// Reason is a CamelCase condition reason.
 	Reason string
@@ -14,6 +17,12 @@ type Error struct {
 	Err error
 	// Stalling is true when a retry cannot help until the spec changes.
 	Stalling bool
+	// Waiting is true when the object waits for something outside it; it
+	// is not a failure.
+	Waiting bool
+	// RequeueAfter, for a wait, is when to look again; zero relies on the
+	// watches to wake the object.
+	RequeueAfter time.Duration
 }
 
 // Error returns the underlying message.
@@ -30,6 +39,15 @@ func Stall(reason string, err error) *Error {
 	return &Error{Reason: reason, Err: err, Stalling: true}
 }
 
+// Wait says the object waits for something outside it (a source artifact,
+// a Project, a referenced object), with message saying what. It is not a
+// failure: status reads Reconciling=True with reason, and the reconcile
+// requeues after requeueAfter, or on a watch event when that is zero,
+// without an error's backoff.
+func Wait(reason, message string, requeueAfter time.Duration) *Error {
+	return &Error{Reason: reason, Err: errors.New(message), Waiting: true, RequeueAfter: requeueAfter}
+}
+
 // As returns the *Error in err's chain, if any.
 func As(err error) (*Error, bool) {
 	var e *Error
@@ -37,11 +55,40 @@ func As(err error) (*Error, bool) {
 	return e, ok
 }
 
+// IsWaiting reports whether err is a wait.
+func IsWaiting(err error) bool {
+	e, ok := As(err)
+	return ok && e.Waiting
+}
+
 // ForRuntime maps err to what controller-runtime expects: stalling errors
-// become terminal (no requeue), others are returned for backoff.
+// become terminal (no requeue), waits become nil (not a failure: use
+// ForRuntimeResult to keep their requeue), others are returned for backoff.
 func ForRuntime(err error) error {
-	if e, ok := As(err); ok && e.Stalling {
+	e, ok := As(err)
+	switch {
+	case ok && e.Stalling:
 		return reconcile.TerminalError(err)
+	case ok && e.Waiting:
+		return nil
 	}
 	return err
+}
+
+// ForRuntimeResult maps a reconcile's result and error together. A wait
+// returns no error and res with the wait's requeue (the sooner of the two
+// when both ask for one); any other error drops res, which controller-runtime
+// ignores beside an error; no error returns res as is.
+func ForRuntimeResult(res reconcile.Result, err error) (reconcile.Result, error) {
+	if err == nil {
+		return res, nil
+	}
+	e, ok := As(err)
+	if !ok || !e.Waiting {
+		return reconcile.Result{}, ForRuntime(err)
+	}
+	if d := e.RequeueAfter; d > 0 && (res.RequeueAfter == 0 || d < res.RequeueAfter) {
+		res.RequeueAfter = d
+	}
+	return res, nil
 }

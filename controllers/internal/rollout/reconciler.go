@@ -75,8 +75,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	ro.Status.UnstagedWorkspaces = staged.Unstaged
 	switch len(staged.Sources) {
 	case 0:
-		obs.WaitingReason, obs.WaitingMessage = NoWorkspacesReason, fmt.Sprintf("Project %s has no Workspaces yet", ro.Spec.ProjectRef.Name)
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, rerror.Wait(NoWorkspacesReason, fmt.Sprintf("Project %s has no Workspaces yet", ro.Spec.ProjectRef.Name), 0)
 	case 1:
 	default:
 		return ctrl.Result{}, rerror.Stall(MixedSourcesReason, fmt.Errorf(
@@ -87,8 +86,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	revision, err := r.sourceRevision(ctx, staged.Sources[0])
 	var notReady fluxsource.NotReadyError
 	if errors.As(err, &notReady) {
-		obs.WaitingReason, obs.WaitingMessage = SourceNotReadyReason, notReady.Msg
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, rerror.Wait(SourceNotReadyReason, notReady.Msg, 0)
 	}
 	if err != nil {
 		return ctrl.Result{}, rerror.Retry(SourceNotReadyReason, err)

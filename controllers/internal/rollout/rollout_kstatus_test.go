@@ -35,7 +35,7 @@ func TestRolloutKstatus(t *testing.T) {
 		{name: "progressing", stages: stages(magosv1.StageSucceeded, magosv1.StageProgressing), want: status.InProgressStatus},
 		{name: "baking", stages: stages(magosv1.StageBaking, magosv1.StagePending), want: status.InProgressStatus},
 		{name: "pending", stages: stages(magosv1.StagePending), want: status.InProgressStatus},
-		{name: "waiting for the source", obs: observation{WaitingReason: SourceNotReadyReason, WaitingMessage: "no artifact"}, want: status.InProgressStatus},
+		{name: "waiting for the source", obs: observation{Err: rerror.Wait(SourceNotReadyReason, "no artifact", 0)}, want: status.InProgressStatus},
 		{name: "waiting for promotion", stages: stages(magosv1.StageSucceeded, magosv1.StageWaitingForPromotion), want: status.InProgressStatus, waitsForPerson: true},
 		{name: "suspended before a stage", stages: stages(magosv1.StageSucceeded, magosv1.StagePending), suspend: true, want: status.InProgressStatus, waitsForPerson: true},
 		{name: "halted by a failed Workspace", stages: stages(magosv1.StageHalted), want: status.FailedStatus},

@@ -8,6 +8,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
+	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
 // Reasons of Rollout conditions and events.
@@ -25,12 +26,11 @@ const (
 
 // observation is what one reconcile of a Rollout saw.
 type observation struct {
-	// WaitingReason and WaitingMessage are set while the Rollout waits for
-	// its source or Workspaces.
-	WaitingReason, WaitingMessage string
 	// Aborted is set when the abort annotation names the revision.
 	Aborted bool
-	Err     error
+	// Err is the reconcile's error; a rerror.Wait while the Rollout waits
+	// for its source or Workspaces.
+	Err error
 }
 
 // computeStatus sets the conditions and observedGeneration from the stages
@@ -40,16 +40,17 @@ func computeStatus(ro *magosv1.Rollout, o observation) {
 	// Written on every path, errors included: kstatus reads a stale
 	// observedGeneration as InProgress, hiding Stalled.
 	defer func() { st.ObservedGeneration = ro.Generation }()
-	if o.Err != nil {
+	waiting := rerror.IsWaiting(o.Err)
+	if o.Err != nil && !waiting {
 		conditions.MarkError(ro, o.Err)
 		return
 	}
 	halted := haltedStage(st.Stages)
-	if halted == nil || o.WaitingMessage != "" {
+	if halted == nil || waiting {
 		conditions.Set(ro, magosv1.HaltedCondition, metav1.ConditionFalse, NotHaltedReason, "No stage is halted")
 	}
-	if o.WaitingMessage != "" {
-		conditions.MarkReconciling(ro, o.WaitingReason, o.WaitingMessage)
+	if waiting {
+		conditions.MarkError(ro, o.Err)
 		return
 	}
 	if halted != nil {
