@@ -185,7 +185,7 @@ func (l *applyLog) observe(job *batchv1.Job, now time.Time) {
 	defer l.mu.Unlock()
 	rec := l.jobs[job.Name]
 	if rec == nil {
-		rec = &applyRecord{Job: job.Name, Workspace: job.Labels[magosv1.WorkspaceLabel], Revision: job.Annotations["magos.dev/revision"], Created: now}
+		rec = &applyRecord{Job: job.Name, Workspace: job.Labels[magosv1.WorkspaceLabel], Revision: job.Annotations[magosv1.RevisionAnnotation], Created: now}
 		l.jobs[job.Name] = rec
 	}
 	if !rec.Finished.IsZero() {

@@ -48,16 +48,16 @@ func TestMaliciousArtifactIsRefused(t *testing.T) {
 		digest  string // "" = the real digest of the bytes
 		reason  string
 	}{
-		{name: "path traversal", reason: "ArtifactRejected", archive: func(t *testing.T) []byte {
+		{name: "path traversal", reason: magosv1.ReasonArtifactRejected, archive: func(t *testing.T) []byte {
 			return tarball(t, mainTF, &tar.Header{Name: "../../escaped.tf", Mode: 0o644, Typeflag: tar.TypeReg, Size: 1})
 		}},
-		{name: "symlink escaping the root", reason: "ArtifactRejected", archive: func(t *testing.T) []byte {
+		{name: "symlink escaping the root", reason: magosv1.ReasonArtifactRejected, archive: func(t *testing.T) []byte {
 			return tarball(t, mainTF, &tar.Header{Name: "passwd", Linkname: "../../../../etc/passwd", Mode: 0o777, Typeflag: tar.TypeSymlink})
 		}},
-		{name: "oversize file", reason: "ArtifactRejected", archive: func(t *testing.T) []byte {
+		{name: "oversize file", reason: magosv1.ReasonArtifactRejected, archive: func(t *testing.T) []byte {
 			return tarball(t, mainTF, &tar.Header{Name: "huge.bin", Mode: 0o644, Typeflag: tar.TypeReg, Size: 1<<30 + 1})
 		}},
-		{name: "digest mismatch", reason: "ArtifactDigestMismatch", digest: "sha256:" + string(bytes.Repeat([]byte("0"), 64)),
+		{name: "digest mismatch", reason: magosv1.ReasonArtifactDigestMismatch, digest: "sha256:" + string(bytes.Repeat([]byte("0"), 64)),
 			archive: func(t *testing.T) []byte { return tarball(t, mainTF) }},
 	}
 	s := newStack(t)

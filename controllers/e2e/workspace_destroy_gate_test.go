@@ -29,7 +29,7 @@ func destroyRunJobs(t *testing.T, ns, name, phase string) []batchv1.Job {
 		client.MatchingLabels{magosv1.WorkspaceLabel: name, magosv1.PhaseLabel: phase}))
 	var out []batchv1.Job
 	for _, j := range jobs.Items {
-		if j.Annotations["magos.dev/plan-mode"] == string(magosv1.PlanModeDestroy) {
+		if j.Annotations[magosv1.PlanModeAnnotation] == string(magosv1.PlanModeDestroy) {
 			out = append(out, j)
 		}
 	}
@@ -149,7 +149,7 @@ func TestWorkspaceDestroyGate(t *testing.T) {
 		assert.Equal(t, 0, stateResources(t, s.ns, "approved"), "the destroy emptied the state")
 		applies := destroyRunJobs(t, s.ns, "approved", magosv1.RunApply)
 		require.Len(t, applies, 1)
-		assert.Equal(t, destroyID, applies[0].Annotations["magos.dev/plan-id"], "the apply applied exactly the approved destroy plan")
+		assert.Equal(t, destroyID, applies[0].Annotations[magosv1.PlanIDAnnotation], "the apply applied exactly the approved destroy plan")
 		assert.Zero(t, countJobs(t, s.ns, "approved", magosv1.RunDestroy), "no destroy without a plan ran")
 		requireEvent(t, s.ns, "approved", workspace.DestroyedReason)
 	})

@@ -83,7 +83,7 @@ func TestApplyRefusesASwappedBinaryPlan(t *testing.T) {
 	})
 	run := ws.Status.History[0]
 	assert.Equal(t, magosv1.ResultFailed, run.Result)
-	assert.Equal(t, "PlanBinaryMismatch", run.Reason)
+	assert.Equal(t, magosv1.ReasonPlanBinaryMismatch, run.Reason)
 	assert.Contains(t, run.Message, "not the plan the policy gate and the approver saw; nothing was applied")
 	assert.Nil(t, ws.Status.LastApplied, "nothing was applied")
 	assert.NotContains(t, stateJSON(t, s.ns, "victim"), "evil", "the attacker's resource is not in the state")

@@ -56,7 +56,7 @@ func TestRunnerReportsRunsItCannotStart(t *testing.T) {
 		{
 			name:        "artifact digest mismatch",
 			change:      func(v map[string]string) { v[magosv1.EnvArtifactDigest] = sha256Digest([]byte("other")) },
-			wantReason:  "ArtifactDigestMismatch",
+			wantReason:  magosv1.ReasonArtifactDigestMismatch,
 			wantMessage: "artifact digest mismatch",
 		},
 		{
@@ -64,26 +64,26 @@ func TestRunnerReportsRunsItCannotStart(t *testing.T) {
 			change: func(v map[string]string) {
 				v[magosv1.EnvArtifactURL], v[magosv1.EnvArtifactDigest] = badURL, badDigest
 			},
-			wantReason:  "ArtifactRejected",
+			wantReason:  magosv1.ReasonArtifactRejected,
 			wantMessage: "artifact rejected",
 		},
 		{
 			name:        "path not in the artifact",
 			change:      func(v map[string]string) { v[magosv1.EnvPath] = "infra/missing" },
-			wantReason:  "PathNotFound",
+			wantReason:  magosv1.ReasonPathNotFound,
 			wantMessage: `path "infra/missing" is not in the artifact`,
 		},
 		{
 			name:          "engine version not installed",
 			change:        func(v map[string]string) { v[magosv1.EnvEngineVersion] = "0.0.1" },
-			wantReason:    "EngineNotFound",
+			wantReason:    magosv1.ReasonEngineNotFound,
 			wantMessage:   "opentofu 0.0.1 is not in",
 			wantAvailable: true,
 		},
 		{
 			name:        "missing configuration",
 			change:      func(v map[string]string) { delete(v, magosv1.EnvArtifactURL) },
-			wantReason:  "InvalidConfig",
+			wantReason:  magosv1.ReasonInvalidConfig,
 			wantMessage: "MAGOS_ARTIFACT_URL is not set",
 		},
 	}

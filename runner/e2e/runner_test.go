@@ -140,7 +140,7 @@ func TestRunnerPlanApplyDestroy(t *testing.T) {
 		e := run(magosv1.RunApply, vars("plan-1", sha256Digest([]byte("another plan"))))
 		assert.Equal(t, 4, e.code, e.output)
 		assert.Equal(t, magosv1.ResultStale, e.result.Result)
-		assert.Equal(t, "PlanDigestMismatch", e.result.Reason)
+		assert.Equal(t, magosv1.ReasonPlanDigestMismatch, e.result.Reason)
 		assert.Contains(t, e.result.Message, "not the approved")
 		assert.False(t, stateExists(), "nothing may be applied")
 		out, err := secrets.Get(ctx, "web-outputs", metav1.GetOptions{})
@@ -149,7 +149,7 @@ func TestRunnerPlanApplyDestroy(t *testing.T) {
 
 		e = run(magosv1.RunApply, vars("plan-0", planDigest))
 		assert.Equal(t, magosv1.ResultStale, e.result.Result)
-		assert.Equal(t, "PlanDigestMismatch", e.result.Reason)
+		assert.Equal(t, magosv1.ReasonPlanDigestMismatch, e.result.Reason)
 		assert.False(t, stateExists(), "nothing may be applied")
 	})
 
@@ -180,7 +180,7 @@ func TestRunnerPlanApplyDestroy(t *testing.T) {
 		e := run(magosv1.RunApply, vars("plan-1", planDigest))
 		assert.Equal(t, 4, e.code, e.output)
 		assert.Equal(t, magosv1.ResultStale, e.result.Result)
-		assert.Equal(t, "PlanStale", e.result.Reason)
+		assert.Equal(t, magosv1.ReasonPlanStale, e.result.Reason)
 		assert.Equal(t, before, readState(t, secrets, ws))
 	})
 
@@ -201,7 +201,7 @@ func TestRunnerPlanApplyDestroy(t *testing.T) {
 		e := run(magosv1.RunPlan, vars("plan-2", ""))
 		assert.Equal(t, 5, e.code, e.output)
 		assert.Equal(t, magosv1.ResultLocked, e.result.Result)
-		assert.Equal(t, "StateLocked", e.result.Reason)
+		assert.Equal(t, magosv1.ReasonStateLocked, e.result.Reason)
 		assert.Contains(t, e.result.LockHolder, "runner@web-apply-x7k2p")
 		assert.Contains(t, e.result.LockHolder, holder)
 

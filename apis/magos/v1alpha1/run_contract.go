@@ -27,6 +27,31 @@ const (
 	ManagedByValue = "magos"
 )
 
+// Annotations the controller writes on a run's Job and reads back to adopt
+// a run it did not see start. The plan ID is PlanIDAnnotation, the key
+// chunk 0 of a stored plan carries too.
+const (
+	// RevisionAnnotation is the source revision the run runs.
+	RevisionAnnotation = "magos.dev/revision"
+	// InputsDigestAnnotation is the digest of the inputs the run got.
+	InputsDigestAnnotation = "magos.dev/inputs-digest"
+	// DriftAnnotation is "true" on a drift re-plan.
+	DriftAnnotation = "magos.dev/drift"
+	// RunNumberAnnotation is the Workspace's run counter for this run, in decimal.
+	RunNumberAnnotation = "magos.dev/run-number"
+	// PlanModeAnnotation is the run's PlanMode, absent for a normal plan or apply.
+	PlanModeAnnotation = "magos.dev/plan-mode"
+)
+
+// Annotations the runner writes on the errored state Secret
+// (ErroredStateSecretName) when it saves state there.
+const (
+	// ErroredStateRunIDAnnotation is the run that saved the state.
+	ErroredStateRunIDAnnotation = "magos.dev/run-id"
+	// ErroredStateSavedAtAnnotation is when it saved it, in RFC 3339 (UTC).
+	ErroredStateSavedAtAnnotation = "magos.dev/saved-at"
+)
+
 // Run phases (the runner's command and the Job's PhaseLabel). A deletion's
 // destroy is a plan and an apply in PlanModeDestroy (EnvPlanMode); RunDestroy
 // destroys without a plan, only where the destroy gate is skipped.
@@ -141,6 +166,60 @@ const (
 	ResultLocked = "Locked"
 )
 
+// Reasons of a RunResult (RunResult.Reason). They are CamelCase so that the
+// controller can copy them into conditions and events unchanged.
+const (
+	// ReasonSucceeded: the run did what it was asked to.
+	ReasonSucceeded = "Succeeded"
+	// ReasonInvalidConfig: the runner's environment is missing or malformed.
+	ReasonInvalidConfig = "InvalidConfig"
+	// ReasonKubernetesClient: the runner could not set up its Kubernetes client.
+	ReasonKubernetesClient = "KubernetesClientFailed"
+	// ReasonArtifactFetchFailed: the source artifact could not be downloaded or unpacked.
+	ReasonArtifactFetchFailed = "ArtifactFetchFailed"
+	// ReasonArtifactDigestMismatch: the artifact's bytes do not match EnvArtifactDigest.
+	ReasonArtifactDigestMismatch = "ArtifactDigestMismatch"
+	// ReasonArtifactRejected: the artifact holds an entry the runner refuses
+	// (a path or symlink leaving its root, a file too large).
+	ReasonArtifactRejected = "ArtifactRejected"
+	// ReasonPathNotFound: EnvPath is not a directory inside the artifact.
+	ReasonPathNotFound = "PathNotFound"
+	// ReasonEngineNotFound: the requested engine and version is not installed or does not run.
+	ReasonEngineNotFound = "EngineNotFound"
+	// ReasonBackendFailed: the state backend could not be set up.
+	ReasonBackendFailed = "BackendFailed"
+	// ReasonInitFailed: the engine's init failed.
+	ReasonInitFailed = "InitFailed"
+	// ReasonPlanFailed: the engine could not make or render the plan.
+	ReasonPlanFailed = "PlanFailed"
+	// ReasonPlanStoreFailed: the plan Secrets could not be written or read.
+	ReasonPlanStoreFailed = "PlanStoreFailed"
+	// ReasonPlanNotFound: an apply found no stored plan (ResultStale).
+	ReasonPlanNotFound = "PlanNotFound"
+	// ReasonPlanCorrupt: the stored plan fails its checksums (ResultStale).
+	ReasonPlanCorrupt = "PlanCorrupt"
+	// ReasonPlanDigestMismatch: the stored plan is not the approved one
+	// (EnvPlanID or EnvPlanDigest differ; ResultStale).
+	ReasonPlanDigestMismatch = "PlanDigestMismatch"
+	// ReasonPlanBinaryMismatch: the stored binary plan does not render to
+	// the approved plan JSON; nothing was applied.
+	ReasonPlanBinaryMismatch = "PlanBinaryMismatch"
+	// ReasonPlanStale: the state changed after the plan was made (ResultStale).
+	ReasonPlanStale = "PlanStale"
+	// ReasonApplyFailed: the engine's apply failed.
+	ReasonApplyFailed = "ApplyFailed"
+	// ReasonDestroyFailed: the engine's destroy failed.
+	ReasonDestroyFailed = "DestroyFailed"
+	// ReasonOutputsFailed: the apply succeeded but the outputs could not be written.
+	ReasonOutputsFailed = "OutputsFailed"
+	// ReasonStateLocked: another run holds the state lock (ResultLocked).
+	ReasonStateLocked = "StateLocked"
+	// ReasonCanceled: the run was interrupted (SIGTERM) before it finished.
+	ReasonCanceled = "Canceled"
+	// ReasonRunFailed: the run failed for a reason not named above.
+	ReasonRunFailed = "RunFailed"
+)
+
 // +kubebuilder:object:generate=false
 
 // RunResult is the runner's report, written as JSON to the container's
@@ -240,9 +319,13 @@ func StateSecretLabels(workspace string) map[string]string {
 	}
 }
 
+// PlanStoragePrefix is the name prefix of a Workspace's plan Secrets
+// (RunResult.Storage); PlanSecretName appends the chunk number.
+func PlanStoragePrefix(workspace string) string { return workspace + "-plan" }
+
 // PlanSecretName is the name of chunk i of a Workspace's stored plan.
 func PlanSecretName(workspace string, i int) string {
-	return fmt.Sprintf("%s-plan-%02d", workspace, i)
+	return fmt.Sprintf("%s-%02d", PlanStoragePrefix(workspace), i)
 }
 
 // ErroredStateSecretName is the Secret the runner saves state to when the

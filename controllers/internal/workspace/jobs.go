@@ -252,8 +252,8 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 			Namespace: ws.Namespace,
 			Labels:    labels,
 			Annotations: map[string]string{
-				revisionAnnotation:  rn.Artifact.Revision,
-				"magos.dev/plan-id": rn.PlanID,
+				magosv1.RevisionAnnotation: rn.Artifact.Revision,
+				magosv1.PlanIDAnnotation:   rn.PlanID,
 			},
 		},
 		Spec: batchv1.JobSpec{

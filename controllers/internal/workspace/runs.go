@@ -19,14 +19,6 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
-const (
-	revisionAnnotation  = "magos.dev/revision"
-	inputsAnnotation    = "magos.dev/inputs-digest"
-	driftAnnotation     = "magos.dev/drift"
-	runNumberAnnotation = "magos.dev/run-number"
-	planModeAnnotation  = "magos.dev/plan-mode"
-)
-
 // policyRetryInterval is how long a plan whose policies could not be
 // evaluated (PolicyError, a retried reason) waits before they are evaluated
 // again.
@@ -224,13 +216,13 @@ func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn run
 		rn.PlanID = rn.ID
 	}
 	job := r.buildJob(ws, rn, s)
-	job.Annotations[inputsAnnotation] = inputs
-	job.Annotations[runNumberAnnotation] = strconv.FormatInt(number, 10)
+	job.Annotations[magosv1.InputsDigestAnnotation] = inputs
+	job.Annotations[magosv1.RunNumberAnnotation] = strconv.FormatInt(number, 10)
 	if rn.Drift {
-		job.Annotations[driftAnnotation] = "true"
+		job.Annotations[magosv1.DriftAnnotation] = "true"
 	}
 	if rn.Mode != "" {
-		job.Annotations[planModeAnnotation] = string(rn.Mode)
+		job.Annotations[magosv1.PlanModeAnnotation] = string(rn.Mode)
 	}
 	if err := controllerutil.SetControllerReference(ws, job, r.Scheme()); err != nil {
 		return err
@@ -362,14 +354,14 @@ func (r *Reconciler) adopt(ws *magosv1.Workspace, job *batchv1.Job) {
 	if cr := ws.Status.CurrentRun; cr != nil && cr.Job == job.Name {
 		return
 	}
-	n, _ := strconv.ParseInt(job.Annotations[runNumberAnnotation], 10, 64)
+	n, _ := strconv.ParseInt(job.Annotations[magosv1.RunNumberAnnotation], 10, 64)
 	ws.Status.Runs = max(ws.Status.Runs, n)
 	started := job.CreationTimestamp
 	ws.Status.CurrentRun = &magosv1.RunStatus{
 		Job: job.Name, Phase: job.Labels[magosv1.PhaseLabel], Result: "Running",
-		Revision: job.Annotations[revisionAnnotation], InputsDigest: job.Annotations[inputsAnnotation],
-		PlanID: job.Annotations["magos.dev/plan-id"], Drift: job.Annotations[driftAnnotation] == "true",
-		Mode: magosv1.PlanMode(job.Annotations[planModeAnnotation]), Started: &started,
+		Revision: job.Annotations[magosv1.RevisionAnnotation], InputsDigest: job.Annotations[magosv1.InputsDigestAnnotation],
+		PlanID: job.Annotations[magosv1.PlanIDAnnotation], Drift: job.Annotations[magosv1.DriftAnnotation] == "true",
+		Mode: magosv1.PlanMode(job.Annotations[magosv1.PlanModeAnnotation]), Started: &started,
 	}
 }
 

@@ -19,12 +19,12 @@ const (
 	AppliedReason          = "Applied"
 	PlannedReason          = "Planned"
 	NoChangesReason        = "NoChanges"
-	RunFailedReason        = "RunFailed"
-	PlanStaleReason        = "PlanStale"
-	StateLockedReason      = "StateLocked"
+	RunFailedReason        = magosv1.ReasonRunFailed
+	PlanStaleReason        = magosv1.ReasonPlanStale
+	StateLockedReason      = magosv1.ReasonStateLocked
 	DriftDetectedReason    = "DriftDetected"
 	NoDriftReason          = "NoDrift"
-	DestroyFailedReason    = "DestroyFailed"
+	DestroyFailedReason    = magosv1.ReasonDestroyFailed
 	UnlockedReason         = "Unlocked"
 	// DestroyPlannedReason: a deleted Workspace's destroy plan is made
 	// (Planned=True and an event).
@@ -62,10 +62,10 @@ var stallingReasons = map[string]bool{
 	// Released only by the magos.dev/unlock annotation.
 	StateLockedReason: true,
 	// The runner's reasons: the source revision or the spec is wrong.
-	"ArtifactRejected":       true,
-	"ArtifactDigestMismatch": true,
-	"EngineNotFound":         true,
-	"PathNotFound":           true,
+	magosv1.ReasonArtifactRejected:       true,
+	magosv1.ReasonArtifactDigestMismatch: true,
+	magosv1.ReasonEngineNotFound:         true,
+	magosv1.ReasonPathNotFound:           true,
 	// Evaluated again when a selected policy or the plan changes.
 	PolicyViolationReason: true,
 	PlanTooLargeReason:    true,

@@ -7,40 +7,12 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
 
-// Reasons the runner reports. They are CamelCase so that the controller can
-// copy them into conditions and events unchanged.
-const (
-	ReasonSucceeded              = "Succeeded"
-	ReasonInvalidConfig          = "InvalidConfig"
-	ReasonKubernetesClient       = "KubernetesClientFailed"
-	ReasonArtifactFetchFailed    = "ArtifactFetchFailed"
-	ReasonArtifactDigestMismatch = "ArtifactDigestMismatch"
-	ReasonArtifactRejected       = "ArtifactRejected"
-	ReasonPathNotFound           = "PathNotFound"
-	ReasonEngineNotFound         = "EngineNotFound"
-	ReasonBackendFailed          = "BackendFailed"
-	ReasonInitFailed             = "InitFailed"
-	ReasonPlanFailed             = "PlanFailed"
-	ReasonPlanStoreFailed        = "PlanStoreFailed"
-	ReasonPlanNotFound           = "PlanNotFound"
-	ReasonPlanCorrupt            = "PlanCorrupt"
-	ReasonPlanDigestMismatch     = "PlanDigestMismatch"
-	ReasonPlanBinaryMismatch     = "PlanBinaryMismatch"
-	ReasonPlanStale              = "PlanStale"
-	ReasonApplyFailed            = "ApplyFailed"
-	ReasonDestroyFailed          = "DestroyFailed"
-	ReasonOutputsFailed          = "OutputsFailed"
-	ReasonStateLocked            = "StateLocked"
-	ReasonCanceled               = "Canceled"
-	ReasonRunFailed              = "RunFailed"
-)
-
 // Error is a run failure with the RunResult result and reason it maps to.
 // Its message must never hold a variable, output or state value.
 type Error struct {
 	// Result is one of magosv1.ResultFailed, ResultStale or ResultLocked.
 	Result string
-	// Reason is a CamelCase condition reason.
+	// Reason is a CamelCase condition reason, one of the magosv1 Reason constants.
 	Reason string
 	// LockHolder says who holds the state lock (ResultLocked only).
 	LockHolder string
@@ -71,7 +43,7 @@ func Stale(reason string, err error) *Error {
 
 // Locked reports that the state lock is held by holder.
 func Locked(holder string, err error) *Error {
-	return &Error{Result: magosv1.ResultLocked, Reason: ReasonStateLocked, LockHolder: holder, Err: err}
+	return &Error{Result: magosv1.ResultLocked, Reason: magosv1.ReasonStateLocked, LockHolder: holder, Err: err}
 }
 
 // As returns the *Error in err's chain, if any.

@@ -23,7 +23,7 @@ func FromError(r *magosv1.RunResult, err error, fallbackReason string) {
 	if err == nil {
 		r.Result = magosv1.ResultSucceeded
 		if r.Reason == "" {
-			r.Reason = ReasonSucceeded
+			r.Reason = magosv1.ReasonSucceeded
 		}
 		return
 	}

@@ -21,32 +21,32 @@ func TestFromError(t *testing.T) {
 		err  error
 		want magosv1.RunResult
 	}{
-		{name: "success", err: nil, want: magosv1.RunResult{Result: magosv1.ResultSucceeded, Reason: ReasonSucceeded}},
+		{name: "success", err: nil, want: magosv1.RunResult{Result: magosv1.ResultSucceeded, Reason: magosv1.ReasonSucceeded}},
 		{
 			name: "typed failure",
-			err:  fmt.Errorf("wrapped: %w", Failed(ReasonPlanFailed, errors.New("boom"))),
-			want: magosv1.RunResult{Result: magosv1.ResultFailed, Reason: ReasonPlanFailed, Message: "wrapped: boom"},
+			err:  fmt.Errorf("wrapped: %w", Failed(magosv1.ReasonPlanFailed, errors.New("boom"))),
+			want: magosv1.RunResult{Result: magosv1.ResultFailed, Reason: magosv1.ReasonPlanFailed, Message: "wrapped: boom"},
 		},
 		{
 			name: "stale",
-			err:  Stale(ReasonPlanDigestMismatch, errors.New("digest differs")),
-			want: magosv1.RunResult{Result: magosv1.ResultStale, Reason: ReasonPlanDigestMismatch, Message: "digest differs"},
+			err:  Stale(magosv1.ReasonPlanDigestMismatch, errors.New("digest differs")),
+			want: magosv1.RunResult{Result: magosv1.ResultStale, Reason: magosv1.ReasonPlanDigestMismatch, Message: "digest differs"},
 		},
 		{
 			name: "locked",
 			err:  Locked("me@host", errors.New("locked")),
-			want: magosv1.RunResult{Result: magosv1.ResultLocked, Reason: ReasonStateLocked, Message: "locked", LockHolder: "me@host"},
+			want: magosv1.RunResult{Result: magosv1.ResultLocked, Reason: magosv1.ReasonStateLocked, Message: "locked", LockHolder: "me@host"},
 		},
 		{
 			name: "untyped error",
 			err:  errors.New("odd"),
-			want: magosv1.RunResult{Result: magosv1.ResultFailed, Reason: ReasonRunFailed, Message: "odd"},
+			want: magosv1.RunResult{Result: magosv1.ResultFailed, Reason: magosv1.ReasonRunFailed, Message: "odd"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var r magosv1.RunResult
-			FromError(&r, tt.err, ReasonRunFailed)
+			FromError(&r, tt.err, magosv1.ReasonRunFailed)
 			assert.Equal(t, tt.want, r)
 		})
 	}

@@ -95,8 +95,8 @@ func (r *runner) putErroredState(ctx context.Context, state []byte) error {
 	}
 	sec.Data[magosv1.StateKey] = gz
 	sec.Annotations["encoding"] = "gzip"
-	sec.Annotations["magos.dev/run-id"] = r.cfg.RunID
-	sec.Annotations["magos.dev/saved-at"] = time.Now().UTC().Format(time.RFC3339)
+	sec.Annotations[magosv1.ErroredStateRunIDAnnotation] = r.cfg.RunID
+	sec.Annotations[magosv1.ErroredStateSavedAtAnnotation] = time.Now().UTC().Format(time.RFC3339)
 	if _, err := secrets.Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("writing Secret %s: %w", r.cfg.ErroredStateSecret, err)
 	}
@@ -113,11 +113,11 @@ func checkStateSize(planJSON []byte) error {
 		PlannedValues json.RawMessage `json:"planned_values"`
 	}
 	if err := json.Unmarshal(planJSON, &plan); err != nil {
-		return report.Failed(report.ReasonApplyFailed, fmt.Errorf("reading the plan JSON: %w", err))
+		return report.Failed(magosv1.ReasonApplyFailed, fmt.Errorf("reading the plan JSON: %w", err))
 	}
 	gz, err := gzipBytes(plan.PlannedValues)
 	if err != nil {
-		return report.Failed(report.ReasonApplyFailed, err)
+		return report.Failed(magosv1.ReasonApplyFailed, err)
 	}
 	if len(gz) > magosv1.MaxStateSecretBytes {
 		return report.Failed(magosv1.ReasonStateTooLarge, fmt.Errorf(

@@ -37,7 +37,7 @@ func TestStateTooLargeFailsBeforeApply(t *testing.T) {
 		{name: "large but compressible", plan: planWith(string(make([]byte, 8<<20)))},
 		{name: "destroy-only plan", plan: []byte(`{"format_version":"1.2"}`)},
 		{name: "too large", plan: planWith(base64.StdEncoding.EncodeToString(noise)), reason: magosv1.ReasonStateTooLarge},
-		{name: "not JSON", plan: []byte("{"), reason: report.ReasonApplyFailed},
+		{name: "not JSON", plan: []byte("{"), reason: magosv1.ReasonApplyFailed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -31,24 +31,24 @@ func (r *runner) planFile() (string, error) {
 func (r *runner) plan(ctx context.Context, eng *engine.Engine) error {
 	planFile, err := r.planFile()
 	if err != nil {
-		return report.Failed(report.ReasonPlanFailed, err)
+		return report.Failed(magosv1.ReasonPlanFailed, err)
 	}
 	r.log.Info("Planning", "planID", r.cfg.PlanID, "mode", r.cfg.PlanMode)
 	hasChanges, err := eng.Plan(ctx, planFile, r.cfg.Destroying())
 	if err != nil {
-		return r.engineError(report.ReasonPlanFailed, "plan", err)
+		return r.engineError(magosv1.ReasonPlanFailed, "plan", err)
 	}
 	planJSON, err := eng.PlanJSON(ctx, planFile)
 	if err != nil {
-		return report.Failed(report.ReasonPlanFailed, fmt.Errorf("rendering the plan as JSON: %s", engine.Summary(err)))
+		return report.Failed(magosv1.ReasonPlanFailed, fmt.Errorf("rendering the plan as JSON: %s", engine.Summary(err)))
 	}
 	counts, err := plansummary.Count(planJSON)
 	if err != nil {
-		return report.Failed(report.ReasonPlanFailed, err)
+		return report.Failed(magosv1.ReasonPlanFailed, err)
 	}
 	planBin, err := os.ReadFile(planFile)
 	if err != nil {
-		return report.Failed(report.ReasonPlanFailed, err)
+		return report.Failed(magosv1.ReasonPlanFailed, err)
 	}
 	meta, err := planstore.Store(ctx, r.kube.CoreV1().Secrets(r.cfg.Namespace), planstore.Input{
 		Workspace: r.cfg.Workspace,
@@ -64,7 +64,7 @@ func (r *runner) plan(ctx context.Context, eng *engine.Engine) error {
 		return report.Stale(magosv1.ReasonPlanStorageExhausted, err)
 	}
 	if err != nil {
-		return report.Failed(report.ReasonPlanStoreFailed, err)
+		return report.Failed(magosv1.ReasonPlanStoreFailed, err)
 	}
 	r.log.Info("Stored the plan", "planID", meta.ID, "digest", meta.Digest, "chunks", meta.Chunks, "bytes", meta.Size,
 		"add", counts.Add, "change", counts.Change, "destroy", counts.Destroy, "hasChanges", hasChanges)
@@ -72,7 +72,7 @@ func (r *runner) plan(ctx context.Context, eng *engine.Engine) error {
 	res.PlanDigest = meta.Digest
 	res.Add, res.Change, res.Destroy = counts.Add, counts.Change, counts.Destroy
 	res.HasChanges = hasChanges
-	res.Storage = strings.TrimSuffix(magosv1.PlanSecretName(r.cfg.Workspace, 0), "-00")
+	res.Storage = magosv1.PlanStoragePrefix(r.cfg.Workspace)
 	if r.cfg.Drift && hasChanges {
 		res.Message = fmt.Sprintf("drift detected: %d to add, %d to change, %d to destroy", counts.Add, counts.Change, counts.Destroy)
 	}
@@ -86,18 +86,18 @@ func (r *runner) loadApprovedPlan(ctx context.Context) (*planstore.Plan, error) 
 	p, err := planstore.Load(ctx, r.kube.CoreV1().Secrets(r.cfg.Namespace), r.cfg.Workspace)
 	switch {
 	case errors.Is(err, planstore.ErrNotFound):
-		return nil, report.Stale(report.ReasonPlanNotFound, err)
+		return nil, report.Stale(magosv1.ReasonPlanNotFound, err)
 	case errors.Is(err, planstore.ErrCorrupt):
-		return nil, report.Stale(report.ReasonPlanCorrupt, err)
+		return nil, report.Stale(magosv1.ReasonPlanCorrupt, err)
 	case err != nil:
-		return nil, report.Failed(report.ReasonPlanStoreFailed, err)
+		return nil, report.Failed(magosv1.ReasonPlanStoreFailed, err)
 	}
 	if p.ID != r.cfg.PlanID {
-		return nil, report.Stale(report.ReasonPlanDigestMismatch,
+		return nil, report.Stale(magosv1.ReasonPlanDigestMismatch,
 			fmt.Errorf("the stored plan is %s, not the approved plan %s", p.ID, r.cfg.PlanID))
 	}
 	if p.Digest != r.cfg.PlanDigest {
-		return nil, report.Stale(report.ReasonPlanDigestMismatch,
+		return nil, report.Stale(magosv1.ReasonPlanDigestMismatch,
 			fmt.Errorf("the stored plan %s has digest %s, not the approved %s", p.ID, p.Digest, r.cfg.PlanDigest))
 	}
 	r.result.PlanDigest = p.Digest
@@ -109,10 +109,10 @@ func (r *runner) loadApprovedPlan(ctx context.Context) (*planstore.Plan, error) 
 func (r *runner) apply(ctx context.Context, eng *engine.Engine, configDir string, p *planstore.Plan) error {
 	planFile, err := r.planFile()
 	if err != nil {
-		return report.Failed(report.ReasonApplyFailed, err)
+		return report.Failed(magosv1.ReasonApplyFailed, err)
 	}
 	if err := os.WriteFile(planFile, p.Binary, 0o600); err != nil {
-		return report.Failed(report.ReasonApplyFailed, err)
+		return report.Failed(magosv1.ReasonApplyFailed, err)
 	}
 	if err := r.checkBinaryPlan(ctx, eng, planFile, p.ID); err != nil {
 		return err
@@ -126,9 +126,9 @@ func (r *runner) apply(ctx context.Context, eng *engine.Engine, configDir string
 			return serr
 		}
 		if engine.IsStalePlan(err) {
-			return report.Stale(report.ReasonPlanStale, fmt.Errorf("apply: %s; the state changed after plan %s was made", engine.Summary(err), p.ID))
+			return report.Stale(magosv1.ReasonPlanStale, fmt.Errorf("apply: %s; the state changed after plan %s was made", engine.Summary(err), p.ID))
 		}
-		return r.engineError(report.ReasonApplyFailed, "apply", err)
+		return r.engineError(magosv1.ReasonApplyFailed, "apply", err)
 	}
 	if r.cfg.Destroying() {
 		return nil
@@ -151,11 +151,11 @@ func (r *runner) apply(ctx context.Context, eng *engine.Engine, configDir string
 func (r *runner) checkBinaryPlan(ctx context.Context, eng *engine.Engine, planFile, planID string) error {
 	rendered, err := eng.PlanJSON(ctx, planFile)
 	if err != nil {
-		return report.Failed(report.ReasonPlanBinaryMismatch,
+		return report.Failed(magosv1.ReasonPlanBinaryMismatch,
 			fmt.Errorf("the stored binary plan %s cannot be read by the engine (%s); nothing was applied", planID, engine.Summary(err)))
 	}
 	if got := planstore.Digest(rendered); got != r.cfg.PlanDigest {
-		return report.Failed(report.ReasonPlanBinaryMismatch,
+		return report.Failed(magosv1.ReasonPlanBinaryMismatch,
 			fmt.Errorf("the stored binary plan %s renders to digest %s, not the approved %s: it is not the plan the policy gate and the approver saw; nothing was applied",
 				planID, got, r.cfg.PlanDigest))
 	}
@@ -170,7 +170,7 @@ func (r *runner) writeOutputs(ctx context.Context, eng *engine.Engine) error {
 	}
 	metas, err := eng.Outputs(ctx)
 	if err != nil {
-		return report.Failed(report.ReasonOutputsFailed, fmt.Errorf("applied, but reading the outputs failed: %s", engine.Summary(err)))
+		return report.Failed(magosv1.ReasonOutputsFailed, fmt.Errorf("applied, but reading the outputs failed: %s", engine.Summary(err)))
 	}
 	all := make(map[string]outputs.Output, len(metas))
 	for name, m := range metas {
@@ -178,11 +178,11 @@ func (r *runner) writeOutputs(ctx context.Context, eng *engine.Engine) error {
 	}
 	data, written, missing, err := outputs.Select(all, r.cfg.OutputNames)
 	if err != nil {
-		return report.Failed(report.ReasonOutputsFailed, fmt.Errorf("applied, but %w", err))
+		return report.Failed(magosv1.ReasonOutputsFailed, fmt.Errorf("applied, but %w", err))
 	}
 	target := outputs.Target{Name: r.cfg.OutputsSecret, Workspace: r.cfg.Workspace, Owner: r.owner()}
 	if err := outputs.Write(ctx, r.kube.CoreV1().Secrets(r.cfg.Namespace), target, data); err != nil {
-		return report.Failed(report.ReasonOutputsFailed, fmt.Errorf("applied, but %w", err))
+		return report.Failed(magosv1.ReasonOutputsFailed, fmt.Errorf("applied, but %w", err))
 	}
 	r.log.Info("Wrote outputs", "secret", r.cfg.OutputsSecret, "outputs", written)
 	r.result.Outputs = written
@@ -200,7 +200,7 @@ func (r *runner) destroy(ctx context.Context, eng *engine.Engine, configDir stri
 		if serr := r.saveErroredState(ctx, configDir, "destroy", err); serr != nil {
 			return serr
 		}
-		return r.engineError(report.ReasonDestroyFailed, "destroy", err)
+		return r.engineError(magosv1.ReasonDestroyFailed, "destroy", err)
 	}
 	return nil
 }

@@ -66,7 +66,7 @@ func Run(ctx context.Context, phase string, getenv func(string) string, stdout, 
 	result := magosv1.RunResult{Phase: phase}
 	cfg, err := config.FromEnv(phase, getenv)
 	if err != nil {
-		err = report.Failed(report.ReasonInvalidConfig, err)
+		err = report.Failed(magosv1.ReasonInvalidConfig, err)
 	} else {
 		log = log.With("namespace", cfg.Namespace, "workspace", cfg.Workspace, "runID", cfg.RunID)
 		r := &runner{cfg: cfg, opts: opts, log: log, stdout: mout, stderr: merr, result: &result, hide: hide}
@@ -75,10 +75,10 @@ func Run(ctx context.Context, phase string, getenv func(string) string, stdout, 
 	}
 	if err != nil && ctx.Err() != nil {
 		if e, ok := report.As(err); !ok || e.Result == magosv1.ResultFailed {
-			err = report.Failed(report.ReasonCanceled, fmt.Errorf("the run was interrupted: %w", err))
+			err = report.Failed(magosv1.ReasonCanceled, fmt.Errorf("the run was interrupted: %w", err))
 		}
 	}
-	report.FromError(&result, err, report.ReasonRunFailed)
+	report.FromError(&result, err, magosv1.ReasonRunFailed)
 	result.Message = masker.String(result.Message)
 	result.LockHolder = masker.String(result.LockHolder)
 
@@ -110,7 +110,7 @@ func (r *runner) run(ctx context.Context) error {
 	var err error
 	if r.kube = r.opts.Kube; r.kube == nil {
 		if r.kube, err = kube.NewClient(); err != nil {
-			return report.Failed(report.ReasonKubernetesClient, err)
+			return report.Failed(magosv1.ReasonKubernetesClient, err)
 		}
 	}
 
@@ -128,26 +128,26 @@ func (r *runner) run(ctx context.Context) error {
 	}
 	binary, err := engine.Resolve(cfg.VersionsDir, cfg.Engine, cfg.EngineVersion, cfg.EngineBinary())
 	if err != nil {
-		return report.Failed(report.ReasonEngineNotFound, err)
+		return report.Failed(magosv1.ReasonEngineNotFound, err)
 	}
 	backendEnv, err := r.setUpBackend(configDir)
 	if err != nil {
 		return err
 	}
 	if err := engine.PrepareEnv(cfg.WorkDir, backendEnv); err != nil {
-		return report.Failed(report.ReasonInitFailed, err)
+		return report.Failed(magosv1.ReasonInitFailed, err)
 	}
 	eng, err := engine.New(binary, configDir, cfg.ShutdownWait, r.stdout, r.stderr)
 	if err != nil {
-		return report.Failed(report.ReasonEngineNotFound, err)
+		return report.Failed(magosv1.ReasonEngineNotFound, err)
 	}
 	version, err := eng.Version(ctx)
 	if err != nil {
-		return report.Failed(report.ReasonEngineNotFound, fmt.Errorf("running %s: %s", binary, engine.Summary(err)))
+		return report.Failed(magosv1.ReasonEngineNotFound, fmt.Errorf("running %s: %s", binary, engine.Summary(err)))
 	}
 	r.log.Info("Initialising", "dir", cfg.Path, "engineVersion", version)
 	if err := eng.Init(ctx); err != nil {
-		return r.engineError(report.ReasonInitFailed, "init", err)
+		return r.engineError(magosv1.ReasonInitFailed, "init", err)
 	}
 	switch cfg.Phase {
 	case magosv1.RunPlan:
@@ -164,11 +164,11 @@ func (r *runner) run(ctx context.Context) error {
 func (r *runner) fetchConfig(ctx context.Context) (string, error) {
 	root := filepath.Join(r.cfg.WorkDir, "src")
 	if err := os.RemoveAll(root); err != nil {
-		return "", report.Failed(report.ReasonArtifactFetchFailed, err)
+		return "", report.Failed(magosv1.ReasonArtifactFetchFailed, err)
 	}
 	// In a Pod the work directory is inside an emptyDir that starts empty.
 	if err := os.MkdirAll(r.cfg.WorkDir, 0o700); err != nil {
-		return "", report.Failed(report.ReasonArtifactFetchFailed, err)
+		return "", report.Failed(magosv1.ReasonArtifactFetchFailed, err)
 	}
 	fetcher := r.opts.Fetcher
 	if fetcher == nil {
@@ -178,15 +178,15 @@ func (r *runner) fetchConfig(ctx context.Context) (string, error) {
 	err := artifact.FetchAndExtract(ctx, fetcher, r.cfg.ArtifactURL, r.cfg.ArtifactDigest, root, artifact.DefaultLimits())
 	switch {
 	case errors.Is(err, artifact.ErrDigestMismatch):
-		return "", report.Failed(report.ReasonArtifactDigestMismatch, err)
+		return "", report.Failed(magosv1.ReasonArtifactDigestMismatch, err)
 	case errors.Is(err, artifact.ErrRejected):
-		return "", report.Failed(report.ReasonArtifactRejected, err)
+		return "", report.Failed(magosv1.ReasonArtifactRejected, err)
 	case err != nil:
-		return "", report.Failed(report.ReasonArtifactFetchFailed, err)
+		return "", report.Failed(magosv1.ReasonArtifactFetchFailed, err)
 	}
 	dir, err := artifact.ConfigDir(root, r.cfg.Path)
 	if err != nil {
-		return "", report.Failed(report.ReasonPathNotFound, err)
+		return "", report.Failed(magosv1.ReasonPathNotFound, err)
 	}
 	return dir, nil
 }
@@ -197,13 +197,13 @@ func (r *runner) setUpBackend(configDir string) (map[string]string, error) {
 	if r.cfg.BackendConfig != "" {
 		r.log.Info("Using the Workspace's own backend configuration")
 		if err := statebackend.WriteUserOverride(configDir, r.cfg.BackendConfig); err != nil {
-			return nil, report.Failed(report.ReasonBackendFailed, err)
+			return nil, report.Failed(magosv1.ReasonBackendFailed, err)
 		}
 		// It comes from a Secret: its values (credentials among them) are
 		// masked.
 		secrets, err := statebackend.UserBackendValues(r.cfg.BackendConfig)
 		if err != nil {
-			return nil, report.Failed(report.ReasonBackendFailed, err)
+			return nil, report.Failed(magosv1.ReasonBackendFailed, err)
 		}
 		r.hide(secrets...)
 		return nil, nil
@@ -217,12 +217,12 @@ func (r *runner) setUpBackend(configDir string) (map[string]string, error) {
 	}
 	srv, err := statebackend.Start(store, r.log.With("component", "stateBackend"))
 	if err != nil {
-		return nil, report.Failed(report.ReasonBackendFailed, err)
+		return nil, report.Failed(magosv1.ReasonBackendFailed, err)
 	}
 	r.backend = srv
 	r.hide(srv.Password())
 	if err := statebackend.WriteHTTPOverride(configDir); err != nil {
-		return nil, report.Failed(report.ReasonBackendFailed, err)
+		return nil, report.Failed(magosv1.ReasonBackendFailed, err)
 	}
 	r.log.Info("Serving state", "secret", r.cfg.StateSecret, "lease", r.cfg.LockLease)
 	return srv.Env(), nil

@@ -36,10 +36,10 @@ func TestRunReportsInvalidConfigMasked(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &r))
 	assert.Equal(t, magosv1.RunPlan, r.Phase)
 	assert.Equal(t, magosv1.ResultFailed, r.Result)
-	assert.Equal(t, "InvalidConfig", r.Reason)
+	assert.Equal(t, magosv1.ReasonInvalidConfig, r.Reason)
 	assert.Contains(t, r.Message, "MAGOS_NAMESPACE is not set")
 	assert.Contains(t, r.Message, `MAGOS_ENGINE "(sensitive value)" is not one of opentofu, terraform`)
 	assert.NotContains(t, string(raw), secret)
 	assert.NotContains(t, out.String(), secret)
-	assert.Contains(t, out.String(), "InvalidConfig")
+	assert.Contains(t, out.String(), magosv1.ReasonInvalidConfig)
 }
