@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/runner/planstore"
+	"github.com/magos-dev/magos/apis/planstore"
 )
 
 // planSecrets is the plan store of namespace ns, read and written as

@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/runner/planstore"
+	"github.com/magos-dev/magos/apis/planstore"
 )
 
 // sentinel is the value of a variable declared sensitive to Magos (listed in

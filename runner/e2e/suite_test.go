@@ -25,7 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/runner/planstore"
+	"github.com/magos-dev/magos/apis/planstore"
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 

@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/apis/planstore"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
-	"github.com/magos-dev/magos/runner/planstore"
 )
 
 // StorageConflictReason: an object the runner would write (state Secret,

@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/magos-dev/magos/apis/planstore"
 	"github.com/magos-dev/magos/runner/internal/outputs"
-	"github.com/magos-dev/magos/runner/planstore"
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 

@@ -9,11 +9,11 @@ import (
 	"strings"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/apis/planstore"
 	"github.com/magos-dev/magos/runner/internal/engine"
 	"github.com/magos-dev/magos/runner/internal/outputs"
 	"github.com/magos-dev/magos/runner/internal/plansummary"
 	"github.com/magos-dev/magos/runner/internal/report"
-	"github.com/magos-dev/magos/runner/planstore"
 )
 
 // planFile is where the binary plan is written, outside the configuration.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/apis/planstore"
 	"github.com/magos-dev/magos/runner/internal/artifact"
 	"github.com/magos-dev/magos/runner/internal/config"
 	"github.com/magos-dev/magos/runner/internal/engine"
@@ -20,7 +21,6 @@ import (
 	"github.com/magos-dev/magos/runner/internal/mask"
 	"github.com/magos-dev/magos/runner/internal/report"
 	"github.com/magos-dev/magos/runner/internal/statebackend"
-	"github.com/magos-dev/magos/runner/planstore"
 )
 
 // Options replace the runner's collaborators in tests; the zero value is

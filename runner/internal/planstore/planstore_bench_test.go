@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/runner/planstore"
+	"github.com/magos-dev/magos/apis/planstore"
 )
 
 // BenchmarkStoreLoad50MB stores and loads a 50 MB plan against the real

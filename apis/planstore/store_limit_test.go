@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/runner/planstore"
+	"github.com/magos-dev/magos/apis/planstore"
 )
 
 // refusingWriter fails the test on any write.
@@ -31,6 +31,13 @@ func TestStoreRefusesPlansAboveTheChunkLimit(t *testing.T) {
 	bin := make([]byte, (magosv1.MaxPlanChunks+1)*magosv1.PlanChunkBytes)
 	r := rand.NewChaCha8([32]byte{1})
 	_, _ = r.Read(bin)
-	_, err := planstore.Store(context.Background(), refusingWriter{t}, input("plan-1", []byte(`{}`), bin))
+	in := planstore.Input{
+		Workspace: "web",
+		Owner:     planstore.WorkspaceOwner("web", "2c7a3c86-2f0f-4d43-9c1e-0d8a9f0c1a11"),
+		ID:        "plan-1",
+		JSON:      []byte(`{}`),
+		Binary:    bin,
+	}
+	_, err := planstore.Store(context.Background(), refusingWriter{t}, in)
 	require.ErrorIs(t, err, planstore.ErrTooLarge)
 }

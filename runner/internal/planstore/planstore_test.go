@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/runner/planstore"
+	"github.com/magos-dev/magos/apis/planstore"
 )
 
 const workspace = "web"
@@ -267,8 +267,4 @@ func editChunk(t *testing.T, s corev1Secrets, i int, edit func(*corev1.Secret)) 
 	edit(sec)
 	_, err = s.Update(context.Background(), sec, metav1.UpdateOptions{})
 	require.NoError(t, err, fmt.Sprintf("editing chunk %d", i))
-}
-
-func TestDigest(t *testing.T) {
-	assert.Equal(t, "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", planstore.Digest(nil))
 }

@@ -16,7 +16,9 @@
 // verifies the chunk count, the stream's sha256 and the plan digest before
 // it returns anything. The runner stores plans; the workspace-controller
 // uses Load or Stat to read them (with any client that can get a Secret, see
-// Getter and GetterFunc). The package is outside internal/ for that reason
-// and depends only on the Kubernetes API types, apimachinery and the Magos
-// API types.
+// Getter and GetterFunc). The package lives in the API module for that
+// reason, so neither needs the other's module, and depends only on the
+// Kubernetes API types, apimachinery and the Magos API types. Its tests
+// against a real apiserver are in the runner module
+// (runner/internal/planstore), which brings the local control plane.
 package planstore

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/runner/planstore"
+	"github.com/magos-dev/magos/apis/planstore"
 )
 
 // TestLoadJSONReadsOnlyThePlanJSON: the policy gate's read gets plan.json,
