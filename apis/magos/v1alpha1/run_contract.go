@@ -157,6 +157,8 @@ const DefaultTerminationMessagePath = "/dev/termination-log"
 
 // Run results.
 const (
+	// ResultRunning is the result of a run in progress (status.currentRun).
+	ResultRunning   = "Running"
 	ResultSucceeded = "Succeeded"
 	ResultFailed    = "Failed"
 	// ResultStale: the stored plan no longer matches the approved digest or

@@ -59,7 +59,8 @@ func workingOn(ws *magosv1.Workspace, revision string) bool {
 	if st.Plan != nil && st.Plan.Revision == revision {
 		return true
 	}
-	return len(st.History) > 0 && st.History[0].Revision == revision
+	last := st.LastRun()
+	return last != nil && last.Revision == revision
 }
 
 // staging is the Project's Workspaces sorted into a Rollout's stages.

@@ -138,24 +138,24 @@ func TestDestroyPlanStatus(t *testing.T) {
 		readyMessage                []string
 	}{
 		{name: "planning the destroy is Reconciling",
-			obs:   observation{Revision: rev, Phase: magosv1.PhasePlanning, Reason: PlanningReason, Message: "Run ws-plan-x (destroy plan) of revision " + rev + " is in progress; the Workspace is being deleted"},
+			obs:   observation{Revision: rev, Decision: decision{Phase: magosv1.PhasePlanning, Reason: PlanningReason, Message: "Run ws-plan-x (destroy plan) of revision " + rev + " is in progress; the Workspace is being deleted"}},
 			ready: "False", reconciling: "True", readyReason: PlanningReason, readyMessage: []string{"destroy plan", "being deleted"}},
 		{name: "awaiting approval of the destroy is neither Reconciling nor Stalled",
-			obs:   observation{Revision: rev, Phase: magosv1.PhaseAwaitingApproval, Reason: DestroyAwaitingApprovalReason, Message: destroyApprovalMessage(destroyPlan)},
+			obs:   observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseAwaitingApproval, Reason: DestroyAwaitingApprovalReason, Message: destroyApprovalMessage(destroyPlan)}},
 			ready: "False", readyReason: DestroyAwaitingApprovalReason,
 			readyMessage: []string{"being deleted", "destroy plan d1 (+0 ~0 -2)", `set spec.approvedPlan to "d1"`, "unset spec.destroyOnDelete"}},
 		{name: "a destroy blocked by policy stalls",
-			obs:   observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: PolicyViolationReason, Message: destroyBlockedMessage(destroyPlan, "no-delete: databases stay")},
+			obs:   observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: PolicyViolationReason, Message: destroyBlockedMessage(destroyPlan, "no-delete: databases stay"), Stalled: true}},
 			ready: "False", stalled: "True", readyReason: PolicyViolationReason,
 			readyMessage: []string{"being deleted", "destroy plan d1", "blocked by policy: no-delete: databases stay", "unset spec.destroyOnDelete"}},
 		{name: "a destroy whose policies could not be evaluated retries",
-			obs:   observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: PolicyErrorReason, Message: destroyBlockedMessage(destroyPlan, "boom")},
+			obs:   observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: PolicyErrorReason, Message: destroyBlockedMessage(destroyPlan, "boom")}},
 			ready: "False", reconciling: "True", readyReason: PolicyErrorReason},
 		{name: "applying the destroy plan is Reconciling",
-			obs:   observation{Revision: rev, Phase: magosv1.PhaseDestroying, Reason: DestroyingReason},
+			obs:   observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseDestroying, Reason: DestroyingReason}},
 			ready: "False", reconciling: "True", readyReason: DestroyingReason},
 		{name: "a failed destroy retries",
-			obs:   observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: DestroyFailedReason},
+			obs:   observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: DestroyFailedReason}},
 			ready: "False", reconciling: "True", readyReason: DestroyFailedReason},
 	}
 	for _, tt := range tests {
@@ -171,7 +171,7 @@ func TestDestroyPlanStatus(t *testing.T) {
 			for _, s := range tt.readyMessage {
 				assert.Contains(t, ready.Message, s)
 			}
-			assert.Equal(t, tt.obs.Phase, ws.Status.Phase)
+			assert.Equal(t, tt.obs.Decision.Phase, ws.Status.Phase)
 
 			planned := conditions.Get(ws, magosv1.PlannedCondition)
 			assert.Equal(t, metav1.ConditionTrue, planned.Status)

@@ -56,11 +56,11 @@ func pullFailure(pod *corev1.Pod) string {
 
 // failOnPullError ends the running Job whose Pod cannot pull an image: it
 // deletes the Job (its Pod goes with it) and records the run as failed with
-// ImagePullFailed and the kubelet's message. It reports whether it did.
-func (r *Reconciler) failOnPullError(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job) (bool, error) {
+// ImagePullFailed and the kubelet's message.
+func (r *Reconciler) failOnPullError(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job) error {
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{"job-name": job.Name}); err != nil {
-		return false, err
+		return err
 	}
 	msg := ""
 	for i := range pods.Items {
@@ -69,15 +69,15 @@ func (r *Reconciler) failOnPullError(ctx context.Context, ws *magosv1.Workspace,
 		}
 	}
 	if msg == "" {
-		return false, nil
+		return nil
 	}
 	ctrl.LoggerFrom(ctx).Info("Ending a run whose image cannot be pulled", "job", job.Name, "message", msg)
 	err := r.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &job.UID})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return false, fmt.Errorf("deleting Job %s: %w", job.Name, err)
+		return fmt.Errorf("deleting Job %s: %w", job.Name, err)
 	}
 	res := magosv1.RunResult{Phase: ws.Status.CurrentRun.Phase, Result: magosv1.ResultFailed, Reason: ImagePullFailedReason, Message: msg}
-	return true, r.recordRunResult(ctx, ws, res)
+	return r.recordRunResult(ctx, ws, res)
 }
 
 // runnerPodEvents passes the events of runner Pods that the Workspace acts

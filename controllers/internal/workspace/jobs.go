@@ -27,6 +27,10 @@ type run struct {
 	Drift      bool
 	// Mode is PlanModeDestroy for a deletion's destroy plan and its apply.
 	Mode magosv1.PlanMode
+	// Number counts the Workspace's runs (status.runs once started);
+	// Inputs is the inputs digest the run uses.
+	Number int64
+	Inputs string
 }
 
 // runID derives a deterministic run ID, so a restarted controller computes
@@ -248,13 +252,10 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 	labels[magosv1.RunLabel] = rn.ID
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      jobName(ws, rn),
-			Namespace: ws.Namespace,
-			Labels:    labels,
-			Annotations: map[string]string{
-				magosv1.RevisionAnnotation: rn.Artifact.Revision,
-				magosv1.PlanIDAnnotation:   rn.PlanID,
-			},
+			Name:        jobName(ws, rn),
+			Namespace:   ws.Namespace,
+			Labels:      labels,
+			Annotations: runAnnotations(rn),
 		},
 		Spec: batchv1.JobSpec{
 			BackoffLimit:            ptr.To[int32](0),

@@ -78,10 +78,11 @@ func (r *Reconciler) liveJob(ctx context.Context, ws *magosv1.Workspace, name st
 	return job, nil
 }
 
-// adoptLiveRun adopts a run in progress that the cache did not show, or
-// waits for a runner Pod that has not ended. It reports whether it found
-// either: then no run may start.
-func (r *Reconciler) adoptLiveRun(ctx context.Context, ws *magosv1.Workspace, obs *observation) (bool, error) {
+// findLiveRun looks, with live reads, for a run in progress that the cache
+// did not show: a Job it adopts into f.Running (and status), or a runner
+// Pod that has not ended (f.LivePod). It reports whether it found either:
+// then no run may start.
+func (r *Reconciler) findLiveRun(ctx context.Context, ws *magosv1.Workspace, f *facts) (bool, error) {
 	job, pod, err := r.liveRun(ctx, ws)
 	if err != nil {
 		return false, err
@@ -89,24 +90,12 @@ func (r *Reconciler) adoptLiveRun(ctx context.Context, ws *magosv1.Workspace, ob
 	switch {
 	case job != nil:
 		ctrl.LoggerFrom(ctx).Info("Adopting a run in progress that the cache did not show", "job", job.Name)
-		r.adopt(ws, job)
-		r.describeRunning(ws, obs)
+		f.Running = adopt(ws, job)
 		return true, nil
 	case pod != nil:
-		r.describeLivePod(pod, obs)
+		// The Pod's end (or removal) wakes the Workspace.
+		f.LivePod = &livePod{Name: pod.Name, Phase: pod.Labels[magosv1.PhaseLabel]}
 		return true, nil
 	}
 	return false, nil
-}
-
-// describeLivePod says that the Workspace waits for a runner Pod to end.
-// The Pod's end (or removal) wakes the Workspace.
-func (r *Reconciler) describeLivePod(pod *corev1.Pod, obs *observation) {
-	phase := pod.Labels[magosv1.PhaseLabel]
-	obs.Phase = phaseOfRun[phase]
-	if obs.Phase == "" {
-		obs.Phase = magosv1.PhasePlanning
-	}
-	obs.Reason = string(obs.Phase)
-	obs.Message = fmt.Sprintf("The runner Pod %s (%s) of an earlier run is still running and may be using the state; waiting for it to end", pod.Name, phase)
 }

@@ -66,42 +66,47 @@ func policiesDigest(ps []policy.Policy) string {
 // the selected Kyverno ValidatingPolicies (again whenever a selected policy
 // changes) and records the verdict in status.plan.policy and the
 // PolicyPassed condition. It fails closed: a policy that cannot be read or
-// evaluated blocks the plan. It returns whether the plan may go on.
-func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace, project *magosv1.Project) (bool, error) {
+// evaluated blocks the plan. A verdict that passed or found violations is
+// kept while the policies are unchanged; one that errored is evaluated
+// again.
+func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace, project *magosv1.Project) (gateVerdict, error) {
 	plan := ws.Status.Plan
 	selected, err := policy.Select(ctx, r.Client, ws.Namespace, policySelectors(r.Options.Guards.ClusterPolicySelector, ws, project)...)
 	if err != nil {
-		r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("selecting policies: %v", err)}, "", "")
-		return false, nil
+		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("selecting policies: %v", err)}, "", gateErrored, PolicyErrorReason), nil
 	}
 	digest := policiesDigest(selected)
-	// A verdict is kept while the policies are unchanged, except one that
-	// errored: PolicyError is retried, so it is evaluated again.
-	errored := conditions.Get(ws, magosv1.PolicyPassedCondition)
-	if v := plan.Policy; v != nil && v.PoliciesDigest == digest && (errored == nil || errored.Reason != PolicyErrorReason) {
-		return v.Passed, nil
-	}
-	verdict := policy.Verdict{Passed: true, Message: "No policy selects this Workspace"}
-	errorReason := "" // PolicyError unless set
-	if len(selected) > 0 {
-		// Only plan.json, bounded: a plan Secret is written by the runner,
-		// which runs the Workspace's code, so it may be a decompression bomb.
-		stored, err := planstore.LoadJSON(ctx, r.planGetter(ws.Namespace), ws.Name, r.Options.maxPlanJSONBytes())
-		switch {
-		case errors.Is(err, planstore.ErrTooLarge):
-			verdict = policy.Verdict{Errored: true, Message: fmt.Sprintf("the stored plan is too large to evaluate: %v", err)}
-			errorReason = PlanTooLargeReason
-		case err != nil:
-			verdict = policy.Verdict{Errored: true, Message: fmt.Sprintf("reading the stored plan: %v", err)}
-		case stored.ID != plan.ID || stored.Digest != plan.Digest:
-			verdict = policy.Verdict{Errored: true, Message: fmt.Sprintf("the stored plan is %s, not %s; re-planning", stored.ID, plan.ID)}
-			ws.Status.Plan = nil
-		default:
-			verdict = r.Policies.Evaluate(ctx, selected, stored.JSON)
+	if v := plan.Policy; v != nil && v.PoliciesDigest == digest && (v.Passed || len(v.Violations) > 0) {
+		if v.Passed {
+			return gateVerdict{Outcome: gatePassed, Message: v.Message}, nil
 		}
+		return gateVerdict{Outcome: gateBlocked, Reason: PolicyViolationReason, Message: v.Message}, nil
 	}
-	r.recordVerdict(ws, verdict, digest, errorReason)
-	return verdict.Passed, nil
+	if len(selected) == 0 {
+		return r.recordVerdict(ws, policy.Verdict{Passed: true, Message: "No policy selects this Workspace"}, digest, gatePassed, ""), nil
+	}
+	// Only plan.json, bounded: a plan Secret is written by the runner,
+	// which runs the Workspace's code, so it may be a decompression bomb.
+	stored, err := planstore.LoadJSON(ctx, r.planGetter(ws.Namespace), ws.Name, r.Options.maxPlanJSONBytes())
+	switch {
+	case errors.Is(err, planstore.ErrTooLarge):
+		// The same plan never fits: it stalls until a new plan.
+		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("the stored plan is too large to evaluate: %v", err)},
+			digest, gateBlocked, PlanTooLargeReason), nil
+	case err != nil:
+		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("reading the stored plan: %v", err)}, digest, gateErrored, PolicyErrorReason), nil
+	case stored.ID != plan.ID || stored.Digest != plan.Digest:
+		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("the stored plan is %s, not %s; re-planning", stored.ID, plan.ID)},
+			digest, gateStalePlan, PolicyErrorReason), nil
+	}
+	v := r.Policies.Evaluate(ctx, selected, stored.JSON)
+	switch {
+	case v.Passed:
+		return r.recordVerdict(ws, v, digest, gatePassed, ""), nil
+	case v.Errored:
+		return r.recordVerdict(ws, v, digest, gateErrored, PolicyErrorReason), nil
+	}
+	return r.recordVerdict(ws, v, digest, gateBlocked, PolicyViolationReason), nil
 }
 
 // planGetter reads plan Secrets uncached, so the controller caches no Secret.
@@ -113,30 +118,24 @@ func (r *Reconciler) planGetter(namespace string) planstore.Getter {
 	})
 }
 
-// recordVerdict stores a verdict in status and emits an event for a failure.
-// errorReason is the PolicyPassed reason of an errored verdict; "" is
-// PolicyError.
-func (r *Reconciler) recordVerdict(ws *magosv1.Workspace, v policy.Verdict, digest, errorReason string) {
+// recordVerdict stores verdict v in status and the PolicyPassed condition
+// (reason, PolicyPassed when it passed), emits an event for a plan it
+// blocks, and returns it as the gate's outcome.
+func (r *Reconciler) recordVerdict(ws *magosv1.Workspace, v policy.Verdict, digest string, outcome gateOutcome, reason string) gateVerdict {
 	plan := ws.Status.Plan
 	msg := policy.StatusMessage(v, 1024)
-	if plan != nil {
-		pv := &magosv1.PolicyVerdict{Passed: v.Passed, Policies: v.Policies, Message: msg, PoliciesDigest: digest}
-		for _, viol := range v.Violations {
-			pv.Violations = append(pv.Violations, magosv1.PolicyViolation{
-				Policy: viol.Policy, Validation: int32(viol.Validation), Message: viol.Message, Action: viol.Action,
-			})
-		}
-		plan.Policy = pv
+	pv := &magosv1.PolicyVerdict{Passed: v.Passed, Policies: v.Policies, Message: msg, PoliciesDigest: digest}
+	for _, viol := range v.Violations {
+		pv.Violations = append(pv.Violations, magosv1.PolicyViolation{
+			Policy: viol.Policy, Validation: int32(viol.Validation), Message: viol.Message, Action: viol.Action,
+		})
 	}
-	switch {
-	case v.Passed:
+	plan.Policy = pv
+	if outcome == gatePassed {
 		conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionTrue, PolicyPassedReason, msg)
-	case v.Errored:
-		reason := orDefault(errorReason, PolicyErrorReason)
-		conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionFalse, reason, msg)
-		r.event(ws, corev1.EventTypeWarning, reason, "%s blocked: %s", planNoun(plan), msg)
-	default:
-		conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionFalse, PolicyViolationReason, msg)
-		r.event(ws, corev1.EventTypeWarning, PolicyViolationReason, "%s blocked: %s", planNoun(plan), msg)
+		return gateVerdict{Outcome: gatePassed, Message: msg}
 	}
+	conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionFalse, reason, msg)
+	r.event(ws, corev1.EventTypeWarning, reason, "%s blocked: %s", planNoun(plan), msg)
+	return gateVerdict{Outcome: outcome, Reason: reason, Message: msg}
 }

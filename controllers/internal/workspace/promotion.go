@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -22,28 +21,18 @@ import (
 // to the Workspace's stage yet.
 const AwaitingPromotionReason = "AwaitingPromotion"
 
-// awaitPromotion asks the Rollout governing the Workspace's Project, from
-// its status alone, whether plan may be applied now. While it may not, the
-// Workspace is AwaitingPromotion with the Rollout's reason, and
-// awaitPromotion reports true.
-func (r *Reconciler) awaitPromotion(ctx context.Context, ws *magosv1.Workspace, plan *magosv1.PlanStatus, obs *observation) (bool, error) {
+// admissionOf asks the Rollout governing the Workspace's Project, from its
+// status alone, whether plan may be applied now.
+func (r *Reconciler) admissionOf(ctx context.Context, ws *magosv1.Workspace, plan *magosv1.PlanStatus) (admission, error) {
 	if ws.Spec.ProjectRef == nil {
-		return false, nil
+		return admission{}, nil
 	}
 	var list magosv1.RolloutList
 	if err := r.List(ctx, &list, client.InNamespace(ws.Namespace)); err != nil {
-		return false, fmt.Errorf("listing Rollouts: %w", err)
+		return admission{}, fmt.Errorf("listing Rollouts: %w", err)
 	}
 	d := rollout.Admission(rollout.Governing(list.Items, ws.Spec.ProjectRef.Name), ws, plan.Revision)
-	if d.Allowed {
-		return false, nil
-	}
-	if ws.Status.Phase != magosv1.PhaseAwaitingPromotion {
-		r.event(ws, corev1.EventTypeNormal, AwaitingPromotionReason, "Plan %s of revision %s: %s", plan.ID, plan.Revision, d.Message)
-	}
-	obs.Phase, obs.Reason = magosv1.PhaseAwaitingPromotion, AwaitingPromotionReason
-	obs.Message = fmt.Sprintf("Plan %s (%s) of revision %s: %s", plan.ID, PlanSummary(plan), plan.Revision, d.Message)
-	return true, nil
+	return admission{Denied: !d.Allowed, Message: d.Message}, nil
 }
 
 // rolloutHandler enqueues the Workspaces whose admission a Rollout change

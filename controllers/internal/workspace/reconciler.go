@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -13,9 +12,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/conditions"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
 	"github.com/magos-dev/magos/controllers/internal/policy"
+	"github.com/magos-dev/magos/controllers/internal/reconciletail"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
@@ -39,12 +40,16 @@ type Reconciler struct {
 	Options   Options
 	// Policies evaluates plans against Kyverno ValidatingPolicies.
 	Policies *policy.Evaluator
+
+	// reports is set in the copy of the Reconciler each reconcile works
+	// with: events and metrics wait there for the status patch.
+	reports *reports
 }
 
-// Reconcile drives one Workspace: get, patch base, deferred status patch,
-// deletion, finalizer, suspend, then source → inputs → runs.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
-	log := ctrl.LoggerFrom(ctx)
+// Reconcile drives one Workspace: get, patch base, deferred status patch
+// with events and metrics, deletion, finalizer, suspend, then inputs →
+// source → runs (gather facts, decide, act).
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	ws := &magosv1.Workspace{}
 	if err := r.Get(ctx, req.NamespacedName, ws); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -53,29 +58,46 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	base := ws.DeepCopy()
+	rr := r.forReconcile()
 	obs := observation{}
+	result, err := rr.reconcile(ctx, ws, base, &obs)
+	return reconciletail.Finish(ctx, r.Client, ws, base, result, err, reconciletail.Options{
+		Kind: magosv1.WorkspaceKind,
+		Status: func(err error) {
+			obs.Err = err
+			computeStatus(ws, obs)
+			rr.noteTransition(base, ws, obs.Decision)
+		},
+		// Status carries the run state (current run, plan, history): a
+		// reconcile that read a stale cached Workspace must retry, not
+		// overwrite it.
+		OptimisticLock: true,
+		Events:         &rr.reports.events,
+		Recorder:       r.Events,
+		AfterPatch: func() {
+			rr.reports.afterPatch()
+			metrics.TrackWorkspace(req.String(), string(ws.Status.Phase), ws.Status.Lock != nil)
+		},
+	})
+}
 
-	defer func() {
-		obs.Err = retErr
-		computeStatus(ws, obs)
-		// The optimistic lock makes a reconcile that read a stale cached
-		// Workspace fail and retry instead of overwriting newer status.
-		// An unchanged status is not written: Rollout changes wake many
-		// waiting Workspaces whose status stays the same.
-		if !equality.Semantic.DeepEqual(base.Status, ws.Status) {
-			patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
-			if err := r.Status().Patch(ctx, ws, patch); err != nil && !apierrors.IsNotFound(err) {
-				log.Error(err, "Failed to patch status")
-				retErr = errors.Join(retErr, err)
-			}
-		}
-		metrics.TrackWorkspace(req.String(), string(ws.Status.Phase), ws.Status.Lock != nil)
-		metrics.RecordReconcile(magosv1.WorkspaceKind, retErr)
-		retErr = rerror.ForRuntime(retErr)
-	}()
+// noteTransition records decision d's event when the Workspace enters d:
+// its phase or Ready reason changed.
+func (r *Reconciler) noteTransition(base, ws *magosv1.Workspace, d decision) {
+	if d.Event == nil {
+		return
+	}
+	before, after := conditions.Get(base, magosv1.ReadyCondition), conditions.Get(ws, magosv1.ReadyCondition)
+	if base.Status.Phase == ws.Status.Phase && before != nil && after != nil && before.Reason == after.Reason {
+		return
+	}
+	r.event(ws, d.Event.Type, d.Event.Reason, "%s", d.Event.Message)
+}
 
+// reconcile is Reconcile's body, before the status is computed and written.
+func (r *Reconciler) reconcile(ctx context.Context, ws, base *magosv1.Workspace, obs *observation) (ctrl.Result, error) {
 	if !ws.DeletionTimestamp.IsZero() {
-		return r.reconcileDelete(ctx, ws, &obs)
+		return r.reconcileDelete(ctx, ws, obs)
 	}
 	if err := r.reconcileFinalizer(ctx, ws); err != nil {
 		return ctrl.Result{}, err
@@ -115,7 +137,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return r.reconcileRuns(ctx, ws, art, s, in.SetDigests, in.Project, &obs)
+	return r.reconcileRuns(ctx, ws, art, s, in.SetDigests, in.Project, nil, obs)
 }
 
 // reconcileFinalizer keeps the destroy finalizer in step with destroyOnDelete.

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -70,7 +71,8 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 	cr.Reason = res.Reason
 	cr.Message = truncate(res.Message, 512)
 	if cr.Started != nil {
-		metrics.RecordRun(cr.Phase, res.Result, now.Sub(cr.Started.Time).Seconds())
+		phase, result, seconds := cr.Phase, res.Result, now.Sub(cr.Started.Time).Seconds()
+		r.later(func() { metrics.RecordRun(phase, result, seconds) })
 	}
 
 	var reserveErr error
@@ -85,7 +87,7 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 		}
 		switch {
 		case cr.Drift && res.HasChanges:
-			metrics.RecordDrift()
+			r.later(metrics.RecordDrift)
 			r.event(ws, corev1.EventTypeWarning, DriftDetectedReason, "Drift check %s found changes made outside Magos: %s", cr.PlanID, PlanSummary(ws.Status.Plan))
 		case cr.Mode == magosv1.PlanModeDestroy:
 			r.event(ws, corev1.EventTypeNormal, DestroyPlannedReason, "Destroy plan %s of revision %s: %s", cr.PlanID, cr.Revision, PlanSummary(ws.Status.Plan))
@@ -136,6 +138,7 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 		}
 	}
 
+	ws.Status.Retry = nextRetry(ws.Status.Retry, ws.Status.LastRun(), cr, r.Options.RetryInterval)
 	ws.Status.History = append([]magosv1.RunStatus{*cr}, ws.Status.History...)
 	if len(ws.Status.History) > magosv1.RunHistoryLimit {
 		ws.Status.History = ws.Status.History[:magosv1.RunHistoryLimit]
@@ -144,17 +147,29 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 	return reserveErr
 }
 
+// nextRetry is the retry state after run cr finished, given the state
+// before (prev) and the newest run before it (last): none unless cr failed;
+// else one more attempt for the same revision and inputs, due a retry
+// interval after cr finished, or never for a failure that stalls. A
+// deletion's runs are always retried.
+func nextRetry(prev *magosv1.RetryStatus, last, cr *magosv1.RunStatus, interval time.Duration) *magosv1.RetryStatus {
+	if cr.Result != magosv1.ResultFailed {
+		return nil
+	}
+	rs := &magosv1.RetryStatus{Attempts: 1}
+	if prev != nil && last != nil && last.Revision == cr.Revision && last.InputsDigest == cr.InputsDigest {
+		rs.Attempts = prev.Attempts + 1
+	}
+	if deletionRun(cr) || !stalls(orDefault(cr.Reason, RunFailedReason)) {
+		next := metav1.NewTime(cr.Finished.Add(interval))
+		rs.NextTime = &next
+	}
+	return rs
+}
+
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
 	return s[:n] + "…"
-}
-
-// event records a Kubernetes event on ws.
-func (r *Reconciler) event(ws *magosv1.Workspace, eventType, reason, format string, args ...any) {
-	if r.Events == nil {
-		return
-	}
-	r.Events.Eventf(ws, nil, eventType, reason, reason, format, args...)
 }

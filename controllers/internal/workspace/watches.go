@@ -41,8 +41,7 @@ func (r *Reconciler) workspacesWithPendingPlans(ctx context.Context, o client.Ob
 	}
 	var reqs []reconcile.Request
 	for _, ws := range list.Items {
-		p, a := ws.Status.Plan, ws.Status.LastApplied
-		if p != nil && p.HasChanges && (a == nil || a.PlanID != p.ID) {
+		if ws.Status.PendingPlan() != nil {
 			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ws.Namespace, Name: ws.Name}})
 		}
 	}

@@ -3,6 +3,7 @@ package workspace
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,27 +28,27 @@ func TestWorkspaceKstatus(t *testing.T) {
 		// waitsForPerson: suspended, awaiting approval or promotion.
 		waitsForPerson bool
 	}{
-		{"applied and idle", observation{Revision: rev, Phase: magosv1.PhaseIdle}, status.CurrentStatus, false},
-		{"planning", observation{Revision: rev, Phase: magosv1.PhasePlanning, Reason: PlanningReason}, status.InProgressStatus, false},
-		{"validating", observation{Revision: rev, Phase: magosv1.PhaseValidating}, status.InProgressStatus, false},
-		{"applying", observation{Revision: rev, Phase: magosv1.PhaseApplying, Reason: ApplyingReason}, status.InProgressStatus, false},
-		{"destroying", observation{Revision: rev, Phase: magosv1.PhaseDestroying, Reason: DestroyingReason}, status.InProgressStatus, false},
+		{"applied and idle", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseIdle}}, status.CurrentStatus, false},
+		{"planning", observation{Revision: rev, Decision: decision{Phase: magosv1.PhasePlanning, Reason: PlanningReason}}, status.InProgressStatus, false},
+		{"validating", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseValidating}}, status.InProgressStatus, false},
+		{"applying", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseApplying, Reason: ApplyingReason}}, status.InProgressStatus, false},
+		{"destroying", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseDestroying, Reason: DestroyingReason}}, status.InProgressStatus, false},
 		{"waiting for the source", observation{WaitingReason: SourceNotReadyReason, WaitingMessage: "no artifact"}, status.InProgressStatus, false},
-		{"awaiting approval", observation{Revision: rev, Phase: magosv1.PhaseAwaitingApproval, Reason: AwaitingApprovalReason, Message: "approve"}, status.InProgressStatus, true},
-		{"awaiting promotion", observation{Revision: rev, Phase: magosv1.PhaseAwaitingPromotion, Reason: "AwaitingPromotion", Message: "promote"}, status.InProgressStatus, true},
+		{"awaiting approval", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseAwaitingApproval, Reason: AwaitingApprovalReason, Message: "approve"}}, status.InProgressStatus, true},
+		{"awaiting promotion", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseAwaitingPromotion, Reason: "AwaitingPromotion", Message: "promote"}}, status.InProgressStatus, true},
 		{"suspended", observation{Suspended: true}, status.InProgressStatus, true},
-		{"run failed, retrying", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: RunFailedReason, Message: "retrying in 5m"}, status.InProgressStatus, false},
-		{"run failed without a reason, retrying", observation{Revision: rev, Phase: magosv1.PhaseFailed}, status.InProgressStatus, false},
-		{"runner exited without a report, retrying", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: "NoReport"}, status.InProgressStatus, false},
-		{"policy could not be evaluated, retrying", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: PolicyErrorReason}, status.InProgressStatus, false},
-		{"destroy failed, retrying", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: DestroyFailedReason}, status.InProgressStatus, false},
-		{"destroy awaiting approval", observation{Revision: rev, Phase: magosv1.PhaseAwaitingApproval, Reason: DestroyAwaitingApprovalReason, Message: "approve the destroy"}, status.InProgressStatus, true},
-		{"policy violation stalls", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: PolicyViolationReason}, status.FailedStatus, false},
-		{"engine not found stalls", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonEngineNotFound}, status.FailedStatus, false},
-		{"path not found stalls", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonPathNotFound}, status.FailedStatus, false},
-		{"artifact rejected stalls", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonArtifactRejected}, status.FailedStatus, false},
-		{"artifact digest mismatch stalls", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonArtifactDigestMismatch}, status.FailedStatus, false},
-		{"stuck state lock stalls", observation{Revision: rev, Phase: magosv1.PhaseFailed, Reason: StateLockedReason}, status.FailedStatus, false},
+		{"run failed, retrying", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: RunFailedReason, Message: "retrying in 5m"}}, status.InProgressStatus, false},
+		{"run failed without a reason, retrying", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed}}, status.InProgressStatus, false},
+		{"runner exited without a report, retrying", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: "NoReport"}}, status.InProgressStatus, false},
+		{"policy could not be evaluated, retrying", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: PolicyErrorReason}}, status.InProgressStatus, false},
+		{"destroy failed, retrying", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: DestroyFailedReason}}, status.InProgressStatus, false},
+		{"destroy awaiting approval", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseAwaitingApproval, Reason: DestroyAwaitingApprovalReason, Message: "approve the destroy"}}, status.InProgressStatus, true},
+		{"policy violation stalls", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: PolicyViolationReason, Stalled: true}}, status.FailedStatus, false},
+		{"engine not found stalls", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: "EngineNotFound", Stalled: true}}, status.FailedStatus, false},
+		{"path not found stalls", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: "PathNotFound", Stalled: true}}, status.FailedStatus, false},
+		{"artifact rejected stalls", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: "ArtifactRejected", Stalled: true}}, status.FailedStatus, false},
+		{"artifact digest mismatch stalls", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: "ArtifactDigestMismatch", Stalled: true}}, status.FailedStatus, false},
+		{"stuck state lock stalls", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: StateLockedReason, Stalled: true}}, status.FailedStatus, false},
 		{"transient reconcile error", observation{Err: rerror.Retry("RunnerIdentityFailed", errors.New("conflict"))}, status.InProgressStatus, false},
 		{"untyped reconcile error", observation{Err: errors.New("boom")}, status.InProgressStatus, false},
 		{"invalid spec", observation{Err: rerror.Stall(magosv1.InvalidSpecReason, errors.New("bad"))}, status.FailedStatus, false},
@@ -65,13 +66,39 @@ func TestWorkspaceKstatus(t *testing.T) {
 	}
 }
 
-// TestStallingReasonsAreNotRetried: a reason is either stalling or
-// retried. Every stalling reason reads as Failed and every other failure
-// reason as InProgress, from the same table the retry logic consults.
+// TestStallingReasonsAreNotRetried: a failure reason is either stalling or
+// retried, never both. A run that failed with a stalling reason gets no
+// retry time, decide starts nothing and waits for nothing, and kstatus reads
+// Failed; any other reason is retried at its retry time and reads
+// InProgress meanwhile.
 func TestStallingReasonsAreNotRetried(t *testing.T) {
+	reasons := []string{RunFailedReason, "NoReport", JobMissingReason, ImagePullFailedReason, "InitFailed", "PlanFailed", "ApplyFailed"}
 	for reason := range stallingReasons {
-		ws := &magosv1.Workspace{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
-		computeStatus(ws, observation{Phase: magosv1.PhaseFailed, Reason: reason})
-		assert.Equal(t, status.FailedStatus, kstatustest.Compute(t, ws).Status, reason)
+		reasons = append(reasons, reason)
+	}
+	now := time.Now()
+	for _, reason := range reasons {
+		t.Run(reason, func(t *testing.T) {
+			failed := &magosv1.RunStatus{Job: "ws-plan-1", Phase: magosv1.RunPlan, Result: magosv1.ResultFailed, Reason: reason,
+				Revision: "r1", InputsDigest: "i1", Finished: &metav1.Time{Time: now}}
+			f := facts{Now: now, Revision: "r1", Inputs: "i1", LastRun: failed, Retry: nextRetry(nil, nil, failed, time.Minute)}
+			d := decide(f)
+			ws := &magosv1.Workspace{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
+			computeStatus(ws, observation{Revision: "r1", Decision: d})
+			got := kstatustest.Compute(t, ws).Status
+			if stalls(reason) {
+				assert.Nil(t, f.Retry.NextTime, "no retry time")
+				assert.True(t, d.Stalled)
+				assert.Equal(t, actNone, d.Action, "nothing starts, nothing is requeued")
+				assert.Equal(t, status.FailedStatus, got)
+				return
+			}
+			assert.False(t, d.Stalled)
+			assert.Equal(t, actWait, d.Action)
+			assert.Equal(t, time.Minute, d.After)
+			assert.Equal(t, status.InProgressStatus, got)
+			f.Now = now.Add(time.Minute)
+			assert.Equal(t, actStart, decide(f).Action, "retried once its time has come")
+		})
 	}
 }

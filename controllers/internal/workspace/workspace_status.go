@@ -76,7 +76,8 @@ var stallingReasons = map[string]bool{
 }
 
 // stalls reports whether a failure with reason needs a person, a new
-// revision or a spec change; if not, it is retried automatically.
+// revision or a spec change; if not, it is retried automatically. Only
+// nextRetry and decide ask it.
 func stalls(reason string) bool { return stallingReasons[reason] }
 
 // observation is what one reconcile of a Workspace saw and decided.
@@ -87,10 +88,8 @@ type observation struct {
 	WaitingReason, WaitingMessage string
 	// Revision is the source revision the Workspace should be at.
 	Revision string
-	// Phase is what the run logic decided.
-	Phase magosv1.WorkspacePhase
-	// Reason and Message explain Phase when it is a waiting or failed one.
-	Reason, Message string
+	// Decision is what decide made of the facts.
+	Decision decision
 	// Err is the reconcile error, if any.
 	Err error
 }
@@ -102,14 +101,15 @@ type observation struct {
 // suspended or awaiting approval or promotion (Ready=False without
 // Reconciling or Stalled); InProgress while a run is in progress, while
 // waiting for a source, Project or VariableSet, and while a failure waits
-// to be retried; Failed when a failure stalls (see stallingReasons).
+// to be retried; Failed when the decision stalls.
 func computeStatus(ws *magosv1.Workspace, o observation) {
 	st := &ws.Status
-	if o.Phase != "" {
-		st.Phase = o.Phase
+	d := o.Decision
+	if d.Phase != "" {
+		st.Phase = d.Phase
 	}
 	setPlanned(ws, o)
-	setApplied(ws, o)
+	setApplied(ws)
 	setDrifted(ws)
 
 	// The conditions below describe this generation on every path, errors
@@ -126,22 +126,22 @@ func computeStatus(ws *magosv1.Workspace, o observation) {
 	case o.WaitingMessage != "":
 		conditions.MarkReconciling(ws, o.WaitingReason, o.WaitingMessage)
 	default:
-		switch o.Phase {
+		switch d.Phase {
 		case magosv1.PhasePlanning, magosv1.PhaseValidating, magosv1.PhaseApplying, magosv1.PhaseDestroying:
-			conditions.MarkReconciling(ws, orDefault(o.Reason, magosv1.ProgressingReason), o.Message)
+			conditions.MarkReconciling(ws, orDefault(d.Reason, magosv1.ProgressingReason), d.Message)
 		case magosv1.PhaseAwaitingApproval, magosv1.PhaseAwaitingPromotion:
 			// Waiting for a person is a settled state, not progress: kstatus
 			// reads it as Current while Ready stays False (docs/workspaces.md).
-			conditions.MarkReady(ws, metav1.ConditionFalse, o.Reason, o.Message)
+			conditions.MarkReady(ws, metav1.ConditionFalse, d.Reason, d.Message)
 		case magosv1.PhaseFailed:
-			reason := orDefault(o.Reason, RunFailedReason)
-			if stalls(reason) {
-				conditions.MarkStalled(ws, reason, o.Message)
+			reason := orDefault(d.Reason, RunFailedReason)
+			if d.Stalled {
+				conditions.MarkStalled(ws, reason, d.Message)
 			} else {
-				conditions.MarkRetrying(ws, reason, o.Message)
+				conditions.MarkRetrying(ws, reason, d.Message)
 			}
 		default:
-			conditions.MarkReady(ws, metav1.ConditionTrue, magosv1.ReconciliationSucceededReason, orDefault(o.Message, "Applied revision "+o.Revision))
+			conditions.MarkReady(ws, metav1.ConditionTrue, magosv1.ReconciliationSucceededReason, orDefault(d.Message, "Applied revision "+o.Revision))
 		}
 	}
 }
@@ -163,12 +163,12 @@ func setPlanned(ws *magosv1.Workspace, o observation) {
 	}
 }
 
-func setApplied(ws *magosv1.Workspace, o observation) {
-	a, p := ws.Status.LastApplied, ws.Status.Plan
+func setApplied(ws *magosv1.Workspace) {
+	a, p := ws.Status.LastApplied, ws.Status.PendingPlan()
 	switch {
 	case a == nil:
 		conditions.Set(ws, magosv1.AppliedCondition, metav1.ConditionFalse, "NotApplied", "Nothing applied yet")
-	case p != nil && p.HasChanges && p.ID != a.PlanID:
+	case p != nil:
 		conditions.Set(ws, magosv1.AppliedCondition, metav1.ConditionFalse, "PendingPlan",
 			fmt.Sprintf("%s %s (%s) is not applied yet; last applied revision %s", planNoun(p), p.ID, PlanSummary(p), a.Revision))
 	default:

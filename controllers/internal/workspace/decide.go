@@ -1,0 +1,409 @@
+package workspace
+
+import (
+	"fmt"
+	"time"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+// facts are what one reconcile observed about a Workspace that has its
+// inputs and source artifact. decide reads nothing else.
+type facts struct {
+	Now time.Time
+	// Name is the Workspace's name, for the commands messages show.
+	Name string
+	// Revision and Inputs are what the Workspace should be at: the source
+	// artifact's revision and the digest of its inputs.
+	Revision, Inputs string
+
+	// Running is the run in progress (status.currentRun), or nil.
+	Running *magosv1.RunStatus
+	// LivePod is a runner Pod of an earlier run that has not ended.
+	LivePod *livePod
+
+	// ErroredState is state a run could not write back; StateRestored says
+	// a person marked it restored.
+	ErroredState  *magosv1.ErroredStateStatus
+	StateRestored bool
+	// Lock is a stuck state lock; Unlock is what a person's unlock request
+	// found (nil without one).
+	Lock   *magosv1.LockStatus
+	Unlock *unlockCheck
+
+	// LastRun is the newest finished run; Retry the retry state after it
+	// failed.
+	LastRun *magosv1.RunStatus
+	Retry   *magosv1.RetryStatus
+
+	Plan    *magosv1.PlanStatus
+	Applied *magosv1.AppliedStatus
+	// Gate is the policy verdict on Plan, evaluated when Plan has changes
+	// that are not applied.
+	Gate gateVerdict
+	// Admission is the governing Rollout's answer for Plan's revision.
+	Admission admission
+
+	Approval     magosv1.ApprovalMode
+	ApprovedPlan string
+	// Interval is the drift re-plan interval (0: none).
+	Interval time.Duration
+
+	// Deletion is set while a Workspace with destroyOnDelete is deleted.
+	Deletion *deletionFacts
+}
+
+// livePod is a runner Pod that has not ended although no run is current.
+type livePod struct{ Name, Phase string }
+
+// unlockCheck is what the controller found when a person asked to release
+// the lock: a run still running (that may hold it), or the Lease now held
+// by someone else.
+type unlockCheck struct {
+	// Running names the Job or runner Pod of the Workspace still running.
+	Running string
+	// Holder is the Lease's holder now, if it is not the one named.
+	Holder string
+}
+
+// gateVerdict is the policy gate's answer on a plan.
+type gateVerdict struct {
+	Outcome gateOutcome
+	// Reason is the PolicyPassed reason of a blocked plan; Message the
+	// verdict's words.
+	Reason, Message string
+}
+
+type gateOutcome int
+
+const (
+	gateNotEvaluated gateOutcome = iota
+	gatePassed
+	// gateBlocked: a violation, or a plan the gate can never evaluate; a
+	// person, a new plan or a change of policies is needed.
+	gateBlocked
+	// gateErrored: the policies could not be read or evaluated; evaluated
+	// again after policyRetryInterval.
+	gateErrored
+	// gateStalePlan: the stored plan is not the one in status; plan again.
+	gateStalePlan
+)
+
+// admission is whether the governing Rollout lets a plan of a revision be
+// applied now, and if not why.
+type admission struct {
+	Denied  bool
+	Message string
+}
+
+// deletionFacts are what deleting a destroyOnDelete Workspace depends on.
+type deletionFacts struct {
+	// Skip says why the resources cannot be destroyed (no artifact, a guard
+	// refuses the Workspace, unresolvable inputs); "" when they can.
+	Skip string
+	// SkipGate: destroy without a plan (the Workspace asks and the cluster
+	// allows it); GateRefused: it asked and the cluster does not allow it.
+	SkipGate, GateRefused bool
+}
+
+// action is the one thing a reconcile does after deciding.
+type action int
+
+const (
+	// actNone: nothing; a watch wakes the Workspace (Job, source, inputs).
+	actNone action = iota
+	// actWait: nothing until decision.After has passed.
+	actWait
+	// actStart: start decision.Run.
+	actStart
+	// actRecordNoChanges: record a plan without changes as applied.
+	actRecordNoChanges
+	// actReleaseLock: delete the state lock Lease a person named.
+	actReleaseLock
+	// actClearErroredState: the errored state was restored; plan again.
+	actClearErroredState
+	// actFinishDeletion: remove the destroy finalizer (destroyed, or
+	// skipped: decision.Message says why).
+	actFinishDeletion
+)
+
+// decision is what decide made of the facts: the Workspace's phase, why,
+// and the one action to carry out.
+type decision struct {
+	Phase   magosv1.WorkspacePhase
+	Reason  string
+	Message string
+	// Stalled: only a person, a new revision or a spec change helps; no run
+	// starts and nothing is requeued.
+	Stalled bool
+	Action  action
+	// Run is what actStart starts.
+	Run run
+	// After is how long actWait waits.
+	After time.Duration
+	// Event, if set, is recorded once when the Workspace enters this
+	// decision (its phase or reason changed).
+	Event *note
+}
+
+// note is an event to record.
+type note struct{ Type, Reason, Message string }
+
+// decide is the Workspace's run logic, a pure function of the facts. The
+// rules, first match wins:
+//
+//  1. A run in progress: Planning, Applying or Destroying until it ends.
+//     A runner Pod of an earlier run that has not ended: wait for it.
+//  2. State a run could not write back (StateNotSaved): Stalled until a
+//     person marks it restored, then plan again.
+//  3. A stuck state lock (StateLocked): Stalled until a person names its
+//     holder in the unlock annotation; the lock is then released once no
+//     run of the Workspace is running and the Lease still has that holder.
+//  4. The newest run failed for this revision and inputs: with a stalling
+//     reason (stallingReasons) Stalled, never retried; else Failed and
+//     retrying at status.retry.nextTime, then planned again.
+//  5. Deletion (destroyOnDelete): see decideDeletion.
+//  6. No plan for this revision and inputs: plan.
+//  7. The plan has no changes, or is applied: once the Rollout admits a
+//     plan without changes it is recorded as applied; then Idle, with a
+//     drift re-plan when the interval since the plan has passed.
+//  8. The policy gate: a blocked plan is Failed and Stalled (PolicyViolation,
+//     PlanTooLarge); a gate that errored is Failed and evaluated again after
+//     policyRetryInterval (PolicyError); a stored plan that is not the one
+//     in status is planned again.
+//  9. The governing Rollout has not admitted the revision: AwaitingPromotion.
+//  10. Manual approval and spec.approvedPlan does not name the plan:
+//     AwaitingApproval.
+//  11. Apply the plan.
+//
+// Waiting for a person (AwaitingApproval, AwaitingPromotion) is settled:
+// Ready=False without Reconciling or Stalled. A Stalled decision never
+// starts a run or waits to retry, and a retried one is never Stalled.
+func decide(f facts) decision {
+	if d, ok := decideBlocked(f); ok {
+		return d
+	}
+	if f.Deletion != nil {
+		return decideDeletion(f)
+	}
+	plan := f.Plan
+	if plan == nil || plan.Revision != f.Revision || plan.InputsDigest != f.Inputs {
+		return startDecision(run{Phase: magosv1.RunPlan})
+	}
+	if !plan.HasChanges || (f.Applied != nil && f.Applied.PlanID == plan.ID) {
+		return decideSettled(f)
+	}
+	if d, ok := decideGate(f, "Plan "+plan.ID+" is blocked by policy: "+f.Gate.Message); ok {
+		return d
+	}
+	if f.Admission.Denied {
+		return awaitingPromotion(plan, f.Admission)
+	}
+	if f.Approval == magosv1.ApprovalManual && f.ApprovedPlan != plan.ID {
+		return decision{
+			Phase: magosv1.PhaseAwaitingApproval, Reason: AwaitingApprovalReason,
+			Message: fmt.Sprintf("Plan %s (%s) of revision %s awaits approval: set spec.approvedPlan to %q",
+				plan.ID, PlanSummary(plan), plan.Revision, plan.ID),
+			Event: &note{Normal, AwaitingApprovalReason, fmt.Sprintf("Plan %s (%s) awaits approval", plan.ID, PlanSummary(plan))},
+		}
+	}
+	return startDecision(run{Phase: magosv1.RunApply, PlanID: plan.ID, PlanDigest: plan.Digest})
+}
+
+// decideBlocked applies rules 1–4, which hold a Workspace whether or not it
+// is being deleted; ok is false when none does.
+func decideBlocked(f facts) (decision, bool) {
+	switch {
+	case f.Running != nil:
+		return runningDecision(f.Running), true
+	case f.LivePod != nil:
+		phase := phaseOfRun[f.LivePod.Phase]
+		if phase == "" {
+			phase = magosv1.PhasePlanning
+		}
+		return decision{Phase: phase, Reason: string(phase), Message: fmt.Sprintf(
+			"The runner Pod %s (%s) of an earlier run is still running and may be using the state; waiting for it to end",
+			f.LivePod.Name, f.LivePod.Phase)}, true
+	case f.ErroredState != nil && f.StateRestored:
+		return decision{Phase: magosv1.PhasePlanning, Reason: StateRestoredReason, Action: actClearErroredState,
+			Message: fmt.Sprintf("The state of run %s was marked restored; planning again", f.ErroredState.Job)}, true
+	case f.ErroredState != nil:
+		return decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonStateNotSaved, Stalled: true,
+			Message: erroredStateMessage(f.Name, f.ErroredState)}, true
+	case f.Lock != nil:
+		return decideLock(f.Name, f.Lock, f.Unlock), true
+	}
+	last := f.LastRun
+	if f.Retry == nil || last == nil || last.Revision != f.Revision || last.InputsDigest != f.Inputs {
+		return decision{}, false
+	}
+	if f.Deletion != nil {
+		// A deletion's failed run is retried whatever its reason: the
+		// finalizer holds the Workspace until it goes, and unsetting
+		// destroyOnDelete lets it go. A failure from before the deletion
+		// does not hold it.
+		if wait := retryIn(f.Retry, f.Now); deletionRun(last) && wait > 0 {
+			return decision{Phase: magosv1.PhaseFailed, Reason: DestroyFailedReason, Action: actWait, After: wait,
+				Message: fmt.Sprintf("The %s run %s failed: %s; retrying in %s (unset spec.destroyOnDelete to delete the Workspace and leave the resources)",
+					runKind(last.Phase, last.Mode, false), last.Job, last.Message, wait.Round(time.Second))}, true
+		}
+		return decision{}, false
+	}
+	reason := orDefault(last.Reason, RunFailedReason)
+	if stalls(reason) || f.Retry.NextTime == nil {
+		return decision{Phase: magosv1.PhaseFailed, Reason: reason, Stalled: true,
+			Message: fmt.Sprintf("The %s run %s failed: %s; it is not retried until the revision or inputs change", last.Phase, last.Job, last.Message)}, true
+	}
+	if wait := retryIn(f.Retry, f.Now); wait > 0 {
+		return decision{Phase: magosv1.PhaseFailed, Reason: reason, Action: actWait, After: wait,
+			Message: fmt.Sprintf("The %s run %s failed: %s; retrying in %s", last.Phase, last.Job, last.Message, wait.Round(time.Second))}, true
+	}
+	return decision{}, false
+}
+
+// retryIn is how long until the next attempt of rs; 0 when it is due or
+// none is planned.
+func retryIn(rs *magosv1.RetryStatus, now time.Time) time.Duration {
+	if rs == nil || rs.NextTime == nil {
+		return 0
+	}
+	return max(rs.NextTime.Sub(now), 0)
+}
+
+// decideLock holds a Workspace with a stuck state lock (rule 3).
+func decideLock(name string, lock *magosv1.LockStatus, unlock *unlockCheck) decision {
+	held := func(msg string) decision {
+		return decision{Phase: magosv1.PhaseFailed, Reason: StateLockedReason, Stalled: true, Message: msg}
+	}
+	howTo := func(holder string) string {
+		return fmt.Sprintf("once no run is using the state, release it with: kubectl annotate workspace %s %s=%s --overwrite", name, UnlockAnnotation, holder)
+	}
+	switch {
+	case unlock == nil:
+		return held(fmt.Sprintf("The state lock (Lease %s) is held by %q, left by a run that did not finish; %s", lock.Lease, lock.Holder, howTo(lock.Holder)))
+	case unlock.Running != "":
+		return held(fmt.Sprintf("Not releasing the state lock (Lease %s) held by %q: %s of this Workspace is still running and may hold it; "+
+			"the unlock waits until it has ended", lock.Lease, lock.Holder, unlock.Running))
+	case unlock.Holder != "" && unlock.Holder != lock.Holder:
+		return held(fmt.Sprintf("Not releasing the state lock (Lease %s): it is now held by %q, not %q; %s", lock.Lease, unlock.Holder, lock.Holder, howTo(unlock.Holder)))
+	}
+	return decision{Phase: magosv1.PhasePlanning, Reason: UnlockedReason, Action: actReleaseLock,
+		Message: fmt.Sprintf("Releasing the state lock held by %q; planning again", lock.Holder)}
+}
+
+// decideSettled is rule 7: the plan for this revision and inputs has no
+// changes or is applied.
+func decideSettled(f facts) decision {
+	plan := f.Plan
+	if !plan.HasChanges && (f.Applied == nil || f.Applied.Revision != plan.Revision) {
+		if f.Admission.Denied {
+			return awaitingPromotion(plan, f.Admission)
+		}
+		return decision{Phase: magosv1.PhaseIdle, Message: "Applied revision " + f.Revision, Action: actRecordNoChanges}
+	}
+	d := decision{Phase: magosv1.PhaseIdle, Message: "Applied revision " + f.Revision}
+	if f.Interval <= 0 {
+		return d
+	}
+	if plan.Time != nil {
+		if wait := plan.Time.Add(f.Interval).Sub(f.Now); wait > 0 {
+			d.Action, d.After = actWait, wait
+			return d
+		}
+	}
+	return startDecision(run{Phase: magosv1.RunPlan, Drift: true})
+}
+
+// decideGate is rule 8 on the pending plan; blocked is the message of a
+// plan the gate blocks. ok is false when the plan passed.
+func decideGate(f facts, blocked string) (decision, bool) {
+	g := f.Gate
+	switch g.Outcome {
+	case gatePassed:
+		return decision{}, false
+	case gateStalePlan:
+		d := startDecision(run{Phase: magosv1.RunPlan, Mode: f.Plan.Mode})
+		return d, true
+	case gateBlocked:
+		return decision{Phase: magosv1.PhaseFailed, Reason: g.Reason, Stalled: true, Message: blocked}, true
+	case gateErrored:
+		return decision{Phase: magosv1.PhaseFailed, Reason: g.Reason, Action: actWait, After: policyRetryInterval,
+			Message: fmt.Sprintf("%s; evaluating again in %s", blocked, policyRetryInterval)}, true
+	}
+	// Not evaluated: a programming error; say so rather than apply.
+	return decision{Phase: magosv1.PhaseValidating, Reason: magosv1.ProgressingReason, Action: actWait, After: time.Second,
+		Message: "The plan's policies are not evaluated yet"}, true
+}
+
+func awaitingPromotion(plan *magosv1.PlanStatus, a admission) decision {
+	return decision{
+		Phase: magosv1.PhaseAwaitingPromotion, Reason: AwaitingPromotionReason,
+		Message: fmt.Sprintf("Plan %s (%s) of revision %s: %s", plan.ID, PlanSummary(plan), plan.Revision, a.Message),
+		Event:   &note{Normal, AwaitingPromotionReason, fmt.Sprintf("Plan %s of revision %s: %s", plan.ID, plan.Revision, a.Message)},
+	}
+}
+
+// decideDeletion is rule 5, for a deleted destroyOnDelete Workspace that
+// applied something: it destroys its resources through the same gate as
+// any change (a destroy plan, the policy gate, approval under approval:
+// Manual, then an apply of exactly that plan), or destroys without a plan
+// where the gate is skipped. No Rollout gates a destroy. It never hangs on
+// a missing dependency: without an artifact or resolvable inputs the
+// destroy is skipped, and the resources and state are left in place.
+func decideDeletion(f facts) decision {
+	del := f.Deletion
+	if last := f.LastRun; last != nil && deletionRun(last) && destroyed(last) {
+		return decision{Phase: magosv1.PhaseDestroying, Reason: DestroyedReason, Action: actFinishDeletion}
+	}
+	if del.Skip != "" {
+		return decision{Phase: magosv1.PhaseDestroying, Reason: DestroySkippedReason, Action: actFinishDeletion, Message: del.Skip}
+	}
+	if del.SkipGate {
+		return startDecision(run{Phase: magosv1.RunDestroy})
+	}
+	plan := f.Plan
+	if plan == nil || plan.Mode != magosv1.PlanModeDestroy || plan.Revision != f.Revision || plan.InputsDigest != f.Inputs {
+		d := startDecision(run{Phase: magosv1.RunPlan, Mode: magosv1.PlanModeDestroy})
+		if del.GateRefused {
+			d.Event = &note{Warning, DestroyGateEnforcedReason,
+				"spec.destroy.gate is Skip, but this cluster does not allow skipping the destroy gate (--allow-destroy-skip-gate); the destroy is planned, checked by policy and approved like any plan"}
+		}
+		return d
+	}
+	if !plan.HasChanges {
+		return decision{Phase: magosv1.PhaseDestroying, Reason: DestroyedReason, Action: actFinishDeletion,
+			Message: fmt.Sprintf("Destroy plan %s of revision %s has no changes: nothing is left to destroy", plan.ID, plan.Revision)}
+	}
+	if d, ok := decideGate(f, destroyBlockedMessage(plan, f.Gate.Message)); ok {
+		return d
+	}
+	if f.Approval == magosv1.ApprovalManual && f.ApprovedPlan != plan.ID {
+		return decision{
+			Phase: magosv1.PhaseAwaitingApproval, Reason: DestroyAwaitingApprovalReason, Message: destroyApprovalMessage(plan),
+			Event: &note{Normal, DestroyAwaitingApprovalReason, fmt.Sprintf("The Workspace is being deleted: destroy plan %s (%s) awaits approval", plan.ID, PlanSummary(plan))},
+		}
+	}
+	return startDecision(run{Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy, PlanID: plan.ID, PlanDigest: plan.Digest})
+}
+
+// startDecision starts rn: the Workspace is in rn's phase from now.
+func startDecision(rn run) decision {
+	phase := runPhase(rn.Phase, rn.Mode)
+	return decision{Phase: phase, Reason: string(phase), Action: actStart, Run: rn}
+}
+
+// runningDecision describes the run in progress cr.
+func runningDecision(cr *magosv1.RunStatus) decision {
+	phase := runPhase(cr.Phase, cr.Mode)
+	msg := fmt.Sprintf("Run %s (%s) of revision %s is in progress", cr.Job, runKind(cr.Phase, cr.Mode, cr.Drift), cr.Revision)
+	if cr.Mode == magosv1.PlanModeDestroy {
+		msg += "; the Workspace is being deleted"
+	}
+	return decision{Phase: phase, Reason: string(phase), Message: msg}
+}
+
+// Event types, short for notes.
+const (
+	Normal  = "Normal"
+	Warning = "Warning"
+)

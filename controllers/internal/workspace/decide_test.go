@@ -1,0 +1,261 @@
+package workspace
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+// TestDecide pins the Workspace's decision table (decide's doc comment and
+// docs/architecture.md): for each set of facts, the phase, reason, whether
+// it stalls, and the one action.
+func TestDecide(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *metav1.Time { return &metav1.Time{Time: now.Add(d)} }
+	const rev, in = "main@sha1:b", "sha256:in"
+	plan := func(mut ...func(*magosv1.PlanStatus)) *magosv1.PlanStatus {
+		p := &magosv1.PlanStatus{ID: "p2", Revision: rev, InputsDigest: in, Digest: "sha256:plan", HasChanges: true, Add: 1, Time: at(-time.Hour)}
+		for _, m := range mut {
+			m(p)
+		}
+		return p
+	}
+	noChanges := func(p *magosv1.PlanStatus) { p.HasChanges, p.Add = false, 0 }
+	destroyMode := func(p *magosv1.PlanStatus) { p.Mode = magosv1.PlanModeDestroy }
+	applied := &magosv1.AppliedStatus{PlanID: "p1", Revision: "main@sha1:a"}
+	appliedP2 := &magosv1.AppliedStatus{PlanID: "p2", Revision: rev}
+	failed := func(reason string) *magosv1.RunStatus {
+		return &magosv1.RunStatus{Job: "ws-plan-x", Phase: magosv1.RunPlan, Result: magosv1.ResultFailed, Reason: reason, Message: "boom",
+			Revision: rev, InputsDigest: in, Finished: at(-10 * time.Second)}
+	}
+	retryAt := func(d time.Duration) *magosv1.RetryStatus { return &magosv1.RetryStatus{Attempts: 1, NextTime: at(d)} }
+	stalled := &magosv1.RetryStatus{Attempts: 1}
+	passed := gateVerdict{Outcome: gatePassed}
+	lock := &magosv1.LockStatus{Holder: "run-1", Lease: "lock-tfstate-default-ws"}
+	errored := &magosv1.ErroredStateStatus{Job: "ws-apply-1", Secret: "tfstate-errored-ws", StateSecret: "tfstate-default-ws"}
+	del := func(d deletionFacts) *deletionFacts { return &d }
+
+	type want struct {
+		phase   magosv1.WorkspacePhase
+		reason  string
+		stalled bool
+		action  action
+		run     run
+		after   time.Duration
+		event   string
+		message string
+	}
+	tests := []struct {
+		name string
+		f    facts
+		want want
+	}{
+		// 1. Runs in progress.
+		{name: "a plan in progress", f: facts{Running: &magosv1.RunStatus{Job: "ws-plan-1", Phase: magosv1.RunPlan, Revision: rev}},
+			want: want{phase: magosv1.PhasePlanning, reason: PlanningReason, message: "Run ws-plan-1 (plan) of revision " + rev + " is in progress"}},
+		{name: "an apply in progress", f: facts{Running: &magosv1.RunStatus{Job: "ws-apply-1", Phase: magosv1.RunApply}},
+			want: want{phase: magosv1.PhaseApplying, reason: ApplyingReason}},
+		{name: "a destroy apply in progress", f: facts{Running: &magosv1.RunStatus{Job: "ws-apply-1", Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy}},
+			want: want{phase: magosv1.PhaseDestroying, reason: DestroyingReason, message: "being deleted"}},
+		{name: "a runner Pod of an earlier run still runs", f: facts{LivePod: &livePod{Name: "ws-apply-1-x", Phase: magosv1.RunApply}, Plan: plan()},
+			want: want{phase: magosv1.PhaseApplying, reason: ApplyingReason, message: "waiting for it to end"}},
+		{name: "a run in progress goes before a held lock", f: facts{Running: &magosv1.RunStatus{Phase: magosv1.RunPlan}, Lock: lock},
+			want: want{phase: magosv1.PhasePlanning, reason: PlanningReason}},
+
+		// 2. Errored state.
+		{name: "state not saved stalls", f: facts{Name: "ws", ErroredState: errored, Plan: plan()},
+			want: want{phase: magosv1.PhaseFailed, reason: magosv1.ReasonStateNotSaved, stalled: true, message: "kubectl annotate workspace ws magos.dev/state-restored=ws-apply-1"}},
+		{name: "restored state plans again", f: facts{ErroredState: errored, StateRestored: true},
+			want: want{phase: magosv1.PhasePlanning, reason: StateRestoredReason, action: actClearErroredState}},
+		{name: "state not saved holds a deletion too", f: facts{ErroredState: errored, Deletion: del(deletionFacts{})},
+			want: want{phase: magosv1.PhaseFailed, reason: magosv1.ReasonStateNotSaved, stalled: true}},
+
+		// 3. Locks.
+		{name: "a held lock stalls", f: facts{Name: "ws", Lock: lock, Plan: plan()},
+			want: want{phase: magosv1.PhaseFailed, reason: StateLockedReason, stalled: true, message: "kubectl annotate workspace ws magos.dev/unlock=run-1"}},
+		{name: "unlock while a run still runs is refused", f: facts{Lock: lock, Unlock: &unlockCheck{Running: "Job ws-apply-1"}},
+			want: want{phase: magosv1.PhaseFailed, reason: StateLockedReason, stalled: true, message: "Job ws-apply-1 of this Workspace is still running"}},
+		{name: "unlock of a lock now held by another is refused", f: facts{Lock: lock, Unlock: &unlockCheck{Holder: "run-2"}},
+			want: want{phase: magosv1.PhaseFailed, reason: StateLockedReason, stalled: true, message: `now held by "run-2", not "run-1"`}},
+		{name: "unlock releases the lock", f: facts{Lock: lock, Unlock: &unlockCheck{}, LastRun: failed(magosv1.ReasonApplyFailed), Retry: retryAt(time.Minute)},
+			want: want{phase: magosv1.PhasePlanning, reason: UnlockedReason, action: actReleaseLock}},
+
+		// 4. Failures.
+		{name: "a retried failure waits for its retry time", f: facts{LastRun: failed(magosv1.ReasonInitFailed), Retry: retryAt(20 * time.Second)},
+			want: want{phase: magosv1.PhaseFailed, reason: magosv1.ReasonInitFailed, action: actWait, after: 20 * time.Second, message: "retrying in 20s"}},
+		{name: "a retried failure plans again once due", f: facts{LastRun: failed(magosv1.ReasonInitFailed), Retry: retryAt(-time.Second)},
+			want: want{phase: magosv1.PhasePlanning, reason: PlanningReason, action: actStart, run: run{Phase: magosv1.RunPlan}}},
+		{name: "a failure without a reason is RunFailed and retried", f: facts{LastRun: failed(""), Retry: retryAt(time.Second)},
+			want: want{phase: magosv1.PhaseFailed, reason: RunFailedReason, action: actWait, after: time.Second}},
+		{name: "engine not found stalls", f: facts{LastRun: failed(magosv1.ReasonEngineNotFound), Retry: stalled},
+			want: want{phase: magosv1.PhaseFailed, reason: magosv1.ReasonEngineNotFound, stalled: true, message: "not retried until the revision or inputs change"}},
+		{name: "a rejected artifact stalls", f: facts{LastRun: failed(magosv1.ReasonArtifactRejected), Retry: stalled},
+			want: want{phase: magosv1.PhaseFailed, reason: magosv1.ReasonArtifactRejected, stalled: true}},
+		{name: "a failure of another revision is history", f: facts{LastRun: failed(magosv1.ReasonEngineNotFound), Retry: stalled, Revision: "main@sha1:c"},
+			want: want{phase: magosv1.PhasePlanning, reason: PlanningReason, action: actStart, run: run{Phase: magosv1.RunPlan}}},
+		{name: "a failure without retry state (released) plans", f: facts{LastRun: failed(magosv1.ReasonStateNotSaved)},
+			want: want{phase: magosv1.PhasePlanning, reason: PlanningReason, action: actStart, run: run{Phase: magosv1.RunPlan}}},
+
+		// 6. Planning.
+		{name: "no plan: plan", f: facts{},
+			want: want{phase: magosv1.PhasePlanning, reason: PlanningReason, action: actStart, run: run{Phase: magosv1.RunPlan}}},
+		{name: "a plan of another revision: plan", f: facts{Plan: plan(func(p *magosv1.PlanStatus) { p.Revision = "main@sha1:a" })},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
+		{name: "a plan of other inputs: plan", f: facts{Plan: plan(func(p *magosv1.PlanStatus) { p.InputsDigest = "sha256:old" })},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
+
+		// 7. Settled.
+		{name: "a plan without changes is recorded as applied", f: facts{Plan: plan(noChanges), Applied: applied},
+			want: want{phase: magosv1.PhaseIdle, action: actRecordNoChanges}},
+		{name: "a plan without changes awaits promotion", f: facts{Plan: plan(noChanges), Applied: applied, Admission: admission{Denied: true, Message: "stage prod is not admitted"}},
+			want: want{phase: magosv1.PhaseAwaitingPromotion, reason: AwaitingPromotionReason, event: AwaitingPromotionReason, message: "stage prod is not admitted"}},
+		{name: "applied: idle", f: facts{Plan: plan(), Applied: appliedP2},
+			want: want{phase: magosv1.PhaseIdle, message: "Applied revision " + rev}},
+		{name: "applied: drift check not due", f: facts{Plan: plan(), Applied: appliedP2, Interval: 90 * time.Minute},
+			want: want{phase: magosv1.PhaseIdle, action: actWait, after: 30 * time.Minute}},
+		{name: "applied: drift check due", f: facts{Plan: plan(), Applied: appliedP2, Interval: time.Hour},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan, Drift: true}}},
+
+		// 8. Policy gate.
+		{name: "a violation stalls", f: facts{Plan: plan(), Applied: applied, Gate: gateVerdict{Outcome: gateBlocked, Reason: PolicyViolationReason, Message: "no-public-buckets"}},
+			want: want{phase: magosv1.PhaseFailed, reason: PolicyViolationReason, stalled: true, message: "Plan p2 is blocked by policy: no-public-buckets"}},
+		{name: "a plan too large to evaluate stalls", f: facts{Plan: plan(), Gate: gateVerdict{Outcome: gateBlocked, Reason: PlanTooLargeReason, Message: "too large"}},
+			want: want{phase: magosv1.PhaseFailed, reason: PlanTooLargeReason, stalled: true}},
+		{name: "a policy error is evaluated again, not stalled", f: facts{Plan: plan(), Gate: gateVerdict{Outcome: gateErrored, Reason: PolicyErrorReason, Message: "selecting policies: boom"}},
+			want: want{phase: magosv1.PhaseFailed, reason: PolicyErrorReason, action: actWait, after: policyRetryInterval, message: "evaluating again in 30s"}},
+		{name: "a stored plan that is not the one in status is planned again", f: facts{Plan: plan(), Gate: gateVerdict{Outcome: gateStalePlan}},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
+
+		// 9–11. Promotion, approval, apply.
+		{name: "not admitted by the Rollout", f: facts{Plan: plan(), Gate: passed, Admission: admission{Denied: true, Message: "waiting for stage dev"}},
+			want: want{phase: magosv1.PhaseAwaitingPromotion, reason: AwaitingPromotionReason, event: AwaitingPromotionReason}},
+		{name: "manual approval pending", f: facts{Plan: plan(), Gate: passed, Approval: magosv1.ApprovalManual, ApprovedPlan: "p1"},
+			want: want{phase: magosv1.PhaseAwaitingApproval, reason: AwaitingApprovalReason, event: AwaitingApprovalReason, message: `set spec.approvedPlan to "p2"`}},
+		{name: "approved: apply", f: facts{Plan: plan(), Gate: passed, Approval: magosv1.ApprovalManual, ApprovedPlan: "p2"},
+			want: want{phase: magosv1.PhaseApplying, reason: ApplyingReason, action: actStart, run: run{Phase: magosv1.RunApply, PlanID: "p2", PlanDigest: "sha256:plan"}}},
+		{name: "auto approval: apply", f: facts{Plan: plan(), Gate: passed, Applied: applied},
+			want: want{phase: magosv1.PhaseApplying, action: actStart, run: run{Phase: magosv1.RunApply, PlanID: "p2", PlanDigest: "sha256:plan"}}},
+
+		// 5. Deletion.
+		{name: "deletion: destroyed", f: facts{Deletion: del(deletionFacts{}), LastRun: &magosv1.RunStatus{Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy, Result: magosv1.ResultSucceeded}},
+			want: want{phase: magosv1.PhaseDestroying, reason: DestroyedReason, action: actFinishDeletion}},
+		{name: "deletion: no artifact skips the destroy", f: facts{Deletion: del(deletionFacts{Skip: "no artifact"})},
+			want: want{phase: magosv1.PhaseDestroying, reason: DestroySkippedReason, action: actFinishDeletion, message: "no artifact"}},
+		{name: "deletion: a failed destroy is retried whatever its reason", f: facts{Deletion: del(deletionFacts{}),
+			LastRun: &magosv1.RunStatus{Job: "ws-apply-9", Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy, Result: magosv1.ResultFailed, Reason: magosv1.ReasonEngineNotFound, Revision: rev, InputsDigest: in},
+			Retry:   retryAt(5 * time.Second)},
+			want: want{phase: magosv1.PhaseFailed, reason: DestroyFailedReason, action: actWait, after: 5 * time.Second, message: "unset spec.destroyOnDelete"}},
+		{name: "deletion: a stalled failure from before the deletion does not hold it", f: facts{Deletion: del(deletionFacts{}), LastRun: failed(magosv1.ReasonEngineNotFound), Retry: stalled},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan, Mode: magosv1.PlanModeDestroy}}},
+		{name: "deletion: skip the gate where allowed", f: facts{Deletion: del(deletionFacts{SkipGate: true})},
+			want: want{phase: magosv1.PhaseDestroying, action: actStart, run: run{Phase: magosv1.RunDestroy}}},
+		{name: "deletion: plan the destroy (skip refused)", f: facts{Deletion: del(deletionFacts{GateRefused: true}), Plan: plan()},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan, Mode: magosv1.PlanModeDestroy}, event: DestroyGateEnforcedReason}},
+		{name: "deletion: nothing left to destroy", f: facts{Deletion: del(deletionFacts{}), Plan: plan(destroyMode, noChanges)},
+			want: want{phase: magosv1.PhaseDestroying, reason: DestroyedReason, action: actFinishDeletion, message: "nothing is left to destroy"}},
+		{name: "deletion: the destroy plan is blocked by policy", f: facts{Deletion: del(deletionFacts{}), Plan: plan(destroyMode), Gate: gateVerdict{Outcome: gateBlocked, Reason: PolicyViolationReason, Message: "keep-db"}},
+			want: want{phase: magosv1.PhaseFailed, reason: PolicyViolationReason, stalled: true, message: "unset spec.destroyOnDelete"}},
+		{name: "deletion: the destroy plan awaits approval", f: facts{Deletion: del(deletionFacts{}), Plan: plan(destroyMode), Gate: passed, Approval: magosv1.ApprovalManual},
+			want: want{phase: magosv1.PhaseAwaitingApproval, reason: DestroyAwaitingApprovalReason, event: DestroyAwaitingApprovalReason}},
+		{name: "deletion: apply the destroy plan (no Rollout gates it)", f: facts{Deletion: del(deletionFacts{}), Plan: plan(destroyMode), Gate: passed, Admission: admission{Denied: true}},
+			want: want{phase: magosv1.PhaseDestroying, action: actStart, run: run{Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy, PlanID: "p2", PlanDigest: "sha256:plan"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := tt.f
+			f.Now = now
+			if f.Revision == "" {
+				f.Revision = rev
+			}
+			f.Inputs = in
+			d := decide(f)
+			assert.Equal(t, tt.want.phase, d.Phase, "phase")
+			if tt.want.reason != "" {
+				assert.Equal(t, tt.want.reason, d.Reason, "reason")
+			}
+			assert.Equal(t, tt.want.stalled, d.Stalled, "stalled")
+			assert.Equal(t, tt.want.action, d.Action, "action")
+			assert.Equal(t, tt.want.run, d.Run, "run")
+			assert.Equal(t, tt.want.after, d.After, "after")
+			if tt.want.event != "" {
+				if assert.NotNil(t, d.Event, "event") {
+					assert.Equal(t, tt.want.event, d.Event.Reason)
+				}
+			} else {
+				assert.Nil(t, d.Event, "event")
+			}
+			assert.Contains(t, d.Message, tt.want.message)
+		})
+	}
+}
+
+// TestDecisionsAreConsistent checks, over the decision table's facts and
+// their combinations, what must hold for every decision: a Stalled one
+// neither starts a run nor waits to retry; a Failed one is either Stalled
+// or waits; only Failed decisions stall.
+func TestDecisionsAreConsistent(t *testing.T) {
+	now := time.Now()
+	const rev, in = "r", "i"
+	plans := []*magosv1.PlanStatus{nil,
+		{ID: "p", Revision: rev, InputsDigest: in, HasChanges: true},
+		{ID: "p", Revision: rev, InputsDigest: in},
+		{ID: "d", Revision: rev, InputsDigest: in, HasChanges: true, Mode: magosv1.PlanModeDestroy}}
+	gates := []gateVerdict{{Outcome: gatePassed}, {Outcome: gateBlocked, Reason: PolicyViolationReason}, {Outcome: gateErrored, Reason: PolicyErrorReason}, {Outcome: gateStalePlan}}
+	var lasts []*magosv1.RunStatus
+	for _, reason := range []string{"", RunFailedReason, magosv1.ReasonEngineNotFound, magosv1.ReasonArtifactRejected, magosv1.ReasonPathNotFound, magosv1.ReasonStateNotSaved, JobMissingReason} {
+		lasts = append(lasts, &magosv1.RunStatus{Phase: magosv1.RunPlan, Result: magosv1.ResultFailed, Reason: reason, Revision: rev, InputsDigest: in, Finished: &metav1.Time{Time: now}})
+	}
+	for _, p := range plans {
+		for _, g := range gates {
+			for _, last := range lasts {
+				for _, deleting := range []bool{false, true} {
+					f := facts{Now: now, Revision: rev, Inputs: in, Plan: p, Gate: g, LastRun: last, Retry: nextRetry(nil, nil, last, time.Minute)}
+					if deleting {
+						f.Deletion = &deletionFacts{}
+					}
+					d := decide(f)
+					if d.Stalled {
+						assert.Equal(t, magosv1.PhaseFailed, d.Phase, "%+v", d)
+						assert.Equal(t, actNone, d.Action, "a stalled decision does nothing: %+v", d)
+					}
+					if d.Phase == magosv1.PhaseFailed && !d.Stalled {
+						assert.Equal(t, actWait, d.Action, "a retried failure waits: %+v", d)
+						assert.False(t, stalls(d.Reason), "a retried failure's reason is not a stalling one: %+v", d)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestNextRetry pins the retry state after a run: none after a success,
+// attempts counted per revision and inputs, no retry time for a stalling
+// reason except in a deletion.
+func TestNextRetry(t *testing.T) {
+	finished := metav1.NewTime(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	run := func(result, reason, rev string) *magosv1.RunStatus {
+		return &magosv1.RunStatus{Phase: magosv1.RunPlan, Result: result, Reason: reason, Revision: rev, InputsDigest: "i", Finished: &finished}
+	}
+	prev := &magosv1.RetryStatus{Attempts: 2}
+
+	assert.Nil(t, nextRetry(prev, run(magosv1.ResultFailed, "", "a"), run(magosv1.ResultSucceeded, "", "a"), time.Minute), "a success clears it")
+	assert.Nil(t, nextRetry(prev, nil, run(magosv1.ResultStale, magosv1.ReasonPlanStale, "a"), time.Minute), "a stale plan is planned again at once")
+
+	rs := nextRetry(prev, run(magosv1.ResultFailed, "", "a"), run(magosv1.ResultFailed, magosv1.ReasonInitFailed, "a"), time.Minute)
+	assert.Equal(t, int32(3), rs.Attempts, "one more attempt for the same revision")
+	assert.Equal(t, finished.Add(time.Minute), rs.NextTime.Time)
+
+	rs = nextRetry(prev, run(magosv1.ResultFailed, "", "a"), run(magosv1.ResultFailed, magosv1.ReasonInitFailed, "b"), time.Minute)
+	assert.Equal(t, int32(1), rs.Attempts, "a new revision counts from one")
+
+	rs = nextRetry(nil, nil, run(magosv1.ResultFailed, magosv1.ReasonEngineNotFound, "a"), time.Minute)
+	assert.Nil(t, rs.NextTime, "a stalling reason is not retried")
+
+	destroy := run(magosv1.ResultFailed, magosv1.ReasonEngineNotFound, "a")
+	destroy.Phase, destroy.Mode = magosv1.RunApply, magosv1.PlanModeDestroy
+	assert.NotNil(t, nextRetry(nil, nil, destroy, time.Minute).NextTime, "a deletion's run is always retried")
+}
