@@ -114,11 +114,6 @@ func (r *Reconciler) reconcile(ctx context.Context, ws, base *magosv1.Workspace,
 	// Inputs first: the cluster-level guards refuse a Workspace before its
 	// source (perhaps in a namespace it may not use) is read.
 	in, err := r.resolveInputs(ctx, ws)
-	var waiting errWaiting
-	if errors.As(err, &waiting) {
-		obs.WaitingReason, obs.WaitingMessage = waiting.reason, waiting.msg
-		return ctrl.Result{}, nil
-	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -126,8 +121,7 @@ func (r *Reconciler) reconcile(ctx context.Context, ws, base *magosv1.Workspace,
 	art, err := fluxsource.Fetch(ctx, r.Client, ws)
 	var notReady fluxsource.NotReadyError
 	if errors.As(err, &notReady) {
-		obs.WaitingReason, obs.WaitingMessage = SourceNotReadyReason, notReady.Msg
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, rerror.Wait(SourceNotReadyReason, notReady.Msg, 0)
 	}
 	if err != nil {
 		return ctrl.Result{}, rerror.Retry(SourceNotReadyReason, err)

@@ -34,12 +34,6 @@ const (
 	SensitiveLiteralReason = "SensitiveLiteral"
 )
 
-// errWaiting says the Workspace waits for something outside it (a Project
-// or VariableSet that is missing or not Ready); it recovers on its own.
-type errWaiting struct{ reason, msg string }
-
-func (e errWaiting) Error() string { return e.msg }
-
 // inputs are a Workspace's resolved inputs: its Project (if any) and the
 // runner environment folded from VariableSets and inline variables.
 type inputs struct {
@@ -60,12 +54,12 @@ func (r *Reconciler) resolveProject(ctx context.Context, ws *magosv1.Workspace) 
 	p := &magosv1.Project{}
 	if err := r.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: ws.Spec.ProjectRef.Name}, p); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, errWaiting{ProjectNotReadyReason, fmt.Sprintf("Project %s not found", ws.Spec.ProjectRef.Name)}
+			return nil, rerror.Wait(ProjectNotReadyReason, fmt.Sprintf("Project %s not found", ws.Spec.ProjectRef.Name), 0)
 		}
 		return nil, err
 	}
 	if p.Status.ObservedGeneration != p.Generation || !conditions.IsTrue(p, magosv1.ReadyCondition) {
-		return nil, errWaiting{ProjectNotReadyReason, fmt.Sprintf("Project %s is not Ready yet", p.Name)}
+		return nil, rerror.Wait(ProjectNotReadyReason, fmt.Sprintf("Project %s is not Ready yet", p.Name), 0)
 	}
 	if !sourceAllowed(ws, p) {
 		return nil, rerror.Stall(SourceNotAllowedReason, fmt.Errorf("%s %s/%s is not allowed by Project %s (status.sourceAllowList)",
@@ -153,7 +147,7 @@ func (r *Reconciler) resolveVariables(ctx context.Context, ws *magosv1.Workspace
 			vs := &magosv1.VariableSet{}
 			if err := r.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: ref.Name}, vs); err != nil {
 				if apierrors.IsNotFound(err) {
-					return in, errWaiting{VariableSetNotReadyReason, fmt.Sprintf("VariableSet %s not found", ref.Name)}
+					return in, rerror.Wait(VariableSetNotReadyReason, fmt.Sprintf("VariableSet %s not found", ref.Name), 0)
 				}
 				return in, err
 			}
@@ -162,7 +156,7 @@ func (r *Reconciler) resolveVariables(ctx context.Context, ws *magosv1.Workspace
 				if c := conditions.Get(vs, magosv1.ReadyCondition); c != nil && c.Message != "" {
 					msg += ": " + c.Message
 				}
-				return in, errWaiting{VariableSetNotReadyReason, msg}
+				return in, rerror.Wait(VariableSetNotReadyReason, msg, 0)
 			}
 			if err := checkEnv(vs.Status.Env, vs.Status.SensitiveEnv, "VariableSet "+vs.Name); err != nil {
 				return in, err

@@ -33,7 +33,7 @@ func TestWorkspaceKstatus(t *testing.T) {
 		{"validating", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseValidating}}, status.InProgressStatus, false},
 		{"applying", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseApplying, Reason: ApplyingReason}}, status.InProgressStatus, false},
 		{"destroying", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseDestroying, Reason: DestroyingReason}}, status.InProgressStatus, false},
-		{"waiting for the source", observation{WaitingReason: SourceNotReadyReason, WaitingMessage: "no artifact"}, status.InProgressStatus, false},
+		{"waiting for the source", observation{Err: rerror.Wait(SourceNotReadyReason, "no artifact", 0)}, status.InProgressStatus, false},
 		{"awaiting approval", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseAwaitingApproval, Reason: AwaitingApprovalReason, Message: "approve"}}, status.InProgressStatus, true},
 		{"awaiting promotion", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseAwaitingPromotion, Reason: "AwaitingPromotion", Message: "promote"}}, status.InProgressStatus, true},
 		{"suspended", observation{Suspended: true}, status.InProgressStatus, true},

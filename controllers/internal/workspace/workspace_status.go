@@ -83,9 +83,6 @@ func stalls(reason string) bool { return stallingReasons[reason] }
 // observation is what one reconcile of a Workspace saw and decided.
 type observation struct {
 	Suspended bool
-	// WaitingReason and WaitingMessage are set while the Workspace waits for
-	// something outside it: a source artifact, its Project, a VariableSet.
-	WaitingReason, WaitingMessage string
 	// Revision is the source revision the Workspace should be at.
 	Revision string
 	// Decision is what decide made of the facts.
@@ -95,7 +92,9 @@ type observation struct {
 }
 
 // computeStatus sets phase, conditions and observedGeneration from the
-// observation and the run data already in ws.Status. It is pure.
+// observation and the run data already in ws.Status. It is pure. A
+// Workspace waiting for a source artifact, its Project or a VariableSet
+// has o.Err a rerror.Wait.
 //
 // kstatus reads the result as: Current when Ready=True, and also while
 // suspended or awaiting approval or promotion (Ready=False without
@@ -123,8 +122,6 @@ func computeStatus(ws *magosv1.Workspace, o observation) {
 		}
 	case o.Suspended:
 		conditions.MarkReady(ws, metav1.ConditionFalse, magosv1.SuspendedReason, "Workspace is suspended; no runs start")
-	case o.WaitingMessage != "":
-		conditions.MarkReconciling(ws, o.WaitingReason, o.WaitingMessage)
 	default:
 		switch d.Phase {
 		case magosv1.PhasePlanning, magosv1.PhaseValidating, magosv1.PhaseApplying, magosv1.PhaseDestroying:

@@ -70,7 +70,7 @@ func TestComputeStatus(t *testing.T) {
 			obs:    observation{Revision: "main@sha1:a", Decision: decision{Phase: magosv1.PhaseFailed, Reason: StateLockedReason, Stalled: true}},
 			want:   want{ready: "False", stalled: "True", readyReason: StateLockedReason, planned: "False", appliedC: "True", observedGenerationUpdated: true}},
 		{name: "source not ready is Reconciling",
-			obs:  observation{WaitingReason: SourceNotReadyReason, WaitingMessage: "GitRepository x has no artifact yet"},
+			obs:  observation{Err: rerror.Wait(SourceNotReadyReason, "GitRepository x has no artifact yet", 0)},
 			want: want{ready: "False", reconciling: "True", readyReason: SourceNotReadyReason, planned: "False", appliedC: "False", observedGenerationUpdated: true}},
 		{name: "transient error retries and records the generation",
 			obs:  observation{Err: rerror.Retry("RunnerIdentityFailed", errors.New("conflict"))},
