@@ -74,6 +74,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &magosv1alpha1.PromotionApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ReferenceStatus"):
 		return &magosv1alpha1.ReferenceStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RetrySpec"):
+		return &magosv1alpha1.RetrySpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RetryStatus"):
 		return &magosv1alpha1.RetryStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Rollout"):

@@ -88,6 +88,42 @@ type DestroySpec struct {
 	Gate DestroyGate `json:"gate,omitempty"`
 }
 
+// RetrySpec says how a Workspace retries a failed run: after Interval,
+// doubled after each further failure for the same revision and inputs up
+// to MaxInterval, at most MaxAttempts times (then it stalls with
+// RetriesExhausted until the revision, inputs or spec change, or a
+// reconcile request). A failure with a stalling reason is never retried.
+// +kubebuilder:validation:XValidation:rule="!has(self.interval) || !has(self.maxInterval) || duration(self.interval) <= duration(self.maxInterval)",message="interval must not exceed maxInterval"
+type RetrySpec struct {
+	// Interval is the wait before the first retry. Defaults to the
+	// Project's, then to the controller's --retry-interval (30s).
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
+	// +kubebuilder:validation:Type=string
+	// +optional
+	Interval *metav1.Duration `json:"interval,omitempty"`
+
+	// MaxInterval caps the doubled wait. Defaults to the Project's, then to
+	// 16 times Interval.
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
+	// +kubebuilder:validation:Type=string
+	// +optional
+	MaxInterval *metav1.Duration `json:"maxInterval,omitempty"`
+
+	// MaxAttempts bounds the runs in a row that may fail for the same
+	// revision and inputs, the first one included; unset or 0 retries
+	// without bound. Defaults to the Project's.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MaxAttempts *int32 `json:"maxAttempts,omitempty"`
+}
+
+// ReconcileRequestAnnotation asks for a reconcile now, Flux's convention:
+// set it to a new value (the time, by convention) and the controller acts
+// at once (a Workspace plans again even when nothing changed, or retries a
+// failed run without waiting), then records the value in
+// status.lastHandledReconcileAt.
+const ReconcileRequestAnnotation = "reconcile.fluxcd.io/requestedAt"
+
 // PlanMode is what a plan was made for.
 // +kubebuilder:validation:Enum=Destroy
 type PlanMode string

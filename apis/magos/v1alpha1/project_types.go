@@ -32,6 +32,10 @@ type ProjectDefaults struct {
 	// destroy their resources.
 	// +optional
 	Destroy *DestroySpec `json:"destroy,omitempty"`
+
+	// Retry is the default of how failed runs are retried.
+	// +optional
+	Retry *RetrySpec `json:"retry,omitempty"`
 }
 
 // SourceRule allows Flux sources by kind, namespace and name; empty fields

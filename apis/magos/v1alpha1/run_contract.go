@@ -298,6 +298,10 @@ const (
 	PlanIDAnnotation     = "magos.dev/plan-id"
 	PlanBinaryFile       = "plan.bin"
 	PlanJSONFile         = "plan.json"
+	// PlanTextFile is the plan rendered for people (the engine's show
+	// output without colour, masked like every runner output, sensitive
+	// values redacted by the engine); optional in a bundle.
+	PlanTextFile = "plan.txt"
 )
 
 // State storage, compatible with the OpenTofu/Terraform "kubernetes" backend

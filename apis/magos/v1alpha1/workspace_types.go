@@ -103,6 +103,10 @@ type WorkspaceSpec struct {
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
 
+	// Retry says how failed runs are retried. Defaults to the Project's.
+	// +optional
+	Retry *RetrySpec `json:"retry,omitempty"`
+
 	// DestroyOnDelete destroys the Workspace's resources before it is
 	// removed: a destroy plan, checked by the policy gate and approved like
 	// any plan, is applied (see destroy). Unset it on a Workspace being
@@ -347,6 +351,11 @@ type WorkspaceStatus struct {
 	// ErroredState shows state a run changed but could not write back.
 	// +optional
 	ErroredState *ErroredStateStatus `json:"erroredState,omitempty"`
+
+	// LastHandledReconcileAt is the last reconcile request
+	// (ReconcileRequestAnnotation) the controller acted on.
+	// +optional
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
 
 	// Retry is the retry state after the newest run failed: cleared when a
 	// run succeeds, when the failure is released (unlock, restored state) and

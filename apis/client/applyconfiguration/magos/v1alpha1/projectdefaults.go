@@ -40,6 +40,8 @@ type ProjectDefaultsApplyConfiguration struct {
 	// Destroy is the default of how deleted destroyOnDelete Workspaces
 	// destroy their resources.
 	Destroy *DestroySpecApplyConfiguration `json:"destroy,omitempty"`
+	// Retry is the default of how failed runs are retried.
+	Retry *RetrySpecApplyConfiguration `json:"retry,omitempty"`
 }
 
 // ProjectDefaultsApplyConfiguration constructs a declarative configuration of the ProjectDefaults type for use with
@@ -85,5 +87,13 @@ func (b *ProjectDefaultsApplyConfiguration) WithApproval(value magosv1alpha1.App
 // If called multiple times, the Destroy field is set to the value of the last call.
 func (b *ProjectDefaultsApplyConfiguration) WithDestroy(value *DestroySpecApplyConfiguration) *ProjectDefaultsApplyConfiguration {
 	b.Destroy = value
+	return b
+}
+
+// WithRetry sets the Retry field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Retry field is set to the value of the last call.
+func (b *ProjectDefaultsApplyConfiguration) WithRetry(value *RetrySpecApplyConfiguration) *ProjectDefaultsApplyConfiguration {
+	b.Retry = value
 	return b
 }

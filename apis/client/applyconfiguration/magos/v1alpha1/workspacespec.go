@@ -49,6 +49,8 @@ type WorkspaceSpecApplyConfiguration struct {
 	Interval *v1.Duration `json:"interval,omitempty"`
 	// Suspend stops new runs; a running Job is left to finish.
 	Suspend *bool `json:"suspend,omitempty"`
+	// Retry says how failed runs are retried. Defaults to the Project's.
+	Retry *RetrySpecApplyConfiguration `json:"retry,omitempty"`
 	// DestroyOnDelete destroys the Workspace's resources before it is
 	// removed: a destroy plan, checked by the policy gate and approved like
 	// any plan, is applied (see destroy). Unset it on a Workspace being
@@ -161,6 +163,14 @@ func (b *WorkspaceSpecApplyConfiguration) WithInterval(value v1.Duration) *Works
 // If called multiple times, the Suspend field is set to the value of the last call.
 func (b *WorkspaceSpecApplyConfiguration) WithSuspend(value bool) *WorkspaceSpecApplyConfiguration {
 	b.Suspend = &value
+	return b
+}
+
+// WithRetry sets the Retry field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Retry field is set to the value of the last call.
+func (b *WorkspaceSpecApplyConfiguration) WithRetry(value *RetrySpecApplyConfiguration) *WorkspaceSpecApplyConfiguration {
+	b.Retry = value
 	return b
 }
 

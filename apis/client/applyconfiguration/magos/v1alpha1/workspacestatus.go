@@ -48,6 +48,9 @@ type WorkspaceStatusApplyConfiguration struct {
 	Lock *LockStatusApplyConfiguration `json:"lock,omitempty"`
 	// ErroredState shows state a run changed but could not write back.
 	ErroredState *ErroredStateStatusApplyConfiguration `json:"erroredState,omitempty"`
+	// LastHandledReconcileAt is the last reconcile request
+	// (ReconcileRequestAnnotation) the controller acted on.
+	LastHandledReconcileAt *string `json:"lastHandledReconcileAt,omitempty"`
 	// Retry is the retry state after the newest run failed: cleared when a
 	// run succeeds, when the failure is released (unlock, restored state) and
 	// ignored once the revision or inputs change.
@@ -150,6 +153,14 @@ func (b *WorkspaceStatusApplyConfiguration) WithLock(value *LockStatusApplyConfi
 // If called multiple times, the ErroredState field is set to the value of the last call.
 func (b *WorkspaceStatusApplyConfiguration) WithErroredState(value *ErroredStateStatusApplyConfiguration) *WorkspaceStatusApplyConfiguration {
 	b.ErroredState = value
+	return b
+}
+
+// WithLastHandledReconcileAt sets the LastHandledReconcileAt field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LastHandledReconcileAt field is set to the value of the last call.
+func (b *WorkspaceStatusApplyConfiguration) WithLastHandledReconcileAt(value string) *WorkspaceStatusApplyConfiguration {
+	b.LastHandledReconcileAt = &value
 	return b
 }
 
