@@ -1,0 +1,168 @@
+package workspace_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/fluxsource"
+	"github.com/magos-dev/magos/controllers/internal/setup"
+	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/tools/harness/localsource"
+	"github.com/magos-dev/magos/tools/harness/testenv"
+)
+
+// The tests of this file's package drive the workspace-controller, running
+// in-process, through its decisions without a runner or an engine: each
+// run's Job is finished by the test (runjobs_test.go) with the report a
+// runner would write. controllers/e2e runs the same Workspaces with the
+// real runner and OpenTofu.
+
+var env *testenv.Environment
+
+func TestMain(m *testing.M) { testenv.Main(m, &env) }
+
+// controllerLogs collects what the in-process controllers log; a failed
+// test prints it.
+var controllerLogs = &testenv.LogBuffer{}
+
+func init() {
+	ctrl.SetLogger(zap.New(zap.WriteTo(controllerLogs), zap.UseDevMode(true)))
+}
+
+// sourceName is the GitRepository every fixture's Workspaces read.
+const sourceName = "infra"
+
+// fixture is one test's namespace, its GitRepository (published by a
+// local source) and the workspace-controller watching the namespace.
+type fixture struct {
+	t      testing.TB
+	ns     string
+	source *localsource.Server
+	// Revision is the GitRepository's current artifact revision.
+	Revision string
+	retry    time.Duration
+	stop     func()
+}
+
+// newFixture creates a namespace with a GitRepository that has an
+// artifact, and starts the workspace-controller with retry as its retry
+// interval.
+func newFixture(t testing.TB, retry time.Duration) *fixture {
+	t.Helper()
+	f := &fixture{t: t, ns: env.NewNamespace(t), retry: retry}
+	src, err := localsource.New(env.Client, localsource.Options{})
+	require.NoError(t, err)
+	require.NoError(t, src.Start())
+	t.Cleanup(func() { _ = src.Close() })
+	f.source = src
+
+	repo := fluxsource.NewObject("GitRepository")
+	repo.SetNamespace(f.ns)
+	repo.SetName(sourceName)
+	require.NoError(t, unstructured.SetNestedMap(repo.Object, map[string]any{
+		"url": "https://example.invalid/infra.git", "interval": "5m", "ref": map[string]any{"branch": "main"},
+	}, "spec"))
+	require.NoError(t, env.Client.Create(context.Background(), repo))
+	f.publish("first revision")
+	f.startController()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("controller logs:\n%s", controllerLogs.String())
+		}
+	})
+	return f
+}
+
+// options are the workspace-controller's settings in these tests.
+func (f *fixture) options() workspace.Options {
+	return workspace.Options{
+		RunnerImage:          "magos-runner:test",
+		VersionsDir:          "/opt/magos/engines",
+		EngineImages:         map[magosv1.Engine]string{magosv1.EngineOpenTofu: workspace.DefaultOpenTofuImage},
+		DefaultEngineVersion: "1.10.6",
+		RunTimeout:           5 * time.Minute,
+		JobTTL:               time.Hour,
+		RetryInterval:        f.retry,
+	}
+}
+
+// startController runs the workspace-controller in-process, watching only
+// the fixture's namespace, until the test ends or stopController is called.
+func (f *fixture) startController() {
+	f.t.Helper()
+	f.stop = env.StartManager(f.t, setup.Scheme(), f.ns, func(mgr ctrl.Manager) error {
+		c := workspace.NewController()
+		c.Options = f.options()
+		return c.Register(mgr, setup.Options{WatchNamespaces: []string{f.ns}, Concurrency: 2})
+	})
+}
+
+// stopController stops the workspace-controller and waits for it.
+func (f *fixture) stopController() { f.stop() }
+
+// publish makes content the GitRepository's new artifact and returns its
+// revision. The controller records the artifact's URL and digest and
+// hands them to the runner; it never fetches the artifact itself.
+func (f *fixture) publish(content string) string {
+	f.t.Helper()
+	art, err := f.source.PublishArtifact(context.Background(), types.NamespacedName{Namespace: f.ns, Name: sourceName},
+		[]byte(content), localsource.ArtifactOptions{})
+	require.NoError(f.t, err)
+	f.Revision = art.Revision
+	return art.Revision
+}
+
+// newWorkspace creates a Workspace reading the fixture's GitRepository;
+// mutate, if set, adjusts it first.
+func (f *fixture) newWorkspace(name string, mutate func(*magosv1.Workspace)) {
+	f.t.Helper()
+	ws := &magosv1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns},
+		Spec:       magosv1.WorkspaceSpec{SourceRef: magosv1.SourceReference{Kind: "GitRepository", Name: sourceName}},
+	}
+	if mutate != nil {
+		mutate(ws)
+	}
+	require.NoError(f.t, env.Client.Create(context.Background(), ws))
+}
+
+// update changes Workspace name with mutate (a merge patch of the spec or
+// metadata).
+func (f *fixture) update(name string, mutate func(*magosv1.Workspace)) {
+	f.t.Helper()
+	ws := f.get(name)
+	patch := client.MergeFrom(ws.DeepCopy())
+	mutate(ws)
+	require.NoError(f.t, env.Client.Patch(context.Background(), ws, patch))
+}
+
+// get reads Workspace name.
+func (f *fixture) get(name string) *magosv1.Workspace {
+	f.t.Helper()
+	ws := &magosv1.Workspace{}
+	require.NoError(f.t, env.Client.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: name}, ws))
+	return ws
+}
+
+// waitWorkspace polls Workspace name until its status describes its
+// current generation and ok holds.
+func (f *fixture) waitWorkspace(name, what string, ok func(*magosv1.Workspace) bool) *magosv1.Workspace {
+	f.t.Helper()
+	return testenv.WaitFor(f.t, env.Client, client.ObjectKey{Namespace: f.ns, Name: name}, &magosv1.Workspace{}, 30*time.Second, 50*time.Millisecond,
+		func(ws *magosv1.Workspace) bool { return ws.Status.ObservedGeneration == ws.Generation && ok(ws) }, "Workspace "+name+": "+what)
+}
+
+// inPhase is a wait condition: the Workspace is in phase p.
+func inPhase(p magosv1.WorkspacePhase) func(*magosv1.Workspace) bool {
+	return func(ws *magosv1.Workspace) bool { return ws.Status.Phase == p }
+}
