@@ -37,6 +37,7 @@ var controllerNames = []string{"workspace", "project", "rollout", "variableset"}
 // buildControllers compiles the controller binaries into a temp dir.
 func buildControllers(t *testing.T) string {
 	t.Helper()
+	env.Require(t)
 	out := t.TempDir()
 	args := []string{"build", "-o", out + string(filepath.Separator)}
 	for _, n := range controllerNames {
@@ -129,6 +130,7 @@ func httpGet(url string) (int, string) {
 // with the identity and RBAC the Helm chart gives it (its ServiceAccount,
 // impersonated), so the chart's RBAC is proven sufficient end to end.
 func TestControllerBinariesStart(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	binDir := buildControllers(t)
 	s := newStackWith(t, stackOptions{NoControllers: true})

@@ -54,6 +54,7 @@ func admits(t *testing.T, np *networkingv1.NetworkPolicy, nsLabels, podLabels ma
 // Pod carries) to the artifact port, from the namespaces the user selects;
 // disabled (the default) it renders nothing.
 func TestHelmChartFluxSourceAccess(t *testing.T) {
+	env.Require(t)
 	fluxNS := env.NewNamespace(t)
 	np, obj := fluxSourcePolicy(t, fluxNS,
 		"--set-string", "workspace-controller.fluxSourceAccess.runnerNamespaceSelector.matchLabels.magos\\.dev/runners=true")

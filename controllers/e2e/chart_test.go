@@ -32,6 +32,7 @@ func generatedClusterRoleRules(t *testing.T, controller string) []any {
 }
 
 func TestHelmChart(t *testing.T) {
+	env.Require(t)
 	helm(t, "lint", "--strict", "charts/magos")
 	helm(t, "lint", "--strict", "charts/magos-crds")
 
@@ -126,6 +127,7 @@ func chartVersions(t *testing.T, chart string) (version, appVersion string) {
 }
 
 func TestFluxInstallManifests(t *testing.T) {
+	env.Require(t)
 	objs := fluxManifests(t)
 	ns := env.NewNamespace(t)
 	kinds := map[string]int{}
@@ -188,6 +190,7 @@ func TestFluxInstallManifests(t *testing.T) {
 // --engine-image per engine from runner.engineImages: OpenTofu's by
 // default, Terraform's only when the user names an image they built.
 func TestHelmChartEngineImages(t *testing.T) {
+	env.Require(t)
 	release := "m" + rand.String(5)
 	args := func(objs []*unstructured.Unstructured) []string {
 		dep := chartObject(objs, "Deployment", release+"-workspace-controller")

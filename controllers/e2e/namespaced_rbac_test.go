@@ -59,6 +59,7 @@ func ruleResources(t *testing.T, rules []any) map[string][]string {
 }
 
 func TestHelmChartNamespacedRBAC(t *testing.T) {
+	env.Require(t)
 	a, b := env.NewNamespace(t), env.NewNamespace(t)
 	release := "n" + rand.String(5)
 	ns := env.NewNamespace(t)
@@ -148,6 +149,7 @@ func TestHelmChartNamespacedRBAC(t *testing.T) {
 // Workspace there applies; one in another namespace is never touched, and
 // the controllers could not write there if they tried.
 func TestControllerBinariesNamespacedRBAC(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	binDir := buildControllers(t)
 	s := newStackWith(t, stackOptions{NoControllers: true})

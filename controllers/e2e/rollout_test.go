@@ -37,6 +37,7 @@ func awaitingPromotion(revision, applied string) func(*magosv1.Workspace) bool {
 }
 
 func TestRolloutPromotesStageByStage(t *testing.T) {
+	env.Require(t)
 	f := newRolloutFixture(t, 2, threeStages(), nil)
 	rev1 := f.rollout().Status.Revision
 	f.waitRollout(3*time.Minute, "prod waits for promotion of the first revision", func(ro *magosv1.Rollout) bool {
@@ -118,6 +119,7 @@ func TestRolloutPromotesStageByStage(t *testing.T) {
 // TestRolloutHalts: one Workspace per stage; staging selects a policy that
 // denies the "bad" release.
 func TestRolloutHalts(t *testing.T) {
+	env.Require(t)
 	label := rand.String(8)
 	policy := validatingPolicy(t, "v1", label, "Deny",
 		`!object.resource_changes.exists(rc, rc.type == 'terraform_data' && rc.change.after.input == 'staging:bad')`,

@@ -20,6 +20,7 @@ import (
 )
 
 func TestWorkspaceAutoApplyAndNewRevision(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStack(t)
 	dir := copyConfig(t, "hello")

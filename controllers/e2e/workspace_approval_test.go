@@ -39,6 +39,7 @@ func countJobs(t *testing.T, ns, name, phase string) int {
 }
 
 func TestWorkspaceManualApprovalAppliesExactlyTheApprovedPlan(t *testing.T) {
+	env.Require(t)
 	s := newStack(t)
 	rev := s.gitRepository("infra", copyConfig(t, "hello"))
 	s.newWorkspace("manual", "infra", func(ws *magosv1.Workspace) { ws.Spec.Approval = magosv1.ApprovalManual })
@@ -58,6 +59,7 @@ func TestWorkspaceManualApprovalAppliesExactlyTheApprovedPlan(t *testing.T) {
 }
 
 func TestWorkspaceApprovedPlanMadeStaleIsNotApplied(t *testing.T) {
+	env.Require(t)
 	s := newStack(t)
 	dir := copyConfig(t, "hello")
 	s.gitRepository("infra", dir)

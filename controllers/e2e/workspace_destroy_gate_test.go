@@ -75,6 +75,7 @@ func requireEvent(t *testing.T, ns, name, reason string) {
 // destroy and puts that plan through the policy gate and approval before
 // anything is destroyed; only an allowed opt-out destroys without them.
 func TestWorkspaceDestroyGate(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStackWith(t, stackOptions{Workspace: func(o *workspace.Options) { o.Guards.AllowDestroySkipGate = true }})
 	rev := s.gitRepository("infra", copyConfig(t, "hello"))
@@ -177,6 +178,7 @@ func TestWorkspaceDestroyGate(t *testing.T) {
 // destroy gate on its own: where the cluster does not allow it, its
 // destroy is planned and checked by policy like any other.
 func TestWorkspaceDestroySkipGateNeedsTheCluster(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStack(t)
 	rev := s.gitRepository("infra", copyConfig(t, "hello"))

@@ -30,6 +30,7 @@ func driftWorkspace(approval magosv1.ApprovalMode, root string) func(*magosv1.Wo
 }
 
 func TestWorkspaceDriftIsDetectedAndCorrected(t *testing.T) {
+	env.Require(t)
 	s := newStack(t)
 	root := t.TempDir()
 	motd := filepath.Join(root, "motd.txt")
@@ -53,6 +54,7 @@ func TestWorkspaceDriftIsDetectedAndCorrected(t *testing.T) {
 }
 
 func TestWorkspaceDriftWaitsForApprovalWhenManual(t *testing.T) {
+	env.Require(t)
 	s := newStack(t)
 	root := t.TempDir()
 	motd := filepath.Join(root, "motd.txt")

@@ -21,6 +21,7 @@ import (
 // (its versions directory, /opt/magos/engines, does not exist here); the
 // engine image's init container delivers it, and the Workspace applies.
 func TestWorkspaceEngineFromEngineImage(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStack(t)
 	rev := s.gitRepository("infra", copyConfig(t, "hello"))
@@ -49,6 +50,7 @@ func TestWorkspaceEngineFromEngineImage(t *testing.T) {
 // within seconds with the kubelet's reason, instead of holding the
 // Workspace until the run's deadline; the Job is removed.
 func TestWorkspaceUnpullableImageFailsRun(t *testing.T) {
+	env.Require(t)
 	const badEngine, badRunner = "registry.invalid/magos-engine-opentofu:1.10.6", "registry.invalid/magos-runner:0"
 	s := newStackWith(t, stackOptions{UnpullableImages: []string{badEngine, badRunner}})
 	s.gitRepository("infra", copyConfig(t, "hello"))
@@ -104,6 +106,7 @@ func TestWorkspaceUnpullableImageFailsRun(t *testing.T) {
 // (terraform: Magos ships none) stalls with the places it looked; an image
 // that names no engine is refused at admission.
 func TestWorkspaceWithoutEngineImageStalls(t *testing.T) {
+	env.Require(t)
 	s := newStack(t)
 	s.gitRepository("infra", copyConfig(t, "hello"))
 	s.newWorkspace("tf", "infra", func(ws *magosv1.Workspace) {
@@ -133,6 +136,7 @@ func TestWorkspaceWithoutEngineImageStalls(t *testing.T) {
 // image (it runs in the runner Pod); the controller's own template is the
 // admin's choice.
 func TestEngineImageFollowsImageAllowList(t *testing.T) {
+	env.Require(t)
 	s := newStackWith(t, stackOptions{Workspace: func(o *workspace.Options) {
 		o.Guards.AllowedRunnerImages = []string{"magos-runner:*"}
 	}})

@@ -25,6 +25,7 @@ import (
 // Kubernetes API. Admission refuses the names; a VariableSet that carries
 // one anyway (admitted before the rule) stalls the Workspace before any Job.
 func TestReservedEnvironmentNeverReachesARun(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStackWith(t, stackOptions{NoVariableSetController: true})
 	s.gitRepository("infra", copyConfig(t, "hello"))
@@ -71,6 +72,7 @@ func TestReservedEnvironmentNeverReachesARun(t *testing.T) {
 // runner output like sensitive variables. A sensitive literal is refused,
 // so it never lands in a Job.
 func TestOperatorEnvironmentIsMasked(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	sentinel := "operator-sentinel-" + rand.String(12)
 	s := newStackWith(t, stackOptions{RunnerEnv: []string{"TF_VAR_greeting=" + sentinel}})

@@ -47,6 +47,7 @@ func withProject(name string) func(*magosv1.Workspace) {
 }
 
 func TestGuardCrossNamespaceSource(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	other := env.NewNamespace(t)
 
@@ -72,6 +73,7 @@ func TestGuardCrossNamespaceSource(t *testing.T) {
 }
 
 func TestGuardRequireProject(t *testing.T) {
+	env.Require(t)
 	tests := []struct {
 		name           string
 		guards         workspace.Guards
@@ -109,6 +111,7 @@ func TestGuardRequireProject(t *testing.T) {
 }
 
 func TestGuardRunnerImageAllowList(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStackWith(t, stackOptions{Workspace: func(o *workspace.Options) {
 		o.Guards.AllowedRunnerImages = []string{"magos-runner:*", "registry.example/magos/runner@sha256:*"}
@@ -131,6 +134,7 @@ func TestGuardRunnerImageAllowList(t *testing.T) {
 }
 
 func TestGuardClusterPolicyCannotBeDodged(t *testing.T) {
+	env.Require(t)
 	label := rand.String(8)
 	validatingPolicy(t, "v1", label, "Deny", forbidsSecret, "cluster rule: no secrets in terraform_data")
 	unrelated := rand.String(8)
@@ -156,6 +160,7 @@ func TestGuardClusterPolicyCannotBeDodged(t *testing.T) {
 }
 
 func TestProjectAllowsServiceAccountAnnotationValues(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStack(t)
 	s.gitRepository("infra", copyConfig(t, "hello"))

@@ -44,6 +44,7 @@ func outputsOf(t *testing.T, ns, name string) map[string]string {
 // Secret-backed sensitive variable that never leaks, and Secret rotation
 // triggering a re-plan.
 func TestWorkspaceInputsFromProjectAndVariableSets(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStack(t)
 	sentinel := "sentinel-" + rand.String(16)
@@ -109,6 +110,7 @@ func TestWorkspaceInputsFromProjectAndVariableSets(t *testing.T) {
 }
 
 func TestWorkspaceWaitsForMissingVariableSetKey(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStack(t)
 	require.NoError(t, env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: s.ns},
@@ -136,6 +138,7 @@ func TestWorkspaceWaitsForMissingVariableSetKey(t *testing.T) {
 }
 
 func TestWorkspaceSourceNotAllowedByProject(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStack(t)
 	require.NoError(t, env.Client.Create(ctx, &magosv1.Project{ObjectMeta: metav1.ObjectMeta{Name: "strict", Namespace: s.ns},

@@ -42,6 +42,7 @@ func stateOf(t *testing.T, ns, name string) string {
 // controller waits for the Pod to end instead of recording the run as
 // gone and the lock as stuck while the runner still holds it.
 func TestApplyJobDeletedMidApplyReleasesTheLock(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStack(t)
 	s.gitRepository("infra", copyConfig(t, "slow"))
@@ -71,6 +72,7 @@ func TestApplyJobDeletedMidApplyReleasesTheLock(t *testing.T) {
 // state saved in the Secret reserved for it, reported in status; no run
 // starts until someone restores the state and says so.
 func TestApplyWhoseStateWriteFailsSavesErroredState(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStack(t)
 	rev := s.gitRepository("infra", copyConfig(t, "slow"))

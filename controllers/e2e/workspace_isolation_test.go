@@ -29,6 +29,7 @@ import (
 // other Workspaces' locks. The controller creates what the runner writes,
 // so the runner creates nothing and still plans and applies.
 func TestRunnerCannotCreateSecretsOrLeases(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStack(t)
 	rev := s.gitRepository("infra", copyConfig(t, "hello"))
@@ -89,6 +90,7 @@ func TestRunnerCannotCreateSecretsOrLeases(t *testing.T) {
 // and any existing Secret Magos did not create for this Workspace stalls it
 // before it enters the runner's Role.
 func TestOutputsSecretCannotNameAnotherWorkspacesSecrets(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStack(t)
 	rev := s.gitRepository("infra", copyConfig(t, "hello"))
@@ -150,6 +152,7 @@ func TestOutputsSecretCannotNameAnotherWorkspacesSecrets(t *testing.T) {
 // reserved by default comes back asking for more; the controller reserves
 // them and plans again, and the plan is stored whole.
 func TestLargePlanGrowsItsReservedStorage(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStack(t)
 	s.gitRepository("infra", copyConfig(t, "bigplan"))

@@ -36,6 +36,7 @@ func stateResources(t *testing.T, ns, name string) int {
 }
 
 func TestWorkspaceDestroyOnDelete(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStack(t)
 	rev := s.gitRepository("infra", copyConfig(t, "hello"))
@@ -56,6 +57,7 @@ func TestWorkspaceDestroyOnDelete(t *testing.T) {
 }
 
 func TestWorkspaceDeletionDoesNotHangWithoutSource(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStack(t)
 	rev := s.gitRepository("infra", copyConfig(t, "hello"))
@@ -72,6 +74,7 @@ func TestWorkspaceDeletionDoesNotHangWithoutSource(t *testing.T) {
 }
 
 func TestWorkspaceSuspendStopsRuns(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStack(t)
 	s.gitRepository("infra", copyConfig(t, "hello"))

@@ -32,6 +32,7 @@ func (s *stack) waitApplyingWithLock(name string) *magosv1.Workspace {
 }
 
 func TestRunnerKilledMidApplyLeavesLockThatUnlockRecovers(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStack(t)
 	rev := s.gitRepository("infra", copyConfig(t, "slow"))
@@ -60,6 +61,7 @@ func TestRunnerKilledMidApplyLeavesLockThatUnlockRecovers(t *testing.T) {
 }
 
 func TestControllerRestartAdoptsRunningJob(t *testing.T) {
+	env.Require(t)
 	s := newStack(t)
 	rev := s.gitRepository("infra", copyConfig(t, "slow"))
 	s.newWorkspace("adopt", "infra", nil)

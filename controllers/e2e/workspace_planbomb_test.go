@@ -38,6 +38,7 @@ const bombJSONBytes = 700 << 20
 // fails closed with a clear reason, and another Workspace keeps
 // reconciling.
 func TestPlanBombFailsOnlyItsWorkspace(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStack(t)
 	s.gitRepository("infra", copyConfig(t, "hello"))

@@ -72,6 +72,7 @@ func selecting(label string) func(*magosv1.Workspace) {
 }
 
 func TestPolicyGate(t *testing.T) {
+	env.Require(t)
 	s := newStack(t)
 	rev := s.gitRepository("infra", copyConfig(t, "hello"))
 

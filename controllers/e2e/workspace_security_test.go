@@ -29,6 +29,7 @@ import (
 )
 
 func TestWorkspaceSentinelSecretNeverLeaks(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStack(t)
 	sentinel := "sentinel-" + rand.String(16)
@@ -66,6 +67,7 @@ func TestWorkspaceSentinelSecretNeverLeaks(t *testing.T) {
 }
 
 func TestRunnerCannotReadAnotherWorkspacesState(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStack(t)
 	rev := s.gitRepository("infra", copyConfig(t, "hello"))
@@ -136,6 +138,7 @@ func impersonate(t testing.TB, ns, sa string) client.Client {
 // own identity: another cloud identity (annotations) and a Role that can
 // read the state and take the lock but not write the state or outputs.
 func TestPlanRunsAsReadOnlyIdentity(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStack(t)
 	dir := copyConfig(t, "hello")

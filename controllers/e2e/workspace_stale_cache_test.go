@@ -26,6 +26,7 @@ import (
 // not seen the new Job: the run is in progress, not JobMissing. Only once
 // a live read finds the Job and its Pod gone is the run recorded missing.
 func TestStaleCacheNeverRecordsALiveRunAsMissing(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStackWith(t, stackOptions{NoControllers: true})
 	s.gitRepository("infra", copyConfig(t, "slow"))
@@ -68,6 +69,7 @@ func TestStaleCacheNeverRecordsALiveRunAsMissing(t *testing.T) {
 // not start another run (here a plan of a newer revision next to a running
 // apply).
 func TestLostStatusPatchNeverStartsASecondJob(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStack(t)
 	dir := copyConfig(t, "slow")
@@ -112,6 +114,7 @@ func TestLostStatusPatchNeverStartsASecondJob(t *testing.T) {
 // that the unlock already happened and a new run took the lock, the same
 // annotation must not release the new run's lock.
 func TestUnlockIsRefusedWhileARunHoldsTheLock(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	s := newStack(t)
 	s.gitRepository("infra", copyConfig(t, "slow"))

@@ -26,6 +26,7 @@ func traversal(t *testing.T) []byte {
 }
 
 func TestRunnerReportsRunsItCannotStart(t *testing.T) {
+	env.Require(t)
 	bin := buildRunner(t)
 	ns := env.NewNamespace(t)
 	good := tarGz(t, map[string]string{"main.tf": `resource "terraform_data" "a" {}`})

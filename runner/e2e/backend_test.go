@@ -17,6 +17,7 @@ import (
 // A Workspace with its own backend block uses it instead of the runner's
 // state server: the state Secret and Lease are not touched.
 func TestRunnerUsesTheWorkspaceBackend(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	bin := buildRunner(t)
 	ns := env.NewNamespace(t)

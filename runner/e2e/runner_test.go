@@ -53,6 +53,7 @@ output "token" {
 `
 
 func TestRunnerPlanApplyDestroy(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	bin := buildRunner(t)
 	ns := env.NewNamespace(t)

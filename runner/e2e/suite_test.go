@@ -36,6 +36,7 @@ func TestMain(m *testing.M) { testenv.Main(m, &env) }
 // buildRunner builds the runner binary into a temporary directory.
 func buildRunner(t *testing.T) string {
 	t.Helper()
+	env.Require(t)
 	bin := filepath.Join(t.TempDir(), "runner")
 	cmd := exec.Command("go", "build", "-o", bin, ".")
 	cmd.Dir = filepath.Join(env.Root, "runner")

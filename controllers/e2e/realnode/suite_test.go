@@ -3,6 +3,7 @@ package realnode
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -45,6 +46,11 @@ var (
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
+	flag.Parse()
+	if testing.Short() {
+		// Every test calls requireNode, which skips with -short.
+		return m.Run()
+	}
 	// envtest, which installs the neighbours' CRDs, logs through
 	// controller-runtime; the tests have nothing to say there.
 	ctrl.SetLogger(logr.Discard())
@@ -149,6 +155,9 @@ func buildImage(archive, name string, programs ...program) error {
 // realnode.Require).
 func requireNode(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("the real-node tier does not run with -short: run `make test`")
+	}
 	realnode.Require(t, binDir)
 	if startErr != nil {
 		t.Fatalf("the node did not start: %v", startErr)

@@ -74,6 +74,7 @@ func secretRef(name, key string) *magosv1.VariableSource {
 func duration(d time.Duration) *metav1.Duration { return &metav1.Duration{Duration: d} }
 
 func TestCRDValidation(t *testing.T) {
+	env.Require(t)
 	tests := []struct {
 		name string
 		obj  client.Object

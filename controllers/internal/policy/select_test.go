@@ -43,6 +43,7 @@ func createPolicy(t *testing.T, version, kind, namespace, name, mode string, lab
 // TestSelect pins which policies a Workspace gets, against the real
 // apiserver, with policies created as v1 and as v1beta1 objects.
 func TestSelect(t *testing.T) {
+	env.Require(t)
 	ns := env.NewNamespace(t)
 	other := env.NewNamespace(t)
 	run := map[string]string{testLabel: ns}
@@ -145,6 +146,7 @@ func TestSelect(t *testing.T) {
 // TestSelectThenEvaluate: a failing policy that is not selected is not
 // applied; once selected, it blocks.
 func TestSelectThenEvaluate(t *testing.T) {
+	env.Require(t)
 	ns := env.NewNamespace(t)
 	createPolicy(t, "v1", KindValidatingPolicy, "", ns+"-pass", "JSON",
 		map[string]string{testLabel: ns, "layer": "project"}, specAlwaysPass)

@@ -20,6 +20,7 @@ import (
 // VariableSets and allowed annotations land in status for the
 // workspace-controller, and the Project is Ready.
 func TestProjectResolves(t *testing.T) {
+	env.Require(t)
 	ns := env.NewNamespace(t)
 	startController(t, ns)
 
@@ -71,6 +72,7 @@ func TestProjectResolves(t *testing.T) {
 // TestEmptyProject: a Project with an empty spec is Ready, with an empty
 // allow-list (sources in its own namespace only) and no VariableSetsReady.
 func TestEmptyProject(t *testing.T) {
+	env.Require(t)
 	ns := env.NewNamespace(t)
 	startController(t, ns)
 	createProject(t, ns, "empty", magosv1.ProjectSpec{})
@@ -85,6 +87,7 @@ func TestEmptyProject(t *testing.T) {
 // in VariableSetsReady; the Project stays Ready, and recovers when the
 // VariableSet appears.
 func TestMissingVariableSet(t *testing.T) {
+	env.Require(t)
 	ns := env.NewNamespace(t)
 	startController(t, ns)
 	createProject(t, ns, "p", magosv1.ProjectSpec{VariableSetRefs: []magosv1.LocalObjectReference{{Name: "later"}}})
@@ -115,6 +118,7 @@ func TestMissingVariableSet(t *testing.T) {
 // TestInvalidProjectStalls: a glob the allow-list cannot use stalls the
 // Project with InvalidSpec until the spec is fixed.
 func TestInvalidProjectStalls(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	ns := env.NewNamespace(t)
 	startController(t, ns)

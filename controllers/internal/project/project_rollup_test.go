@@ -63,6 +63,7 @@ func rollupIs(want magosv1.WorkspaceRollup) func(*magosv1.Project) bool {
 // the counts current when a member changes, moves to another Project, or is
 // deleted. Workspaces of other Projects and without a Project are not counted.
 func TestWorkspaceRollup(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	ns := env.NewNamespace(t)
 	startController(t, ns)

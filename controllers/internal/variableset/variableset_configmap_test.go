@@ -18,6 +18,7 @@ import (
 // whose HCL is parsed by Terraform for complex-typed variables. ConfigMap
 // values are referenced, not copied.
 func TestConfigMapHCLVariables(t *testing.T) {
+	env.Require(t)
 	ns := env.NewNamespace(t)
 	startController(t, ns)
 

@@ -22,6 +22,7 @@ import (
 // when the key and the Secret appear it becomes Ready on its own, through
 // the watch, with no polling in the controller.
 func TestMissingReferenceRecovers(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	ns := env.NewNamespace(t)
 	startController(t, ns)

@@ -14,6 +14,7 @@ import (
 // TestOptionalMissingReference: optional references may be missing; the
 // VariableSet is Ready and the reference says "optional, missing".
 func TestOptionalMissingReference(t *testing.T) {
+	env.Require(t)
 	ns := env.NewNamespace(t)
 	startController(t, ns)
 

@@ -16,6 +16,7 @@ import (
 // ConfigMap or changing the spec changes status.inputsDigest (so a Workspace
 // re-plans), while the rendered environment stays the same.
 func TestInputsDigestFollowsReferencedObjects(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	ns := env.NewNamespace(t)
 	startController(t, ns)

@@ -22,6 +22,7 @@ import (
 // the Secret is referenced, even when kubectl's last-applied annotation
 // carries the value too.
 func TestSecretValuesNeverLeave(t *testing.T) {
+	env.Require(t)
 	const sentinel = "s3ntinel-Pa55word-do-not-leak"
 	ctx := context.Background()
 	ns := env.NewNamespace(t)

@@ -17,6 +17,7 @@ import (
 // TF_VAR_<key> entry read through secretKeyRef, skips keys that are not
 // Terraform identifiers, and follows keys added later.
 func TestWholeSecretSource(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	ns := env.NewNamespace(t)
 	startController(t, ns)

@@ -20,6 +20,7 @@ var env *testenv.Environment
 func TestMain(m *testing.M) { testenv.Main(m, &env) }
 
 func TestWriteReplacesTheOutputsSecret(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	cs, err := kubernetes.NewForConfig(env.Config)
 	require.NoError(t, err)
@@ -48,6 +49,7 @@ func TestWriteReplacesTheOutputsSecret(t *testing.T) {
 }
 
 func TestWriteRefusesSecretsMagosDoesNotManage(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	cs, err := kubernetes.NewForConfig(env.Config)
 	require.NoError(t, err)

@@ -18,6 +18,7 @@ import (
 // TestLoadJSONReadsOnlyThePlanJSON: the policy gate's read gets plan.json,
 // verified against the plan digest, and reads no chunk past it.
 func TestLoadJSONReadsOnlyThePlanJSON(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	secrets := clientset(t).CoreV1().Secrets(env.NewNamespace(t))
 	reserve(t, secrets, 4)
@@ -43,6 +44,7 @@ func TestLoadJSONReadsOnlyThePlanJSON(t *testing.T) {
 // reader's limit is refused with ErrTooLarge before it is unpacked: here a
 // 64 MiB plan.json that packs into one chunk, read with a 1 MiB limit.
 func TestLoadJSONRefusesOversizedPlanJSON(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	secrets := clientset(t).CoreV1().Secrets(env.NewNamespace(t))
 	reserve(t, secrets, 1)
@@ -68,6 +70,7 @@ func TestLoadJSONRefusesOversizedPlanJSON(t *testing.T) {
 // TestLoadRefusesOversizedChunks: a chunk bigger than a chunk may be is
 // corrupt, whoever wrote it.
 func TestLoadRefusesOversizedChunks(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	secrets := clientset(t).CoreV1().Secrets(env.NewNamespace(t))
 	reserve(t, secrets, 1)

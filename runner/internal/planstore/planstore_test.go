@@ -63,6 +63,7 @@ func chunkNames(t *testing.T, secrets planstore.Getter) []string {
 }
 
 func TestStoreAndLoadMultiChunkPlan(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	ns := env.NewNamespace(t)
 	secrets := clientset(t).CoreV1().Secrets(ns)
@@ -126,6 +127,7 @@ func TestStoreAndLoadMultiChunkPlan(t *testing.T) {
 // The runner may not create Secrets: a plan that needs more chunk Secrets
 // than are reserved writes nothing and says how many it needs.
 func TestStoreNeedsReservedChunks(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	secrets := clientset(t).CoreV1().Secrets(env.NewNamespace(t))
 	planJSON := []byte(`{"format_version":"1.2"}`)
@@ -151,6 +153,7 @@ func TestStoreNeedsReservedChunks(t *testing.T) {
 
 // A chunk Secret reserved but never written holds no plan.
 func TestLoadOfReservedChunksIsNotFound(t *testing.T) {
+	env.Require(t)
 	secrets := clientset(t).CoreV1().Secrets(env.NewNamespace(t))
 	reserve(t, secrets, 1)
 	_, err := planstore.Load(context.Background(), secrets, workspace)
@@ -158,6 +161,7 @@ func TestLoadOfReservedChunksIsNotFound(t *testing.T) {
 }
 
 func TestLoadThroughGetterFunc(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	ns := env.NewNamespace(t)
 	secrets := clientset(t).CoreV1().Secrets(ns)
@@ -178,6 +182,7 @@ func TestLoadThroughGetterFunc(t *testing.T) {
 }
 
 func TestLoadRefusesBrokenPlans(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	bin := func(t *testing.T) []byte { return randomBytes(t, 2*magosv1.PlanChunkBytes) } // three chunks
 	planJSON := []byte(`{"format_version":"1.2"}`)

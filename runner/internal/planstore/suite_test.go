@@ -16,6 +16,7 @@ func TestMain(m *testing.M) { testenv.Main(m, &env) }
 // clientset returns a clientset set up as the runner's.
 func clientset(t testing.TB) kubernetes.Interface {
 	t.Helper()
+	env.Require(t)
 	cs, err := kubernetes.NewForConfig(kube.Tune(env.Config))
 	if err != nil {
 		t.Fatal(err)

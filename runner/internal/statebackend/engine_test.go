@@ -53,6 +53,7 @@ output "a" { value = terraform_data.a.output }
 // The override's backend block is the one the engine uses, whether the
 // configuration declares none or declares its own (which it replaces).
 func TestEngineUsesTheOverrideBackend(t *testing.T) {
+	env.Require(t)
 	tests := []struct {
 		name    string
 		backend string
@@ -87,6 +88,7 @@ func TestEngineUsesTheOverrideBackend(t *testing.T) {
 // A saved plan records its backend block, not the TF_HTTP_* environment, so
 // the apply run can serve the state on another port with another password.
 func TestSavedPlanAppliesThroughAnotherServer(t *testing.T) {
+	env.Require(t)
 	store, _, _ := newStore(t)
 	planSrv := startServer(t, store)
 	planDir := t.TempDir()
@@ -132,6 +134,7 @@ func unzipAll(t *testing.T, path string) string {
 }
 
 func TestUserBackendOverride(t *testing.T) {
+	env.Require(t)
 	tests := []struct {
 		name    string
 		file    string

@@ -45,6 +45,7 @@ func lockInfo(id, who string) []byte {
 }
 
 func TestServerStateAndLock(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	store, cs, ns := newStore(t)
 	srv := startServer(t, store)
@@ -113,6 +114,7 @@ func TestServerStateAndLock(t *testing.T) {
 }
 
 func TestServerReportsForeignLeaseHolders(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	store, _, _ := newStore(t)
 	srv := startServer(t, store)
@@ -128,6 +130,7 @@ func TestServerReportsForeignLeaseHolders(t *testing.T) {
 }
 
 func TestServerRequiresThePassword(t *testing.T) {
+	env.Require(t)
 	store, _, _ := newStore(t)
 	srv := startServer(t, store)
 	for _, auth := range []func(*http.Request){
@@ -149,6 +152,7 @@ func TestServerRequiresThePassword(t *testing.T) {
 // The runner may not create Secrets or Leases: without the state Secret and
 // lock Lease the controller creates, it fails and says why.
 func TestServerNeedsTheReservedSecretAndLease(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	store, _, _ := newUnreservedStore(t)
 	srv := startServer(t, store)

@@ -19,6 +19,7 @@ import (
 // Secret but unpacks to more than MaxStateBytes is refused, not read whole
 // into the runner's memory.
 func TestGetStateRefusesAStateBomb(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	store, cs, ns := newUnreservedStore(t)
 	var bomb bytes.Buffer

@@ -43,6 +43,7 @@ func newStore(t *testing.T) (*statebackend.Store, kubernetes.Interface, string) 
 // newUnreservedStore is newStore without the state Secret and lock Lease.
 func newUnreservedStore(t *testing.T) (*statebackend.Store, kubernetes.Interface, string) {
 	t.Helper()
+	env.Require(t)
 	cs, err := kubernetes.NewForConfig(kube.Tune(env.Config))
 	require.NoError(t, err)
 	ns := env.NewNamespace(t)

@@ -13,6 +13,7 @@ import (
 )
 
 func TestMaxProcessesQueuesPods(t *testing.T) {
+	env.Require(t)
 	f := newFixture(t)
 	ex := startExecutor(t, f.ns, func(o *executor.Options) { o.MaxProcesses = 1 })
 	first := create(t, f.job("apply-1", "sleep"))

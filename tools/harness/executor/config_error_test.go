@@ -11,6 +11,7 @@ import (
 )
 
 func TestMissingSecretIsCreateContainerConfigError(t *testing.T) {
+	env.Require(t)
 	tests := []struct {
 		name    string
 		mutate  func(*corev1.Container)
@@ -65,6 +66,7 @@ func TestMissingSecretIsCreateContainerConfigError(t *testing.T) {
 }
 
 func TestOptionalReferencesMayBeMissing(t *testing.T) {
+	env.Require(t)
 	f := newFixture(t)
 	startExecutor(t, f.ns)
 	job := f.job("plan-1", "succeed")

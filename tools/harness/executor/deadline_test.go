@@ -12,6 +12,7 @@ import (
 )
 
 func TestActiveDeadlineStopsTheProcess(t *testing.T) {
+	env.Require(t)
 	f := newFixture(t)
 	startExecutor(t, f.ns)
 	job := f.job("apply-1", "sleep")

@@ -27,6 +27,7 @@ func waitGone(t *testing.T, o client.Object) {
 }
 
 func TestDeletingARunningJob(t *testing.T) {
+	env.Require(t)
 	for _, policy := range []metav1.DeletionPropagation{metav1.DeletePropagationBackground, metav1.DeletePropagationForeground} {
 		t.Run(string(policy), func(t *testing.T) {
 			f := newFixture(t)
@@ -45,6 +46,7 @@ func TestDeletingARunningJob(t *testing.T) {
 }
 
 func TestOrphanDeletionLeavesThePodRunning(t *testing.T) {
+	env.Require(t)
 	f := newFixture(t)
 	startExecutor(t, f.ns)
 	job := f.job("apply-1", "sleep")
@@ -64,6 +66,7 @@ func TestOrphanDeletionLeavesThePodRunning(t *testing.T) {
 }
 
 func TestFinishedJobIsDeletedAfterItsTTL(t *testing.T) {
+	env.Require(t)
 	f := newFixture(t)
 	startExecutor(t, f.ns)
 	job := f.job("plan-1", "succeed")

@@ -12,6 +12,7 @@ import (
 )
 
 func TestKillFailsThePodAsALostNode(t *testing.T) {
+	env.Require(t)
 	f := newFixture(t)
 	ex := startExecutor(t, f.ns)
 	key := create(t, f.job("apply-1", "sleep"))

@@ -13,6 +13,7 @@ import (
 )
 
 func TestRestartedExecutorFailsLostPods(t *testing.T) {
+	env.Require(t)
 	f := newFixture(t)
 	first, err := executor.New(env.Config, executor.Options{RunnerPath: probe, LogDir: t.TempDir(), Namespace: f.ns})
 	require.NoError(t, err)

@@ -16,6 +16,7 @@ import (
 )
 
 func TestJobRunsToCompletion(t *testing.T) {
+	env.Require(t)
 	f := newFixture(t)
 	ex := startExecutor(t, f.ns)
 	key := create(t, f.job("plan-1", "succeed"))
@@ -76,6 +77,7 @@ func TestJobRunsToCompletion(t *testing.T) {
 }
 
 func TestJobFailsWhenItsProcessFails(t *testing.T) {
+	env.Require(t)
 	f := newFixture(t)
 	ex := startExecutor(t, f.ns)
 	key := create(t, f.job("plan-1", "fail"))
@@ -100,6 +102,7 @@ func TestJobFailsWhenItsProcessFails(t *testing.T) {
 }
 
 func TestJobWithoutWorkspaceLabelIsIgnored(t *testing.T) {
+	env.Require(t)
 	f := newFixture(t)
 	startExecutor(t, f.ns)
 	other := f.job("other", "succeed")

@@ -31,6 +31,7 @@ func withBackendVolume(job *batchv1.Job) {
 }
 
 func TestSecretVolumeIsMountedAndItsPathMapped(t *testing.T) {
+	env.Require(t)
 	f := newFixture(t)
 	startExecutor(t, f.ns)
 	require.NoError(t, env.Client.Create(context.Background(), &corev1.Secret{
@@ -47,6 +48,7 @@ func TestSecretVolumeIsMountedAndItsPathMapped(t *testing.T) {
 }
 
 func TestMissingVolumeSecretFailsToMount(t *testing.T) {
+	env.Require(t)
 	f := newFixture(t)
 	startExecutor(t, f.ns)
 	job := f.job("plan-1", "succeed")

@@ -34,6 +34,7 @@ func gitRepo(t *testing.T) (string, func(args ...string) string) {
 }
 
 func TestPublishGit(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	ns := env.NewNamespace(t)
 	src := startServer(t, localsource.Options{})

@@ -30,6 +30,7 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 }
 
 func TestPublishDirectory(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	ns := env.NewNamespace(t)
 	src := startServer(t, localsource.Options{})
@@ -101,6 +102,7 @@ func TestPublishDirectory(t *testing.T) {
 }
 
 func TestPublishUsesTheGitRepositoryBranch(t *testing.T) {
+	env.Require(t)
 	ns := env.NewNamespace(t)
 	src := startServer(t, localsource.Options{})
 	key := newGitRepository(t, ns, "config", "release")
@@ -113,6 +115,7 @@ func TestPublishUsesTheGitRepositoryBranch(t *testing.T) {
 }
 
 func TestPublishArtifactServesBytesAsGiven(t *testing.T) {
+	env.Require(t)
 	ns := env.NewNamespace(t)
 	src := startServer(t, localsource.Options{})
 	key := newGitRepository(t, ns, "hostile", "main")
@@ -134,6 +137,7 @@ func TestPublishArtifactServesBytesAsGiven(t *testing.T) {
 }
 
 func TestPublishToAMissingGitRepository(t *testing.T) {
+	env.Require(t)
 	ns := env.NewNamespace(t)
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"main.tf": "# empty\n"})

@@ -12,6 +12,7 @@ import (
 )
 
 func TestSyncPublishesOnlyChanges(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	ns := env.NewNamespace(t)
 	srv := startServer(t, localsource.Options{})
@@ -35,6 +36,7 @@ func TestSyncPublishesOnlyChanges(t *testing.T) {
 }
 
 func TestWatchRepublishesOnChange(t *testing.T) {
+	env.Require(t)
 	ns := env.NewNamespace(t)
 	srv := startServer(t, localsource.Options{})
 	key := newGitRepository(t, ns, "config", "main")

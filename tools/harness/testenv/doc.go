@@ -7,4 +7,8 @@
 //	var env *testenv.Environment
 //
 //	func TestMain(m *testing.M) { testenv.Main(m, &env) }
+//
+// With -short (`make test-unit`) the environment is not started: pure tests
+// run, and tests that need it skip (env.NewNamespace, env.StartManager and
+// env.Require skip on a nil environment).
 package testenv

@@ -27,6 +27,7 @@ func (e *Environment) StartManager(t testing.TB, scheme *runtime.Scheme, namespa
 // StartManagerIn is StartManager with a cache that sees several namespaces.
 func (e *Environment) StartManagerIn(t testing.TB, scheme *runtime.Scheme, namespaces []string, register func(ctrl.Manager) error) (stop func()) {
 	t.Helper()
+	e.Require(t)
 	watched := map[string]cache.Config{}
 	for _, ns := range namespaces {
 		watched[ns] = cache.Config{}

@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,6 +38,11 @@ type Environment struct {
 
 // Main starts the environment, runs the package's tests and stops it; use it
 // as the body of TestMain. It exits the process.
+//
+// With -short (`make test-unit`) it starts nothing and *env stays nil: the
+// pure tests run, and every test that needs the environment skips through
+// Require (NewNamespace and StartManager call it). Without -short a control
+// plane that cannot start fails the package, as before.
 func Main(m *testing.M, env **Environment) {
 	os.Exit(Run(m, env))
 }
@@ -44,6 +50,12 @@ func Main(m *testing.M, env **Environment) {
 // Run is Main without the exit: it returns the tests' exit code, so that
 // TestMain can clean up what it set up before the environment.
 func Run(m *testing.M, env **Environment) int {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	if testing.Short() {
+		return m.Run()
+	}
 	e, err := Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testenv:", err)
@@ -111,9 +123,21 @@ func (e *Environment) Stop() error {
 	return e.env.Stop()
 }
 
+// Require skips t when the environment was not started (-short, `make
+// test-unit`). It is safe on a nil *Environment; call it first in a test
+// that reads e before NewNamespace or StartManager.
+func (e *Environment) Require(t testing.TB) {
+	t.Helper()
+	if e == nil {
+		t.Skip("needs the local control plane, not started with -short: run `make test`")
+	}
+}
+
 // NewNamespace creates a namespace for one test and deletes it afterwards.
+// It skips t when the environment was not started (see Require).
 func (e *Environment) NewNamespace(t testing.TB) string {
 	t.Helper()
+	e.Require(t)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "test-"}}
 	if err := e.Client.Create(context.Background(), ns); err != nil {
 		t.Fatalf("creating namespace: %v", err)
