@@ -21,8 +21,8 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
 
-// MaxUnpackedBytes bounds plan.json plus plan.bin once decompressed, for
-// Load.
+// MaxUnpackedBytes bounds plan.json, plan.txt and plan.bin together once
+// decompressed, for Load, and plan.json alone for LoadText.
 const MaxUnpackedBytes = 2 << 30
 
 // Stat reads what the Workspace's stored plan is, from chunk 0 alone. It
@@ -40,14 +40,15 @@ func Stat(ctx context.Context, g Getter, workspace string) (Meta, error) {
 // chunks are missing, mixed with another plan's, or do not match chunk 0's
 // checksums, and ErrTooLarge when the plan unpacks to more than
 // MaxUnpackedBytes. Chunks are read and decompressed as the archive is
-// read, so only the unpacked files are held in memory.
+// read, so only the unpacked files are held in memory. Plan.Text is nil
+// for a bundle without plan.txt.
 func Load(ctx context.Context, g Getter, workspace string) (*Plan, error) {
 	cr, err := openChunks(ctx, g, workspace)
 	if err != nil {
 		return nil, err
 	}
 	p := &Plan{Meta: cr.meta}
-	p.JSON, p.Binary, err = unpack(cr, MaxUnpackedBytes)
+	p.JSON, p.Text, p.Binary, err = unpack(cr, MaxUnpackedBytes)
 	if err != nil {
 		return nil, cr.wrap(err)
 	}
@@ -68,8 +69,76 @@ func Load(ctx context.Context, g Getter, workspace string) (*Plan, error) {
 // Secret that unpacks to gigabytes costs the reader no more than maxJSON
 // bytes. It verifies the plan digest (what the gate evaluates and the
 // approver approves), not the checksum of the whole stream: plan.bin is not
-// read. The returned Plan has no Binary and no Size.
+// read. The returned Plan has no Binary, Text or Size.
 func LoadJSON(ctx context.Context, g Getter, workspace string, maxJSON int64) (*Plan, error) {
+	a, err := openArchive(ctx, g, workspace)
+	if err != nil {
+		return nil, err
+	}
+	defer a.close()
+	p := &Plan{Meta: a.meta}
+	if p.JSON, err = readEntry(a.tr, a.first, maxJSON); err != nil {
+		return nil, a.wrap(err)
+	}
+	if err := p.checkJSON(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// LoadText reads only plan.txt of the Workspace's stored plan, for a
+// reader that shows it to people (the CLI). Like LoadJSON it reads chunks
+// only as far as it needs, decompresses at most maxText bytes of the text
+// and refuses a larger one with ErrTooLarge before reading it. plan.json,
+// which comes first, is hashed as it streams past (at most
+// MaxUnpackedBytes, never held in memory) and checked against the plan
+// digest, so the text is the one stored with the plan that ID and digest
+// name. A bundle without plan.txt is ErrNoText. The returned Plan has only
+// Meta and Text.
+//
+// The text is untrusted input: anything that can write the plan Secrets
+// can write it. Pass a bound (MaxTextBytes, or less) and do not send it to
+// a terminal without removing control characters.
+func LoadText(ctx context.Context, g Getter, workspace string, maxText int64) (*Plan, error) {
+	a, err := openArchive(ctx, g, workspace)
+	if err != nil {
+		return nil, err
+	}
+	defer a.close()
+	sum := sha256.New()
+	if _, err := copyEntry(sum, a.tr, a.first, MaxUnpackedBytes); err != nil {
+		return nil, a.wrap(err)
+	}
+	if err := checkDigest("sha256:"+hex.EncodeToString(sum.Sum(nil)), a.meta.Digest); err != nil {
+		return nil, err
+	}
+	hdr, err := a.tr.Next()
+	switch {
+	case errors.Is(err, io.EOF), err == nil && hdr.Name == magosv1.PlanBinaryFile:
+		return nil, fmt.Errorf("%w: plan %s was stored without %s", ErrNoText, a.meta.ID, magosv1.PlanTextFile)
+	case err != nil:
+		return nil, a.wrap(err)
+	case hdr.Typeflag != tar.TypeReg || hdr.Name != magosv1.PlanTextFile:
+		return nil, fmt.Errorf("%w: unexpected entry %q after %s in the plan archive", ErrCorrupt, hdr.Name, magosv1.PlanJSONFile)
+	}
+	p := &Plan{Meta: a.meta}
+	if p.Text, err = readEntry(a.tr, hdr, maxText); err != nil {
+		return nil, a.wrap(err)
+	}
+	return p, nil
+}
+
+// archive is a stored plan opened for reading its first entries, with the
+// header of plan.json (always the first) read.
+type archive struct {
+	*chunkReader
+	gz    *gzip.Reader
+	tr    *tar.Reader
+	first *tar.Header
+}
+
+// openArchive reads chunk 0 and opens the archive at plan.json.
+func openArchive(ctx context.Context, g Getter, workspace string) (*archive, error) {
 	cr, err := openChunks(ctx, g, workspace)
 	if err != nil {
 		return nil, err
@@ -78,29 +147,27 @@ func LoadJSON(ctx context.Context, g Getter, workspace string, maxJSON int64) (*
 	if err != nil {
 		return nil, cr.wrap(err)
 	}
-	defer gz.Close()
-	tr := tar.NewReader(gz)
-	hdr, err := tr.Next()
-	if err != nil {
+	a := &archive{chunkReader: cr, gz: gz, tr: tar.NewReader(gz)}
+	if a.first, err = a.tr.Next(); err != nil {
+		a.close()
 		return nil, cr.wrap(err)
 	}
-	if hdr.Typeflag != tar.TypeReg || hdr.Name != magosv1.PlanJSONFile {
-		return nil, fmt.Errorf("%w: the plan archive starts with %q, not %s", ErrCorrupt, hdr.Name, magosv1.PlanJSONFile)
+	if a.first.Typeflag != tar.TypeReg || a.first.Name != magosv1.PlanJSONFile {
+		a.close()
+		return nil, fmt.Errorf("%w: the plan archive starts with %q, not %s", ErrCorrupt, a.first.Name, magosv1.PlanJSONFile)
 	}
-	p := &Plan{Meta: cr.meta}
-	if p.JSON, err = readEntry(tr, hdr, maxJSON); err != nil {
-		return nil, cr.wrap(err)
-	}
-	if err := p.checkJSON(); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return a, nil
 }
 
+func (a *archive) close() { _ = a.gz.Close() }
+
 // checkJSON checks plan.json against the plan digest chunk 0 names.
-func (p *Plan) checkJSON() error {
-	if got := Digest(p.JSON); got != p.Digest {
-		return fmt.Errorf("%w: plan.json has digest %s, chunk 0 says %s", ErrCorrupt, got, p.Digest)
+func (p *Plan) checkJSON() error { return checkDigest(Digest(p.JSON), p.Digest) }
+
+// checkDigest compares plan.json's digest, got, with chunk 0's, want.
+func checkDigest(got, want string) error {
+	if got != want {
+		return fmt.Errorf("%w: plan.json has digest %s, chunk 0 says %s", ErrCorrupt, got, want)
 	}
 	return nil
 }
@@ -237,12 +304,13 @@ func sameSHA256(a, b string) bool {
 	return strings.TrimPrefix(a, "sha256:") == strings.TrimPrefix(b, "sha256:")
 }
 
-// unpack reads plan.json and plan.bin from gzip(tar), at most limit bytes
-// of them together, and refuses anything else.
-func unpack(r io.Reader, limit int64) (planJSON, planBin []byte, err error) {
+// unpack reads plan.json, plan.bin and the optional plan.txt from
+// gzip(tar), at most limit bytes of them together, and refuses anything
+// else.
+func unpack(r io.Reader, limit int64) (planJSON, planText, planBin []byte, err error) {
 	gz, err := gzip.NewReader(r)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer gz.Close()
 	tr := tar.NewReader(gz)
@@ -254,17 +322,17 @@ func unpack(r io.Reader, limit int64) (planJSON, planBin []byte, err error) {
 			break
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		if hdr.Typeflag != tar.TypeReg || (hdr.Name != magosv1.PlanJSONFile && hdr.Name != magosv1.PlanBinaryFile) {
-			return nil, nil, fmt.Errorf("unexpected entry %q in the plan archive", hdr.Name)
+		if hdr.Typeflag != tar.TypeReg || !bundleFile(hdr.Name) {
+			return nil, nil, nil, fmt.Errorf("unexpected entry %q in the plan archive", hdr.Name)
 		}
 		if _, dup := files[hdr.Name]; dup {
-			return nil, nil, fmt.Errorf("duplicate entry %q in the plan archive", hdr.Name)
+			return nil, nil, nil, fmt.Errorf("duplicate entry %q in the plan archive", hdr.Name)
 		}
 		data, err := readEntry(tr, hdr, left)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		left -= int64(len(data))
 		files[hdr.Name] = data
@@ -273,28 +341,43 @@ func unpack(r io.Reader, limit int64) (planJSON, planBin []byte, err error) {
 	planJSON, ok1 = files[magosv1.PlanJSONFile]
 	planBin, ok2 = files[magosv1.PlanBinaryFile]
 	if !ok1 || !ok2 {
-		return nil, nil, errors.New("the plan archive lacks plan.json or plan.bin")
+		return nil, nil, nil, errors.New("the plan archive lacks plan.json or plan.bin")
 	}
-	return planJSON, planBin, nil
+	return planJSON, files[magosv1.PlanTextFile], planBin, nil
+}
+
+// bundleFile says whether name is a file a plan bundle may hold.
+func bundleFile(name string) bool {
+	return name == magosv1.PlanJSONFile || name == magosv1.PlanBinaryFile || name == magosv1.PlanTextFile
 }
 
 // readEntry reads the current tar entry, refusing with ErrTooLarge one that
 // says or turns out to be bigger than limit before buffering more than
 // limit bytes of it.
 func readEntry(tr *tar.Reader, hdr *tar.Header, limit int64) ([]byte, error) {
-	if hdr.Size < 0 {
-		return nil, fmt.Errorf("entry %q has a negative size", hdr.Name)
-	}
-	if hdr.Size > limit {
-		return nil, fmt.Errorf("%w: %s unpacks to %d bytes, more than the limit of %d", ErrTooLarge, hdr.Name, hdr.Size, limit)
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, min(hdr.Size, 64<<20)))
-	n, err := io.Copy(buf, io.LimitReader(tr, limit+1))
-	if err != nil {
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(hdr.Size, 0), limit, 64<<20)))
+	if _, err := copyEntry(buf, tr, hdr, limit); err != nil {
 		return nil, err
 	}
-	if n > limit {
-		return nil, fmt.Errorf("%w: %s unpacks to more than the limit of %d bytes", ErrTooLarge, hdr.Name, limit)
-	}
 	return buf.Bytes(), nil
+}
+
+// copyEntry copies the current tar entry to dst, refusing with ErrTooLarge
+// one that says or turns out to be bigger than limit before copying more
+// than limit bytes of it.
+func copyEntry(dst io.Writer, tr *tar.Reader, hdr *tar.Header, limit int64) (int64, error) {
+	if hdr.Size < 0 {
+		return 0, fmt.Errorf("entry %q has a negative size", hdr.Name)
+	}
+	if hdr.Size > limit {
+		return 0, fmt.Errorf("%w: %s unpacks to %d bytes, more than the limit of %d", ErrTooLarge, hdr.Name, hdr.Size, limit)
+	}
+	n, err := io.Copy(dst, io.LimitReader(tr, limit+1))
+	if err != nil {
+		return n, err
+	}
+	if n > limit {
+		return n, fmt.Errorf("%w: %s unpacks to more than the limit of %d bytes", ErrTooLarge, hdr.Name, limit)
+	}
+	return n, nil
 }

@@ -13,11 +13,11 @@ func BenchmarkPack50MB(b *testing.B) {
 	planJSON := bytes.Repeat([]byte(`{"address":"terraform_data.x","change":{"actions":["create"]}},`), (10<<20)/64)
 	b.SetBytes(int64(len(bin) + len(planJSON)))
 	for b.Loop() {
-		s, err := pack(planJSON, bin)
+		s, err := pack(planJSON, nil, bin)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, _, err := unpack(bytes.NewReader(s), MaxUnpackedBytes); err != nil {
+		if _, _, _, err := unpack(bytes.NewReader(s), MaxUnpackedBytes); err != nil {
 			b.Fatal(err)
 		}
 	}

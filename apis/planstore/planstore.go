@@ -27,7 +27,16 @@ var (
 	// ErrNotReserved means a chunk Secret the plan needs does not exist;
 	// the error is a *NotReservedError.
 	ErrNotReserved = errors.New("plan Secrets not reserved")
+	// ErrNoText means the stored plan has no readable rendering (plan.txt):
+	// it was stored without one, by a runner that did not write it or when
+	// the engine could not render it.
+	ErrNoText = errors.New("stored plan has no readable rendering")
 )
+
+// MaxTextBytes is the most plan.txt a bundle may hold: Store refuses more,
+// the runner cuts its rendering to fit, and it is the bound a reader
+// passes to LoadText unless it wants less.
+const MaxTextBytes = 1 << 20
 
 // NotReservedError says how many chunk Secrets a plan needs when fewer are
 // reserved. The runner may not create Secrets; the workspace-controller
@@ -105,6 +114,9 @@ type Plan struct {
 	JSON []byte
 	// Binary is plan.bin, the engine's saved plan file.
 	Binary []byte
+	// Text is plan.txt, the plan rendered for people; nil when the bundle
+	// has none.
+	Text []byte
 }
 
 // Input is a plan to store.
@@ -119,6 +131,9 @@ type Input struct {
 	JSON []byte
 	// Binary is the engine's saved plan file.
 	Binary []byte
+	// Text is the plan rendered for people, at most MaxTextBytes; none
+	// is stored when it is empty. The plan digest does not cover it.
+	Text []byte
 }
 
 // Digest is the plan digest: "sha256:<hex>" of the plan JSON bytes. It is

@@ -24,7 +24,10 @@ import (
 // plan needs more than are reserved, it writes nothing and returns a
 // *NotReservedError saying how many it needs.
 func Store(ctx context.Context, w Writer, in Input) (Meta, error) {
-	stream, err := pack(in.JSON, in.Binary)
+	if len(in.Text) > MaxTextBytes {
+		return Meta{}, fmt.Errorf("%w: the plan text has %d bytes, more than the %d a bundle may hold", ErrTooLarge, len(in.Text), MaxTextBytes)
+	}
+	stream, err := pack(in.JSON, in.Text, in.Binary)
 	if err != nil {
 		return Meta{}, err
 	}
@@ -152,17 +155,24 @@ func put(ctx context.Context, w Writer, s *corev1.Secret, n int) error {
 	return nil
 }
 
-// pack returns gzip(tar{plan.json, plan.bin}). The JSON comes first so a
-// reader that only needs it can stop early; headers carry no owner or time,
-// so the same plan packs to the same bytes.
-func pack(planJSON, planBin []byte) ([]byte, error) {
+// pack returns gzip(tar{plan.json, plan.txt, plan.bin}), without plan.txt
+// when planText is empty. The JSON comes first and the text second so a
+// reader that only needs them can stop before the binary; headers carry no
+// owner or time, so the same plan packs to the same bytes.
+func pack(planJSON, planText, planBin []byte) ([]byte, error) {
+	type file struct {
+		name string
+		data []byte
+	}
+	files := []file{{magosv1.PlanJSONFile, planJSON}}
+	if len(planText) > 0 {
+		files = append(files, file{magosv1.PlanTextFile, planText})
+	}
+	files = append(files, file{magosv1.PlanBinaryFile, planBin})
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(gz)
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{{magosv1.PlanJSONFile, planJSON}, {magosv1.PlanBinaryFile, planBin}} {
+	for _, f := range files {
 		hdr := &tar.Header{Name: f.name, Typeflag: tar.TypeReg, Mode: 0o600, Size: int64(len(f.data)), Format: tar.FormatPAX}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return nil, err
