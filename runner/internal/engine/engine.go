@@ -104,6 +104,15 @@ func (e *Engine) PlanJSON(ctx context.Context, planFile string) ([]byte, error) 
 	return buf.Bytes(), nil
 }
 
+// PlanText returns `show -no-color` of the plan file: the plan rendered
+// for people, sensitive values redacted by the engine. It is not passed to
+// stdout: the plan run has printed the same plan already.
+func (e *Engine) PlanText(ctx context.Context, planFile string) (string, error) {
+	e.tf.SetStdout(io.Discard)
+	defer e.tf.SetStdout(e.stdout)
+	return e.tf.ShowPlanFileRaw(ctx, planFile)
+}
+
 // Apply applies the saved plan file.
 func (e *Engine) Apply(ctx context.Context, planFile string) error {
 	return e.tf.Apply(ctx, tfexec.DirOrPlan(planFile))

@@ -25,9 +25,11 @@ func (r *runner) planFile() (string, error) {
 	return filepath.Join(dir, magosv1.PlanBinaryFile), nil
 }
 
-// plan plans (a destroy in PlanModeDestroy), renders the plan JSON, counts
-// its changes and stores it. A destroy plan is stored like any other: the
-// gate, the approver and the apply treat it the same.
+// plan plans (a destroy in PlanModeDestroy), renders the plan JSON and the
+// readable text, counts its changes and stores them. A destroy plan is
+// stored like any other: the gate, the approver and the apply treat it the
+// same. The text is for people only: the plan digest covers the JSON, and
+// the apply never reads the text.
 func (r *runner) plan(ctx context.Context, eng *engine.Engine) error {
 	planFile, err := r.planFile()
 	if err != nil {
@@ -50,12 +52,14 @@ func (r *runner) plan(ctx context.Context, eng *engine.Engine) error {
 	if err != nil {
 		return report.Failed(magosv1.ReasonPlanFailed, err)
 	}
+	planText := r.planText(ctx, eng, planFile)
 	meta, err := planstore.Store(ctx, r.kube.CoreV1().Secrets(r.cfg.Namespace), planstore.Input{
 		Workspace: r.cfg.Workspace,
 		Owner:     r.owner(),
 		ID:        r.cfg.PlanID,
 		JSON:      planJSON,
 		Binary:    planBin,
+		Text:      planText,
 	})
 	var notReserved *planstore.NotReservedError
 	if errors.As(err, &notReserved) {
@@ -66,7 +70,7 @@ func (r *runner) plan(ctx context.Context, eng *engine.Engine) error {
 	if err != nil {
 		return report.Failed(magosv1.ReasonPlanStoreFailed, err)
 	}
-	r.log.Info("Stored the plan", "planID", meta.ID, "digest", meta.Digest, "chunks", meta.Chunks, "bytes", meta.Size,
+	r.log.Info("Stored the plan", "planID", meta.ID, "digest", meta.Digest, "chunks", meta.Chunks, "bytes", meta.Size, "textBytes", len(planText),
 		"add", counts.Add, "change", counts.Change, "destroy", counts.Destroy, "hasChanges", hasChanges)
 	res := r.result
 	res.PlanDigest = meta.Digest

@@ -45,6 +45,9 @@ type runner struct {
 	result  *magosv1.RunResult
 	// hide masks values the run learns (backend credentials) from now on.
 	hide func(values ...string)
+	// mask masks a string with every value known so far, for what the run
+	// stores rather than prints (the plan text).
+	mask func(string) string
 }
 
 // Run runs phase with the configuration from getenv, writes the RunResult
@@ -69,7 +72,8 @@ func Run(ctx context.Context, phase string, getenv func(string) string, stdout, 
 		err = report.Failed(magosv1.ReasonInvalidConfig, err)
 	} else {
 		log = log.With("namespace", cfg.Namespace, "workspace", cfg.Workspace, "runID", cfg.RunID)
-		r := &runner{cfg: cfg, opts: opts, log: log, stdout: mout, stderr: merr, result: &result, hide: hide}
+		maskString := func(s string) string { return masker.String(s) }
+		r := &runner{cfg: cfg, opts: opts, log: log, stdout: mout, stderr: merr, result: &result, hide: hide, mask: maskString}
 		err = r.run(ctx)
 		r.close()
 	}
