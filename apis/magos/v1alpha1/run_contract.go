@@ -276,9 +276,9 @@ const MaxStateSecretBytes = 1<<20 - 4<<10
 // plans again (the run's Result is ResultStale).
 const ReasonPlanStorageExhausted = "PlanStorageExhausted"
 
-// Plan storage: a plan is stored as gzip(tar{plan.bin, plan.json}) split
-// into chunks of at most PlanChunkBytes, one Secret each, named
-// PlanSecretName(workspace, i). Chunk 0 is written last and carries the
+// Plan storage: a plan is stored as gzip(tar{plan.json, plan.txt, plan.bin})
+// (plan.txt optional) split into chunks of at most PlanChunkBytes, one
+// Secret each, named PlanSecretName(workspace, i). Chunk 0 is written last and carries the
 // annotations below; a reader verifies PlanSHA256Annotation over the joined
 // chunks. Names are fixed per Workspace so the runner's Role can name them.
 //
