@@ -162,6 +162,13 @@ func (f *fixture) waitWorkspace(name, what string, ok func(*magosv1.Workspace) b
 		func(ws *magosv1.Workspace) bool { return ws.Status.ObservedGeneration == ws.Generation && ok(ws) }, "Workspace "+name+": "+what)
 }
 
+// running is a wait condition: the Workspace's current run is job's.
+func running(job string) func(*magosv1.Workspace) bool {
+	return func(ws *magosv1.Workspace) bool {
+		return ws.Status.CurrentRun != nil && ws.Status.CurrentRun.Job == job
+	}
+}
+
 // inPhase is a wait condition: the Workspace is in phase p.
 func inPhase(p magosv1.WorkspacePhase) func(*magosv1.Workspace) bool {
 	return func(ws *magosv1.Workspace) bool { return ws.Status.Phase == p }

@@ -40,7 +40,7 @@ func TestLostStatusAdoptsTheRunningJob(t *testing.T) {
 	next := waitJob(t, f.ns, "adopt", magosv1.RunPlan)
 	assert.NotEqual(t, job.Name, next.Name, "a new run, not the adopted one again")
 	assert.Equal(t, newer, jobEnv(next, magosv1.EnvRevision), "the newer revision is planned after the adopted run")
-	ws = f.waitWorkspace("adopt", "plans the newer revision", inPhase(magosv1.PhasePlanning))
+	ws = f.waitWorkspace("adopt", "plans the newer revision", running(next.Name))
 	require.NotEmpty(t, ws.Status.History)
 	assert.Equal(t, job.Name, ws.Status.History[0].Job, "the adopted run is recorded")
 	assert.Equal(t, magosv1.ResultSucceeded, ws.Status.History[0].Result)
