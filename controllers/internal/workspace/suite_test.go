@@ -56,9 +56,10 @@ type fixture struct {
 
 // newFixture creates a namespace with a GitRepository that has an
 // artifact, and starts the workspace-controller with retry as its retry
-// interval.
+// interval. Without the environment (-short) the test is skipped.
 func newFixture(t testing.TB, retry time.Duration) *fixture {
 	t.Helper()
+	env.Require(t)
 	f := &fixture{t: t, ns: env.NewNamespace(t), retry: retry}
 	src, err := localsource.New(env.Client, localsource.Options{})
 	require.NoError(t, err)
