@@ -33,10 +33,25 @@ var (
 		Name: "magos_workspace_state_locks_held",
 		Help: "Workspaces whose state lock is held by a run that is gone.",
 	})
+
+	retries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "magos_workspace_retries_total",
+		Help: "Failed runs by what follows them: retried (a retry is scheduled), stalled (a reason no retry fixes) or exhausted (spec.retry.maxAttempts reached).",
+	}, []string{"outcome"})
 )
 
+// Outcomes of a failed run (magos_workspace_retries_total).
+const (
+	RetryScheduled = "retried"
+	RetryStalled   = "stalled"
+	RetryExhausted = "exhausted"
+)
+
+// RecordRetry counts a failed run by its outcome.
+func RecordRetry(outcome string) { retries.WithLabelValues(outcome).Inc() }
+
 func init() {
-	ctrlmetrics.Registry.MustRegister(workspaceRuns, workspaceRunDuration, workspacesByPhase, driftDetected, stateLocksHeld)
+	ctrlmetrics.Registry.MustRegister(workspaceRuns, workspaceRunDuration, workspacesByPhase, driftDetected, stateLocksHeld, retries)
 }
 
 // RecordRun counts a finished run and its duration in seconds.

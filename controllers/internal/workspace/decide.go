@@ -35,6 +35,9 @@ type facts struct {
 	// failed.
 	LastRun *magosv1.RunStatus
 	Retry   *magosv1.RetryStatus
+	// Requested: a reconcile request (magos.dev's use of Flux's
+	// reconcile.fluxcd.io/requestedAt) not handled yet.
+	Requested bool
 
 	Plan    *magosv1.PlanStatus
 	Applied *magosv1.AppliedStatus
@@ -144,6 +147,9 @@ type decision struct {
 	// Event, if set, is recorded once when the Workspace enters this
 	// decision (its phase or reason changed).
 	Event *note
+	// HandlesRequest: carrying out the action handles the pending
+	// reconcile request (status.lastHandledReconcileAt).
+	HandlesRequest bool
 }
 
 // note is an event to record.
@@ -159,9 +165,12 @@ type note struct{ Type, Reason, Message string }
 //  3. A stuck state lock (StateLocked): Stalled until a person names its
 //     holder in the unlock annotation; the lock is then released once no
 //     run of the Workspace is running and the Lease still has that holder.
-//  4. The newest run failed for this revision and inputs: with a stalling
-//     reason (stallingReasons) Stalled, never retried; else Failed and
-//     retrying at status.retry.nextTime, then planned again.
+//  4. A reconcile request not handled yet: plan now (while deleting: retry
+//     a failed run now). The newest run failed for this revision and
+//     inputs: with a stalling reason (stallingReasons) Stalled, never
+//     retried; once spec.retry.maxAttempts runs failed, Stalled
+//     (RetriesExhausted); else Failed and retrying at
+//     status.retry.nextTime (backoff per spec.retry), then planned again.
 //  5. Deletion (destroyOnDelete): see decideDeletion.
 //  6. No plan for this revision and inputs: plan.
 //  7. The plan has no changes, or is applied: once the Rollout admits a
@@ -184,7 +193,9 @@ func decide(f facts) decision {
 		return d
 	}
 	if f.Deletion != nil {
-		return decideDeletion(f)
+		d := decideDeletion(f)
+		d.HandlesRequest = f.Requested
+		return d
 	}
 	plan := f.Plan
 	if plan == nil || plan.Revision != f.Revision || plan.InputsDigest != f.Inputs {
@@ -232,6 +243,12 @@ func decideBlocked(f facts) (decision, bool) {
 			Message: erroredStateMessage(f.Name, f.ErroredState)}, true
 	case f.Lock != nil:
 		return decideLock(f.Name, f.Lock, f.Unlock), true
+	case f.Requested && f.Deletion == nil:
+		d := startDecision(run{Phase: magosv1.RunPlan})
+		d.HandlesRequest = true
+		return d, true
+	case f.Requested:
+		return decision{}, false // a deletion retries now
 	}
 	last := f.LastRun
 	if f.Retry == nil || last == nil || last.Revision != f.Revision || last.InputsDigest != f.Inputs {
@@ -250,9 +267,14 @@ func decideBlocked(f facts) (decision, bool) {
 		return decision{}, false
 	}
 	reason := orDefault(last.Reason, RunFailedReason)
-	if stalls(reason) || f.Retry.NextTime == nil {
+	if stalls(reason) {
 		return decision{Phase: magosv1.PhaseFailed, Reason: reason, Stalled: true,
 			Message: fmt.Sprintf("The %s run %s failed: %s; it is not retried until the revision or inputs change", last.Phase, last.Job, last.Message)}, true
+	}
+	if f.Retry.NextTime == nil {
+		return decision{Phase: magosv1.PhaseFailed, Reason: RetriesExhaustedReason, Stalled: true,
+			Message: fmt.Sprintf("The %s run %s failed (%s, %d attempts in a row): %s; no attempts are left (spec.retry.maxAttempts): it is retried when the revision or inputs change, or on request (kubectl magos retry %s)",
+				last.Phase, last.Job, reason, f.Retry.Attempts, last.Message, f.Name)}, true
 	}
 	if wait := retryIn(f.Retry, f.Now); wait > 0 {
 		return decision{Phase: magosv1.PhaseFailed, Reason: reason, Action: actWait, After: wait,

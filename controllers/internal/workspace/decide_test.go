@@ -48,6 +48,7 @@ func TestDecide(t *testing.T) {
 		after   time.Duration
 		event   string
 		message string
+		handles bool
 	}
 	tests := []struct {
 		name string
@@ -99,6 +100,18 @@ func TestDecide(t *testing.T) {
 			want: want{phase: magosv1.PhasePlanning, reason: PlanningReason, action: actStart, run: run{Phase: magosv1.RunPlan}}},
 		{name: "a failure without retry state (released) plans", f: facts{LastRun: failed(magosv1.ReasonStateNotSaved)},
 			want: want{phase: magosv1.PhasePlanning, reason: PlanningReason, action: actStart, run: run{Phase: magosv1.RunPlan}}},
+		{name: "retries exhausted stall", f: facts{Name: "ws", LastRun: failed(magosv1.ReasonInitFailed), Retry: &magosv1.RetryStatus{Attempts: 3}},
+			want: want{phase: magosv1.PhaseFailed, reason: RetriesExhaustedReason, stalled: true, message: "InitFailed, 3 attempts in a row"}},
+		{name: "a reconcile request retries a stalled failure now", f: facts{LastRun: failed(magosv1.ReasonEngineNotFound), Retry: stalled, Requested: true},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}, handles: true}},
+		{name: "a reconcile request retries now", f: facts{LastRun: failed(magosv1.ReasonInitFailed), Retry: retryAt(time.Hour), Requested: true},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}, handles: true}},
+		{name: "a reconcile request plans again although applied", f: facts{Plan: plan(), Applied: appliedP2, Requested: true},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}, handles: true}},
+		{name: "a reconcile request waits for the run in progress", f: facts{Running: &magosv1.RunStatus{Phase: magosv1.RunApply}, Requested: true},
+			want: want{phase: magosv1.PhaseApplying}},
+		{name: "a reconcile request does not release a lock", f: facts{Lock: lock, Requested: true},
+			want: want{phase: magosv1.PhaseFailed, reason: StateLockedReason, stalled: true}},
 
 		// 6. Planning.
 		{name: "no plan: plan", f: facts{},
@@ -151,6 +164,9 @@ func TestDecide(t *testing.T) {
 			want: want{phase: magosv1.PhaseFailed, reason: DestroyFailedReason, action: actWait, after: 5 * time.Second, message: "unset spec.destroyOnDelete"}},
 		{name: "deletion: a stalled failure from before the deletion does not hold it", f: facts{Deletion: del(deletionFacts{}), LastRun: failed(magosv1.ReasonEngineNotFound), Retry: stalled},
 			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan, Mode: magosv1.PlanModeDestroy}}},
+		{name: "deletion: a reconcile request retries a failed destroy now", f: facts{Deletion: del(deletionFacts{SkipGate: true}), Requested: true,
+			LastRun: &magosv1.RunStatus{Phase: magosv1.RunDestroy, Result: magosv1.ResultFailed, Revision: rev, InputsDigest: in}, Retry: retryAt(time.Hour)},
+			want: want{phase: magosv1.PhaseDestroying, action: actStart, run: run{Phase: magosv1.RunDestroy}, handles: true}},
 		{name: "deletion: skip the gate where allowed", f: facts{Deletion: del(deletionFacts{SkipGate: true})},
 			want: want{phase: magosv1.PhaseDestroying, action: actStart, run: run{Phase: magosv1.RunDestroy}}},
 		{name: "deletion: plan the destroy (skip refused)", f: facts{Deletion: del(deletionFacts{GateRefused: true}), Plan: plan()},
@@ -189,6 +205,7 @@ func TestDecide(t *testing.T) {
 				assert.Nil(t, d.Event, "event")
 			}
 			assert.Contains(t, d.Message, tt.want.message)
+			assert.Equal(t, tt.want.handles, d.HandlesRequest, "handles the reconcile request")
 		})
 	}
 }
@@ -213,7 +230,7 @@ func TestDecisionsAreConsistent(t *testing.T) {
 		for _, g := range gates {
 			for _, last := range lasts {
 				for _, deleting := range []bool{false, true} {
-					f := facts{Now: now, Revision: rev, Inputs: in, Plan: p, Gate: g, LastRun: last, Retry: nextRetry(nil, nil, last, time.Minute)}
+					f := facts{Now: now, Revision: rev, Inputs: in, Plan: p, Gate: g, LastRun: last, Retry: nextRetry(nil, nil, last, retryPolicy{Interval: time.Minute})}
 					if deleting {
 						f.Deletion = &deletionFacts{}
 					}
@@ -242,20 +259,48 @@ func TestNextRetry(t *testing.T) {
 	}
 	prev := &magosv1.RetryStatus{Attempts: 2}
 
-	assert.Nil(t, nextRetry(prev, run(magosv1.ResultFailed, "", "a"), run(magosv1.ResultSucceeded, "", "a"), time.Minute), "a success clears it")
-	assert.Nil(t, nextRetry(prev, nil, run(magosv1.ResultStale, magosv1.ReasonPlanStale, "a"), time.Minute), "a stale plan is planned again at once")
+	assert.Nil(t, nextRetry(prev, run(magosv1.ResultFailed, "", "a"), run(magosv1.ResultSucceeded, "", "a"), retryPolicy{Interval: time.Minute}), "a success clears it")
+	assert.Nil(t, nextRetry(prev, nil, run(magosv1.ResultStale, magosv1.ReasonPlanStale, "a"), retryPolicy{Interval: time.Minute}), "a stale plan is planned again at once")
 
-	rs := nextRetry(prev, run(magosv1.ResultFailed, "", "a"), run(magosv1.ResultFailed, magosv1.ReasonInitFailed, "a"), time.Minute)
+	rs := nextRetry(prev, run(magosv1.ResultFailed, "", "a"), run(magosv1.ResultFailed, magosv1.ReasonInitFailed, "a"), retryPolicy{Interval: time.Minute})
 	assert.Equal(t, int32(3), rs.Attempts, "one more attempt for the same revision")
-	assert.Equal(t, finished.Add(time.Minute), rs.NextTime.Time)
+	assert.Equal(t, finished.Add(4*time.Minute), rs.NextTime.Time, "the third failure in a row waits four intervals")
 
-	rs = nextRetry(prev, run(magosv1.ResultFailed, "", "a"), run(magosv1.ResultFailed, magosv1.ReasonInitFailed, "b"), time.Minute)
+	rs = nextRetry(prev, run(magosv1.ResultFailed, "", "a"), run(magosv1.ResultFailed, magosv1.ReasonInitFailed, "b"), retryPolicy{Interval: time.Minute})
 	assert.Equal(t, int32(1), rs.Attempts, "a new revision counts from one")
 
-	rs = nextRetry(nil, nil, run(magosv1.ResultFailed, magosv1.ReasonEngineNotFound, "a"), time.Minute)
+	rs = nextRetry(nil, nil, run(magosv1.ResultFailed, magosv1.ReasonEngineNotFound, "a"), retryPolicy{Interval: time.Minute})
 	assert.Nil(t, rs.NextTime, "a stalling reason is not retried")
 
 	destroy := run(magosv1.ResultFailed, magosv1.ReasonEngineNotFound, "a")
 	destroy.Phase, destroy.Mode = magosv1.RunApply, magosv1.PlanModeDestroy
-	assert.NotNil(t, nextRetry(nil, nil, destroy, time.Minute).NextTime, "a deletion's run is always retried")
+	assert.NotNil(t, nextRetry(nil, nil, destroy, retryPolicy{Interval: time.Minute}).NextTime, "a deletion's run is always retried")
 }
+
+// TestRetryBackoff pins spec.retry: the wait doubles per failure in a row
+// up to the cap (16 × interval unless set), and maxAttempts failures in a
+// row leave no retry time.
+func TestRetryBackoff(t *testing.T) {
+	p := retryPolicy{Interval: 30 * time.Second}
+	var got []time.Duration
+	for a := int32(1); a <= 7; a++ {
+		got = append(got, p.wait(a))
+	}
+	assert.Equal(t, []time.Duration{30 * time.Second, time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute, 8 * time.Minute, 8 * time.Minute}, got)
+	assert.Equal(t, 5*time.Minute, retryPolicy{Interval: 2 * time.Minute, MaxInterval: 5 * time.Minute}.wait(3))
+
+	layered := retryPolicy{Interval: 30 * time.Second}.with(&magosv1.RetrySpec{MaxAttempts: ptrTo(int32(5))}).with(&magosv1.RetrySpec{Interval: &metav1.Duration{Duration: time.Minute}})
+	assert.Equal(t, retryPolicy{Interval: time.Minute, MaxAttempts: 5}, layered, "the Workspace's fields over the Project's over the controller's")
+
+	finished := metav1.NewTime(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	failed := &magosv1.RunStatus{Phase: magosv1.RunApply, Result: magosv1.ResultFailed, Reason: magosv1.ReasonApplyFailed, Revision: "r", InputsDigest: "i", Finished: &finished}
+	p = retryPolicy{Interval: time.Minute, MaxAttempts: 3}
+	rs := nextRetry(&magosv1.RetryStatus{Attempts: 1}, failed, failed, p)
+	assert.Equal(t, finished.Add(2*time.Minute), rs.NextTime.Time, "the second failure waits twice the interval")
+	rs = nextRetry(rs, failed, failed, p)
+	assert.Equal(t, int32(3), rs.Attempts)
+	assert.Nil(t, rs.NextTime, "the third failure uses up the attempts")
+	assert.Equal(t, "exhausted", retryOutcome(rs, failed.Reason))
+}
+
+func ptrTo[T any](v T) *T { return &v }

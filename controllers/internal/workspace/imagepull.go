@@ -57,7 +57,7 @@ func pullFailure(pod *corev1.Pod) string {
 // failOnPullError ends the running Job whose Pod cannot pull an image: it
 // deletes the Job (its Pod goes with it) and records the run as failed with
 // ImagePullFailed and the kubelet's message.
-func (r *Reconciler) failOnPullError(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job) error {
+func (r *Reconciler) failOnPullError(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job, retry retryPolicy) error {
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{"job-name": job.Name}); err != nil {
 		return err
@@ -77,7 +77,7 @@ func (r *Reconciler) failOnPullError(ctx context.Context, ws *magosv1.Workspace,
 		return fmt.Errorf("deleting Job %s: %w", job.Name, err)
 	}
 	res := magosv1.RunResult{Phase: ws.Status.CurrentRun.Phase, Result: magosv1.ResultFailed, Reason: ImagePullFailedReason, Message: msg}
-	return r.recordRunResult(ctx, ws, res)
+	return r.recordRunResult(ctx, ws, res, retry)
 }
 
 // runnerPodEvents passes the events of runner Pods that the Workspace acts

@@ -59,6 +59,8 @@ type settings struct {
 	Approval magosv1.ApprovalMode
 	// DestroyGate is how a deletion destroys (Enforce unless set).
 	DestroyGate magosv1.DestroyGate
+	// Retry is how failed runs are retried.
+	Retry retryPolicy
 	// RunnerImageSet says the Workspace or its Project chose the runner image.
 	RunnerImageSet bool
 	// SpecEngineImage is the engine image (template) the Workspace or its
@@ -75,12 +77,13 @@ type settings struct {
 // stalls the Workspace).
 func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settings, error) {
 	s := settings{Engine: magosv1.EngineOpenTofu, Version: r.Options.DefaultEngineVersion, Timeout: r.Options.RunTimeout,
-		Approval: magosv1.ApprovalAuto, DestroyGate: magosv1.DestroyGateEnforce, Env: in.Env, Sensitive: in.Sensitive}
+		Approval: magosv1.ApprovalAuto, DestroyGate: magosv1.DestroyGateEnforce, Env: in.Env, Sensitive: in.Sensitive,
+		Retry: retryPolicy{Interval: r.Options.RetryInterval}}
 	var layers []*magosv1.ProjectDefaults
 	if in.Project != nil && in.Project.Status.Defaults != nil {
 		layers = append(layers, in.Project.Status.Defaults)
 	}
-	layers = append(layers, &magosv1.ProjectDefaults{Terraform: ws.Spec.Terraform, Runner: ws.Spec.Runner, Interval: ws.Spec.Interval, Approval: ws.Spec.Approval, Destroy: ws.Spec.Destroy})
+	layers = append(layers, &magosv1.ProjectDefaults{Terraform: ws.Spec.Terraform, Runner: ws.Spec.Runner, Interval: ws.Spec.Interval, Approval: ws.Spec.Approval, Destroy: ws.Spec.Destroy, Retry: ws.Spec.Retry})
 	engineImages := map[magosv1.Engine]string{}
 	for _, l := range layers {
 		if t := l.Terraform; t != nil {
@@ -110,6 +113,7 @@ func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settin
 		if l.Destroy != nil && l.Destroy.Gate != "" {
 			s.DestroyGate = l.Destroy.Gate
 		}
+		s.Retry = s.Retry.with(l.Retry)
 	}
 	if s.Runner.Image == "" {
 		s.Runner.Image = r.Options.RunnerImage

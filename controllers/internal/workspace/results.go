@@ -3,7 +3,6 @@ package workspace
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -57,13 +56,14 @@ func (r *Reconciler) readRunResult(ctx context.Context, ws *magosv1.Workspace, j
 
 // recordResult folds a finished run into status: a new plan, an applied
 // plan, a stale plan to redo or a held lock; history, events and metrics.
-func (r *Reconciler) recordResult(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job) error {
+func (r *Reconciler) recordResult(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job, retry retryPolicy) error {
 	cr := ws.Status.CurrentRun
-	return r.recordRunResult(ctx, ws, r.readRunResult(ctx, ws, job, cr.Job, cr.Phase))
+	return r.recordRunResult(ctx, ws, r.readRunResult(ctx, ws, job, cr.Job, cr.Phase), retry)
 }
 
-// recordRunResult folds res, the result of the current run, into status.
-func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace, res magosv1.RunResult) error {
+// recordRunResult folds res, the result of the current run, into status;
+// a failure is retried by retry.
+func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace, res magosv1.RunResult, retry retryPolicy) error {
 	cr := ws.Status.CurrentRun
 	now := metav1.Now()
 	cr.Finished = &now
@@ -138,33 +138,17 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 		}
 	}
 
-	ws.Status.Retry = nextRetry(ws.Status.Retry, ws.Status.LastRun(), cr, r.Options.RetryInterval)
+	ws.Status.Retry = nextRetry(ws.Status.Retry, ws.Status.LastRun(), cr, retry)
+	if rs := ws.Status.Retry; rs != nil {
+		outcome := retryOutcome(rs, cr.Reason)
+		r.later(func() { metrics.RecordRetry(outcome) })
+	}
 	ws.Status.History = append([]magosv1.RunStatus{*cr}, ws.Status.History...)
 	if len(ws.Status.History) > magosv1.RunHistoryLimit {
 		ws.Status.History = ws.Status.History[:magosv1.RunHistoryLimit]
 	}
 	ws.Status.CurrentRun = nil
 	return reserveErr
-}
-
-// nextRetry is the retry state after run cr finished, given the state
-// before (prev) and the newest run before it (last): none unless cr failed;
-// else one more attempt for the same revision and inputs, due a retry
-// interval after cr finished, or never for a failure that stalls. A
-// deletion's runs are always retried.
-func nextRetry(prev *magosv1.RetryStatus, last, cr *magosv1.RunStatus, interval time.Duration) *magosv1.RetryStatus {
-	if cr.Result != magosv1.ResultFailed {
-		return nil
-	}
-	rs := &magosv1.RetryStatus{Attempts: 1}
-	if prev != nil && last != nil && last.Revision == cr.Revision && last.InputsDigest == cr.InputsDigest {
-		rs.Attempts = prev.Attempts + 1
-	}
-	if deletionRun(cr) || !stalls(orDefault(cr.Reason, RunFailedReason)) {
-		next := metav1.NewTime(cr.Finished.Add(interval))
-		rs.NextTime = &next
-	}
-	return rs
 }
 
 func truncate(s string, n int) string {

@@ -72,6 +72,9 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 	for {
 		d := decide(f)
 		obs.Decision = d
+		if d.HandlesRequest && d.Action != actStart {
+			handled(ws)
+		}
 		switch d.Action {
 		case actNone:
 			return ctrl.Result{}, nil
@@ -80,6 +83,9 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 		case actStart:
 			d.Run.Artifact = art
 			started, err := r.startRun(ctx, ws, d.Run, inputs, s, &f)
+			if started && d.HandlesRequest {
+				handled(ws)
+			}
 			if err != nil || started {
 				return ctrl.Result{}, err
 			}
@@ -106,13 +112,18 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 	}
 }
 
+// handled records the reconcile request as handled.
+func handled(ws *magosv1.Workspace) {
+	ws.Status.LastHandledReconcileAt = ws.Annotations[magosv1.ReconcileRequestAnnotation]
+}
+
 // gatherFacts reads what decide needs: it folds a finished run into status
 // (and adopts a running one), reads the state lock a person asked to
 // release, and evaluates the policy gate and the governing Rollout only
 // when a plan is pending. lease is the lock Lease an unlock would delete.
 func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, revision, inputs string, s settings,
 	project *magosv1.Project, del *deletionFacts) (facts, *coordinationv1.Lease, error) {
-	if err := r.reconcileCurrentRun(ctx, ws); err != nil {
+	if err := r.reconcileCurrentRun(ctx, ws, s.Retry); err != nil {
 		return facts{}, nil, err
 	}
 	st := &ws.Status
@@ -121,6 +132,9 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 		ErroredState: st.ErroredState, Lock: st.Lock, LastRun: st.LastRun(), Retry: st.Retry,
 		Plan: st.Plan, Applied: st.LastApplied,
 		Approval: s.Approval, ApprovedPlan: ws.Spec.ApprovedPlan, Interval: s.Interval, Deletion: del,
+	}
+	if req := ws.Annotations[magosv1.ReconcileRequestAnnotation]; req != "" && req != st.LastHandledReconcileAt {
+		f.Requested = true
 	}
 	if cr := st.CurrentRun; cr != nil && cr.Result == magosv1.ResultRunning {
 		f.Running = cr
@@ -227,13 +241,20 @@ func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn run
 	return true, nil
 }
 
-// reconcileCurrentRun adopts a running Job (also one started before a
-// controller restart) into status.currentRun, and folds the result of a
-// finished one into status.
-func (r *Reconciler) reconcileCurrentRun(ctx context.Context, ws *magosv1.Workspace) error {
+// reconcileCurrentRun folds the result of the current run into status once
+// it ended (a failure to be retried by retry), then adopts a running Job
+// status does not know (one started before a controller restart, or whose
+// start a lost status patch forgot) into status.currentRun. The current
+// run is recorded first, so adopting the next run never drops its result.
+func (r *Reconciler) reconcileCurrentRun(ctx context.Context, ws *magosv1.Workspace, retry retryPolicy) error {
 	var jobs batchv1.JobList
 	if err := r.List(ctx, &jobs, client.InNamespace(ws.Namespace), client.MatchingLabels{magosv1.WorkspaceLabel: ws.Name}); err != nil {
 		return err
+	}
+	if cr := ws.Status.CurrentRun; cr != nil && cr.Result == magosv1.ResultRunning {
+		if running, err := r.endCurrentRun(ctx, ws, jobs.Items, retry); err != nil || running {
+			return err
+		}
 	}
 	for i := range jobs.Items {
 		job := &jobs.Items[i]
@@ -242,38 +263,40 @@ func (r *Reconciler) reconcileCurrentRun(ctx context.Context, ws *magosv1.Worksp
 		}
 		if done, _ := jobFinished(job); !done {
 			adopt(ws, job)
-			return r.failOnPullError(ctx, ws, job)
+			return r.failOnPullError(ctx, ws, job, retry)
 		}
 	}
+	return nil
+}
+
+// endCurrentRun records the current run's result if it ended, and reports
+// whether it is still running. Only a live read says its Job is gone (the
+// cache may not have seen it yet); a deleted Job's Pod may still be
+// stopping (writing state, releasing the lock): the run ends when its Pod
+// does.
+func (r *Reconciler) endCurrentRun(ctx context.Context, ws *magosv1.Workspace, jobs []batchv1.Job, retry retryPolicy) (bool, error) {
 	cr := ws.Status.CurrentRun
-	if cr == nil || cr.Result != magosv1.ResultRunning {
-		return nil
-	}
 	var job *batchv1.Job
-	for i := range jobs.Items {
-		if jobs.Items[i].Name == cr.Job {
-			job = &jobs.Items[i]
+	for i := range jobs {
+		if jobs[i].Name == cr.Job && metav1.IsControlledBy(&jobs[i], ws) {
+			job = &jobs[i]
 		}
 	}
 	if job == nil {
-		// The cache may not have seen the Job yet: only a live read says
-		// it is gone.
 		var err error
 		if job, err = r.liveJob(ctx, ws, cr.Job); err != nil {
-			return err
+			return false, err
 		}
-		if job != nil {
-			if done, _ := jobFinished(job); !done {
-				return nil
-			}
+	}
+	if job != nil && job.DeletionTimestamp == nil {
+		if done, _ := jobFinished(job); !done {
+			return true, r.failOnPullError(ctx, ws, job, retry)
 		}
 	}
 	if job == nil || job.DeletionTimestamp != nil {
-		// A deleted Job's Pod may still be stopping (writing state,
-		// releasing the lock): the run ends when its Pod does.
 		pod, err := r.livePod(ctx, ws, client.MatchingLabels{"job-name": cr.Job})
 		if err != nil || pod != nil {
-			return err
+			return pod != nil, err
 		}
 		if job != nil {
 			if done, _ := jobFinished(job); !done {
@@ -281,7 +304,7 @@ func (r *Reconciler) reconcileCurrentRun(ctx context.Context, ws *magosv1.Worksp
 			}
 		}
 	}
-	return r.recordResult(ctx, ws, job)
+	return false, r.recordResult(ctx, ws, job, retry)
 }
 
 // recorded reports whether the run of Job name is already in the history

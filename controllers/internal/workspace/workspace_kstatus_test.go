@@ -81,7 +81,7 @@ func TestStallingReasonsAreNotRetried(t *testing.T) {
 		t.Run(reason, func(t *testing.T) {
 			failed := &magosv1.RunStatus{Job: "ws-plan-1", Phase: magosv1.RunPlan, Result: magosv1.ResultFailed, Reason: reason,
 				Revision: "r1", InputsDigest: "i1", Finished: &metav1.Time{Time: now}}
-			f := facts{Now: now, Revision: "r1", Inputs: "i1", LastRun: failed, Retry: nextRetry(nil, nil, failed, time.Minute)}
+			f := facts{Now: now, Revision: "r1", Inputs: "i1", LastRun: failed, Retry: nextRetry(nil, nil, failed, retryPolicy{Interval: time.Minute})}
 			d := decide(f)
 			ws := &magosv1.Workspace{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
 			computeStatus(ws, observation{Revision: "r1", Decision: d})
