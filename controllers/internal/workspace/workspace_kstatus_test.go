@@ -48,6 +48,7 @@ func TestWorkspaceKstatus(t *testing.T) {
 		{"path not found stalls", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: "PathNotFound", Stalled: true}}, status.FailedStatus, false},
 		{"artifact rejected stalls", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: "ArtifactRejected", Stalled: true}}, status.FailedStatus, false},
 		{"artifact digest mismatch stalls", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: "ArtifactDigestMismatch", Stalled: true}}, status.FailedStatus, false},
+		{"retries exhausted stall", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: RetriesExhaustedReason, Stalled: true}}, status.FailedStatus, false},
 		{"stuck state lock stalls", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: StateLockedReason, Stalled: true}}, status.FailedStatus, false},
 		{"transient reconcile error", observation{Err: rerror.Retry("RunnerIdentityFailed", errors.New("conflict"))}, status.InProgressStatus, false},
 		{"untyped reconcile error", observation{Err: errors.New("boom")}, status.InProgressStatus, false},
