@@ -75,6 +75,18 @@ func TestLostStatusPatchRepeatsNoEventAndLosesNoRecord(t *testing.T) {
 		check  func(t *testing.T, ws *magosv1.Workspace, events *reasonRecorder)
 	}{
 		{
+			name:   "a plan with changes, then its apply started",
+			finish: func(t testing.TB, job *batchv1.Job) { complete(t, job, planWithChanges) },
+			check: func(t *testing.T, ws *magosv1.Workspace, events *reasonRecorder) {
+				assert.Equal(t, 1, events.count(workspace.PlannedReason), "one Planned event for one plan")
+				require.NotNil(t, ws.Status.CurrentRun)
+				assert.Equal(t, magosv1.RunApply, ws.Status.CurrentRun.Phase, "the apply that started is the current run")
+				require.NotNil(t, ws.Status.Plan, "status.plan shows the plan being applied")
+				assert.Equal(t, ws.Status.CurrentRun.PlanID, ws.Status.Plan.ID)
+				assert.Len(t, ws.Status.History, 1, "the plan run is in the history")
+			},
+		},
+		{
 			name: "a failed run",
 			finish: func(t testing.TB, job *batchv1.Job) {
 				report(t, job, magosv1.RunResult{Result: magosv1.ResultFailed, Reason: magosv1.ReasonInitFailed})
