@@ -111,8 +111,8 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint on every workspace module.
 	@for m in $(WORK_MODULES); do echo "lint: $$m"; (cd $$m && $(GOLANGCI_LINT) run --allow-parallel-runners --config $(ROOT)/.golangci.yml ./...); done
 
 .PHONY: build
-build: ## Build the controller and runner binaries into bin/, and check every module builds alone.
-	cd controllers && go build -o $(BIN)/ $(addprefix ./,$(CONTROLLERS))
+build: ## Build the controller, runner and kubectl-magos binaries into bin/, and check every module builds alone.
+	cd controllers && go build -o $(BIN)/ $(addprefix ./,$(CONTROLLERS)) ./kubectl-magos
 	cd runner && go build -o $(BIN)/runner .
 	@for m in $(WORK_MODULES) tools; do echo "build (GOWORK=off): $$m"; (cd $$m && GOWORK=off go build -o /dev/null ./...); done
 
@@ -294,7 +294,7 @@ $(IMAGE_BINS)/pause $(IMAGE_BINS)/engine-install: $(IMAGE_BINS)/%: tools/images/
 .PHONY: demo
 demo: ## Start a local control plane with the four controllers and apply deploy/examples.
 	@$(MAKE) --no-print-directory -j$(TOOL_JOBS) $(DEMO_TOOLS)
-	go build -o $(BIN)/ $(addprefix ./controllers/,$(CONTROLLERS)) ./runner ./tools/harness/cmd/localcp ./tools/harness/cmd/executor ./tools/harness/cmd/localsource
+	go build -o $(BIN)/ $(addprefix ./controllers/,$(CONTROLLERS)) ./controllers/kubectl-magos ./runner ./tools/harness/cmd/localcp ./tools/harness/cmd/executor ./tools/harness/cmd/localsource
 	bash tools/hack/demo.sh
 
 .PHONY: demo-stop
@@ -303,5 +303,5 @@ demo-stop: ## Stop what `make demo` started.
 
 .PHONY: clean
 clean: ## Remove built binaries (keeps the cached control plane and engines).
-	rm -f $(BIN)/runner $(addprefix $(BIN)/,$(CONTROLLERS))
+	rm -f $(BIN)/runner $(BIN)/kubectl-magos $(addprefix $(BIN)/,$(CONTROLLERS))
 	rm -rf $(IMAGES)

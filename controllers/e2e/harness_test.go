@@ -40,31 +40,38 @@ func init() {
 	ctrl.SetLogger(zap.New(zap.WriteTo(controllerLogs)))
 }
 
-var (
-	runnerOnce sync.Once
-	runnerPath string
-	runnerErr  error
-)
+// goBinary is a program the tests build once per test binary.
+type goBinary struct {
+	dir, pkg, name string // go build -o <tmp>/name pkg, in env.Root/dir
+	once           sync.Once
+	path           string
+	err            error
+}
 
-// buildRunner compiles the runner binary once per test binary.
-func buildRunner(t testing.TB) string {
+// build compiles the program the first time and returns its path.
+func (b *goBinary) build(t testing.TB) string {
 	t.Helper()
-	runnerOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "magos-runner-")
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", "magos-"+b.name+"-")
 		if err != nil {
-			runnerErr = err
+			b.err = err
 			return
 		}
-		runnerPath = filepath.Join(dir, "runner")
-		cmd := exec.Command("go", "build", "-o", runnerPath, ".")
-		cmd.Dir = filepath.Join(env.Root, "runner")
+		b.path = filepath.Join(dir, b.name)
+		cmd := exec.Command("go", "build", "-o", b.path, b.pkg)
+		cmd.Dir = filepath.Join(env.Root, b.dir)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			runnerErr = fmt.Errorf("go build runner: %v: %s", err, out)
+			b.err = fmt.Errorf("go build %s: %v: %s", b.name, err, out)
 		}
 	})
-	require.NoError(t, runnerErr)
-	return runnerPath
+	require.NoError(t, b.err)
+	return b.path
 }
+
+var runnerBinary = &goBinary{dir: "runner", pkg: ".", name: "runner"}
+
+// buildRunner compiles the runner binary once per test binary.
+func buildRunner(t testing.TB) string { return runnerBinary.build(t) }
 
 // stack is one test's Magos: a namespace, a local source, the local Job
 // executor and the workspace-controller, all on the shared control plane.

@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+type approveOptions struct {
+	plan    string
+	wait    bool
+	timeout time.Duration
+}
+
+func newApproveCommand(f *factory) *cobra.Command {
+	o := &approveOptions{}
+	cmd := &cobra.Command{
+		Use:   "approve WORKSPACE",
+		Short: "Approve the plan a Workspace waits on (spec.approvedPlan)",
+		Long: `Approve the current plan of a Workspace with approval: Manual by writing its
+ID (status.plan.id) to spec.approvedPlan. With --plan, the approval is refused
+unless the current plan is that ID, so a plan that changed after you read it
+is never approved by mistake.`,
+		Example: `  kubectl magos plan show hello             # read the plan and note its ID
+  kubectl magos approve hello --plan 8f3c…   # approve exactly that plan
+  kubectl magos approve hello --wait         # approve and wait for the apply`,
+		Args: args(1, 1),
+		RunE: func(cmd *cobra.Command, a []string) error { return o.run(cmd.Context(), f, a[0]) },
+	}
+	cmd.Flags().StringVar(&o.plan, "plan", "", "approve only if the current plan has this ID")
+	cmd.Flags().BoolVar(&o.wait, "wait", false, "wait until the plan is applied or the Workspace fails")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 10*time.Minute, "how long --wait waits")
+	return cmd
+}
+
+func (o *approveOptions) run(ctx context.Context, f *factory, name string) error {
+	t, err := targetOf(f, name)
+	if err != nil {
+		return err
+	}
+	ws := &magosv1.Workspace{}
+	var id string
+	if err := t.update(ctx, ws, func() error {
+		id, err = approvable(ws, o.plan)
+		ws.Spec.ApprovedPlan = id
+		return err
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(f.streams.Out, "Workspace %s: plan %s approved (%s)\n", name, id, planCounts(ws.Status.Plan))
+	if !o.wait {
+		return nil
+	}
+	ws, err = t.waitWorkspace(ctx, o.timeout, "apply plan "+id, func(ws *magosv1.Workspace) (bool, error) { return approvedApplied(ws, id) })
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f.streams.Out, "Workspace %s: plan %s applied (revision %s)\n", name, id, ws.Status.LastApplied.Revision)
+	return nil
+}
+
+// approvable is the ID of the Workspace's plan awaiting approval; with
+// want, only if the plan is still that one.
+func approvable(ws *magosv1.Workspace, want string) (string, error) {
+	p := ws.Status.PendingPlan()
+	waiting := ws.Status.Phase == magosv1.PhaseAwaitingApproval || ws.Status.Phase == magosv1.PhaseAwaitingPromotion
+	if p == nil || !waiting {
+		return "", refused("Workspace %s has no plan awaiting approval (phase %s): nothing to approve",
+			ws.Name, orNone(string(ws.Status.Phase)))
+	}
+	if p.Policy != nil && !p.Policy.Passed {
+		return "", refused("plan %s of Workspace %s failed the policy gate and cannot be applied: %s", p.ID, ws.Name, p.Policy.Message)
+	}
+	if want != "" && want != p.ID {
+		return "", refused("the plan of Workspace %s changed: the current plan is %s, not %s; review it with `kubectl magos plan show %s` and approve %s",
+			ws.Name, p.ID, want, ws.Name, p.ID)
+	}
+	return p.ID, nil
+}
+
+// approvedApplied says whether plan id was applied, and fails when it no
+// longer can be: its apply failed, a newer plan replaced it, the Workspace
+// stalled.
+func approvedApplied(ws *magosv1.Workspace, id string) (bool, error) {
+	st := &ws.Status
+	if st.LastApplied != nil && st.LastApplied.PlanID == id {
+		return true, nil
+	}
+	if r := st.LastRun(); r != nil && r.Phase == magosv1.RunApply && r.PlanID == id && r.Result != magosv1.ResultSucceeded {
+		return false, failed("the apply of plan %s failed (%s): %s", id, r.Reason, r.Message)
+	}
+	if st.Plan != nil && st.Plan.ID != id {
+		return false, failed("plan %s of Workspace %s was replaced by plan %s before it was applied: %s",
+			id, ws.Name, st.Plan.ID, readyMessage(st.Conditions))
+	}
+	return false, stalledError(ws)
+}

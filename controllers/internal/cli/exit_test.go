@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+// run runs the CLI without an apiserver: usage errors never reach one.
+func run(args ...string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	code := Run(context.Background(), args, genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut})
+	return code, out.String(), errOut.String()
+}
+
+func TestUsageErrorsExitTwo(t *testing.T) {
+	for _, args := range [][]string{
+		{"approve"},
+		{"approve", "a", "b"},
+		{"wait", "hello"},
+		{"get", "--no-such-flag"},
+		{"get", "-o", "wide"},
+		{"frobnicate"},
+	} {
+		code, _, stderr := run(args...)
+		assert.Equal(t, ExitUsage, code, "%v: %s", args, stderr)
+		assert.Contains(t, stderr, "kubectl magos", "%v: the error points at --help", args)
+	}
+}
+
+func TestHelpHasExamplesForEveryCommand(t *testing.T) {
+	for _, c := range NewCommand(genericiooptions.NewTestIOStreamsDiscard()).Commands() {
+		if c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		assert.NotEmpty(t, c.Example, "%s has no example", c.Name())
+	}
+	code, out, _ := run("approve", "--help")
+	assert.Equal(t, ExitOK, code)
+	assert.Contains(t, out, "kubectl magos approve hello --plan")
+}
+
+func TestCompletion(t *testing.T) {
+	code, out, _ := run("completion", "bash")
+	assert.Equal(t, ExitOK, code)
+	assert.Contains(t, out, "bash completion")
+}

@@ -1,0 +1,34 @@
+package cli
+
+import (
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/magos-dev/magos/controllers/internal/setup"
+)
+
+// scheme knows the Magos and core kinds.
+var scheme = setup.Scheme()
+
+// factory makes the clients of a command from kubectl's flags
+// (--kubeconfig, --context, -n, …).
+type factory struct {
+	flags   *genericclioptions.ConfigFlags
+	streams genericiooptions.IOStreams
+}
+
+// client is a client for Magos and core objects that can also watch.
+func (f *factory) client() (client.WithWatch, error) {
+	cfg, err := f.flags.ToRESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	return client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+}
+
+// namespace is the namespace of -n, else the kubeconfig context's.
+func (f *factory) namespace() (string, error) {
+	ns, _, err := f.flags.ToRawKubeConfigLoader().Namespace()
+	return ns, err
+}
