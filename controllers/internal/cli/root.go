@@ -60,7 +60,12 @@ Exit codes: 0 success, 1 a refusal or a failure, 2 wrong usage.`,
 		newGetCommand(f),
 		newApproveCommand(f),
 		newWaitCommand(f),
+		newUnlockCommand(f),
+		newPromoteCommand(f),
+		newAbortCommand(f),
 	)
+	root.AddCommand(newRequestCommands(f)...)
+	root.AddCommand(newSuspendCommands(f)...)
 	return root
 }
 

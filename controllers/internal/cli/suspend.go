@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+// newSuspendCommands are suspend and resume, which set spec.suspend of a
+// Workspace or a Rollout.
+func newSuspendCommands(f *factory) []*cobra.Command {
+	return []*cobra.Command{
+		suspendCommand(f, "suspend", true, `Stop new runs of a Workspace (a running one finishes), or stop a Rollout
+admitting further stages (spec.suspend: true).`),
+		suspendCommand(f, "resume", false, `Let a suspended Workspace run or a suspended Rollout admit stages again
+(spec.suspend: false).`),
+	}
+}
+
+func suspendCommand(f *factory, verb string, suspend bool, long string) *cobra.Command {
+	return &cobra.Command{
+		Use:       verb + " workspace|rollout NAME",
+		Short:     fmt.Sprintf("%s a Workspace or a Rollout", verb),
+		Long:      long,
+		Example:   fmt.Sprintf("  kubectl magos %s workspace hello\n  kubectl magos %s rollout release", verb, verb),
+		Args:      args(2, 2),
+		ValidArgs: []string{"workspace", "rollout"},
+		RunE: func(cmd *cobra.Command, a []string) error {
+			var obj client.Object
+			var kind string
+			set := func() {}
+			switch lookupKind(a[0]) {
+			case workspaces:
+				ws := &magosv1.Workspace{}
+				obj, kind, set = ws, magosv1.WorkspaceKind, func() { ws.Spec.Suspend = suspend }
+			case rollouts:
+				ro := &magosv1.Rollout{}
+				obj, kind, set = ro, magosv1.RolloutKind, func() { ro.Spec.Suspend = suspend }
+			default:
+				return usageError("%s works on a workspace or a rollout, not %q", verb, a[0])
+			}
+			t, err := targetOf(f, a[1])
+			if err != nil {
+				return err
+			}
+			if err := t.update(cmd.Context(), obj, func() error { set(); return nil }); err != nil {
+				return err
+			}
+			fmt.Fprintf(f.streams.Out, "%s %s: spec.suspend=%t\n", kind, a[1], suspend)
+			return nil
+		},
+	}
+}
