@@ -38,6 +38,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &magosv1alpha1.AppliedStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("BackendSpec"):
 		return &magosv1alpha1.BackendSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("DependencyStatus"):
+		return &magosv1alpha1.DependencyStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("DestroySpec"):
 		return &magosv1alpha1.DestroySpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EnvEntry"):

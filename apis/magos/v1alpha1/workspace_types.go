@@ -71,6 +71,16 @@ type WorkspaceSpec struct {
 	// +optional
 	ProjectRef *LocalObjectReference `json:"projectRef,omitempty"`
 
+	// DependsOn names Workspaces of this namespace that this one runs
+	// after: it plans and applies only while each is Ready (its latest
+	// revision applied), and, deleted with destroyOnDelete, it is destroyed
+	// before them. A cycle stalls with DependencyCycle.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	DependsOn []LocalObjectReference `json:"dependsOn,omitempty"`
+
 	// VariableSetRefs name VariableSets in this namespace; later ones win.
 	// +kubebuilder:validation:MaxItems=32
 	// +optional
@@ -138,12 +148,15 @@ type WorkspaceSpec struct {
 }
 
 // WorkspacePhase is the coarse state of a Workspace.
-// +kubebuilder:validation:Enum=Idle;Planning;Validating;AwaitingApproval;AwaitingPromotion;Applying;Destroying;Failed
+// +kubebuilder:validation:Enum=Idle;Waiting;Planning;Validating;AwaitingApproval;AwaitingPromotion;Applying;Destroying;Failed
 type WorkspacePhase string
 
 // Workspace phases.
 const (
 	PhaseIdle              WorkspacePhase = "Idle"
+	// PhaseWaiting: a run would start, but a Workspace it depends on (or,
+	// while it is deleted, one that depends on it) is not there yet.
+	PhaseWaiting WorkspacePhase = "Waiting"
 	PhasePlanning          WorkspacePhase = "Planning"
 	PhaseValidating        WorkspacePhase = "Validating"
 	PhaseAwaitingApproval  WorkspacePhase = "AwaitingApproval"
@@ -352,6 +365,13 @@ type WorkspaceStatus struct {
 	// +optional
 	ErroredState *ErroredStateStatus `json:"erroredState,omitempty"`
 
+	// Dependencies shows, per spec.dependsOn entry, whether it is Ready and
+	// what this Workspace waits for.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Dependencies []DependencyStatus `json:"dependencies,omitempty"`
+
 	// LastHandledReconcileAt is the last reconcile request
 	// (ReconcileRequestAnnotation) the controller acted on.
 	// +optional
@@ -375,6 +395,17 @@ type WorkspaceStatus struct {
 	// +kubebuilder:validation:MaxItems=10
 	// +optional
 	History []RunStatus `json:"history,omitempty"`
+}
+
+// DependencyStatus is the state of one Workspace this one depends on.
+type DependencyStatus struct {
+	// Name of the Workspace depended on.
+	Name string `json:"name"`
+	// Ready: it is Ready with its latest revision applied.
+	Ready bool `json:"ready"`
+	// Message says what this Workspace waits for, when it is not Ready.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // RetryStatus is how a Workspace recovers from its newest failed run

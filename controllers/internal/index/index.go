@@ -35,6 +35,25 @@ func AddWorkspaceProjectRef(mgr ctrl.Manager) error {
 	})
 }
 
+// WorkspaceDependsOn indexes Workspaces by the names in spec.dependsOn.
+const WorkspaceDependsOn = ".spec.dependsOn.name"
+
+// AddWorkspaceDependsOn registers the WorkspaceDependsOn index with mgr
+// once.
+func AddWorkspaceDependsOn(mgr ctrl.Manager) error {
+	indexer := mgr.GetFieldIndexer()
+	if _, done := registered.LoadOrStore(fmt.Sprintf("%p/%s", indexer, WorkspaceDependsOn), true); done {
+		return nil
+	}
+	return indexer.IndexField(context.Background(), &magosv1.Workspace{}, WorkspaceDependsOn, func(o client.Object) []string {
+		var names []string
+		for _, d := range o.(*magosv1.Workspace).Spec.DependsOn {
+			names = append(names, d.Name)
+		}
+		return names
+	})
+}
+
 // Requests returns a reconcile request for each listed object.
 func Requests[T any, P interface {
 	*T

@@ -54,6 +54,9 @@ type facts struct {
 
 	// Deletion is set while a Workspace with destroyOnDelete is deleted.
 	Deletion *deletionFacts
+	// Dependencies are spec.dependsOn's facts; nil when there are none to
+	// consider.
+	Dependencies *dependencyFacts
 }
 
 // livePod is a runner Pod that has not ended although no run is current.
@@ -185,10 +188,21 @@ type note struct{ Type, Reason, Message string }
 //     AwaitingApproval.
 //  11. Apply the plan.
 //
+// A decision that starts a run waits (Waiting, DependencyNotReady) while a
+// Workspace of spec.dependsOn is not Ready, stalls (DependencyCycle) when
+// spec.dependsOn leads back to the Workspace, and, while the Workspace is
+// deleted, waits (DependentsExist) until the Workspaces depending on it are
+// gone.
+//
 // Waiting for a person (AwaitingApproval, AwaitingPromotion) is settled:
 // Ready=False without Reconciling or Stalled. A Stalled decision never
 // starts a run or waits to retry, and a retried one is never Stalled.
 func decide(f facts) decision {
+	return holdForDependencies(f, decideRun(f))
+}
+
+// decideRun is decide before spec.dependsOn is considered.
+func decideRun(f facts) decision {
 	if d, ok := decideBlocked(f); ok {
 		return d
 	}

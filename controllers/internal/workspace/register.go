@@ -15,6 +15,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
+	"github.com/magos-dev/magos/controllers/internal/index"
 	"github.com/magos-dev/magos/controllers/internal/policy"
 	"github.com/magos-dev/magos/controllers/internal/setup"
 )
@@ -67,10 +68,14 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 	if err := indexSourceRefs(mgr); err != nil {
 		return err
 	}
+	if err := index.AddWorkspaceDependsOn(mgr); err != nil {
+		return err
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("workspace").
 		For(&magosv1.Workspace{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Watches(&magosv1.Workspace{}, handler.EnqueueRequestsFromMapFunc(r.dependencyRequests), builder.WithPredicates(readinessChanged)).
 		Owns(&batchv1.Job{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(workspaceOfPod), builder.WithPredicates(runnerPodEvents)).
 		Owns(&corev1.ServiceAccount{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).

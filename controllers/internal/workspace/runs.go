@@ -139,6 +139,18 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 	if cr := st.CurrentRun; cr != nil && cr.Result == magosv1.ResultRunning {
 		f.Running = cr
 	}
+	if len(ws.Spec.DependsOn) > 0 || del != nil {
+		deps, err := r.gatherDependencies(ctx, ws, del != nil)
+		if err != nil {
+			return facts{}, nil, err
+		}
+		f.Dependencies = &deps
+		if del == nil {
+			st.Dependencies = deps.States
+		}
+	} else {
+		st.Dependencies = nil
+	}
 	if es := st.ErroredState; es != nil {
 		f.StateRestored = ws.Annotations[StateRestoredAnnotation] == es.Job
 	}

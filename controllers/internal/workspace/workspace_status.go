@@ -124,7 +124,7 @@ func computeStatus(ws *magosv1.Workspace, o observation) {
 		conditions.MarkReady(ws, metav1.ConditionFalse, magosv1.SuspendedReason, "Workspace is suspended; no runs start")
 	default:
 		switch d.Phase {
-		case magosv1.PhasePlanning, magosv1.PhaseValidating, magosv1.PhaseApplying, magosv1.PhaseDestroying:
+		case magosv1.PhaseWaiting, magosv1.PhasePlanning, magosv1.PhaseValidating, magosv1.PhaseApplying, magosv1.PhaseDestroying:
 			conditions.MarkReconciling(ws, orDefault(d.Reason, magosv1.ProgressingReason), d.Message)
 		case magosv1.PhaseAwaitingApproval, magosv1.PhaseAwaitingPromotion:
 			// Waiting for a person is a settled state, not progress: kstatus

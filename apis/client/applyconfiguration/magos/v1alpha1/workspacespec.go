@@ -36,6 +36,11 @@ type WorkspaceSpecApplyConfiguration struct {
 	Terraform *TerraformSpecApplyConfiguration `json:"terraform,omitempty"`
 	// ProjectRef names the Project this Workspace belongs to.
 	ProjectRef *LocalObjectReferenceApplyConfiguration `json:"projectRef,omitempty"`
+	// DependsOn names Workspaces of this namespace that this one runs
+	// after: it plans and applies only while each is Ready (its latest
+	// revision applied), and, deleted with destroyOnDelete, it is destroyed
+	// before them. A cycle stalls with DependencyCycle.
+	DependsOn []LocalObjectReferenceApplyConfiguration `json:"dependsOn,omitempty"`
 	// VariableSetRefs name VariableSets in this namespace; later ones win.
 	VariableSetRefs []LocalObjectReferenceApplyConfiguration `json:"variableSetRefs,omitempty"`
 	// Vars are inline variables; they take precedence over VariableSets.
@@ -105,6 +110,19 @@ func (b *WorkspaceSpecApplyConfiguration) WithTerraform(value *TerraformSpecAppl
 // If called multiple times, the ProjectRef field is set to the value of the last call.
 func (b *WorkspaceSpecApplyConfiguration) WithProjectRef(value *LocalObjectReferenceApplyConfiguration) *WorkspaceSpecApplyConfiguration {
 	b.ProjectRef = value
+	return b
+}
+
+// WithDependsOn adds the given value to the DependsOn field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the DependsOn field.
+func (b *WorkspaceSpecApplyConfiguration) WithDependsOn(values ...*LocalObjectReferenceApplyConfiguration) *WorkspaceSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithDependsOn")
+		}
+		b.DependsOn = append(b.DependsOn, *values[i])
+	}
 	return b
 }
 

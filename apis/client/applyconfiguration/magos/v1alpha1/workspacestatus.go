@@ -48,6 +48,9 @@ type WorkspaceStatusApplyConfiguration struct {
 	Lock *LockStatusApplyConfiguration `json:"lock,omitempty"`
 	// ErroredState shows state a run changed but could not write back.
 	ErroredState *ErroredStateStatusApplyConfiguration `json:"erroredState,omitempty"`
+	// Dependencies shows, per spec.dependsOn entry, whether it is Ready and
+	// what this Workspace waits for.
+	Dependencies []DependencyStatusApplyConfiguration `json:"dependencies,omitempty"`
 	// LastHandledReconcileAt is the last reconcile request
 	// (ReconcileRequestAnnotation) the controller acted on.
 	LastHandledReconcileAt *string `json:"lastHandledReconcileAt,omitempty"`
@@ -153,6 +156,19 @@ func (b *WorkspaceStatusApplyConfiguration) WithLock(value *LockStatusApplyConfi
 // If called multiple times, the ErroredState field is set to the value of the last call.
 func (b *WorkspaceStatusApplyConfiguration) WithErroredState(value *ErroredStateStatusApplyConfiguration) *WorkspaceStatusApplyConfiguration {
 	b.ErroredState = value
+	return b
+}
+
+// WithDependencies adds the given value to the Dependencies field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Dependencies field.
+func (b *WorkspaceStatusApplyConfiguration) WithDependencies(values ...*DependencyStatusApplyConfiguration) *WorkspaceStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithDependencies")
+		}
+		b.Dependencies = append(b.Dependencies, *values[i])
+	}
 	return b
 }
 

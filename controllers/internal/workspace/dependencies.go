@@ -1,0 +1,211 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/conditions"
+	"github.com/magos-dev/magos/controllers/internal/index"
+)
+
+// Reasons of spec.dependsOn.
+const (
+	// DependencyNotReadyReason: a run would start, but a Workspace this one
+	// depends on is missing or not Ready.
+	DependencyNotReadyReason = "DependencyNotReady"
+	// DependencyCycleReason: spec.dependsOn leads back to the Workspace.
+	DependencyCycleReason = "DependencyCycle"
+	// DependentsExistReason: a deleted Workspace waits for the Workspaces
+	// that depend on it to go first.
+	DependentsExistReason = "DependentsExist"
+)
+
+// dependencyFacts are what spec.dependsOn decides on.
+type dependencyFacts struct {
+	// States are the dependencies' states, in spec order.
+	States []magosv1.DependencyStatus
+	// Cycle is a path of names from the Workspace back to itself, if any.
+	Cycle []string
+	// Dependents are the Workspaces that depend on this one (read while it
+	// is deleted).
+	Dependents []string
+}
+
+// ready says whether every dependency is Ready.
+func (d dependencyFacts) ready() bool {
+	for _, s := range d.States {
+		if !s.Ready {
+			return false
+		}
+	}
+	return true
+}
+
+// gatherDependencies reads ws's dependencies from the cache (and, while ws
+// is deleted, the Workspaces that depend on it).
+func (r *Reconciler) gatherDependencies(ctx context.Context, ws *magosv1.Workspace, deleting bool) (dependencyFacts, error) {
+	var d dependencyFacts
+	if deleting {
+		var list magosv1.WorkspaceList
+		if err := r.List(ctx, &list, client.InNamespace(ws.Namespace), client.MatchingFields{index.WorkspaceDependsOn: ws.Name}); err != nil {
+			return d, fmt.Errorf("listing the Workspaces that depend on this one: %w", err)
+		}
+		for _, o := range list.Items {
+			if o.Name != ws.Name {
+				d.Dependents = append(d.Dependents, o.Name)
+			}
+		}
+		return d, nil
+	}
+	if len(ws.Spec.DependsOn) == 0 {
+		return d, nil
+	}
+	seen := map[string]*magosv1.Workspace{ws.Name: ws}
+	get := func(name string) (*magosv1.Workspace, error) {
+		if o, ok := seen[name]; ok {
+			return o, nil
+		}
+		o := &magosv1.Workspace{}
+		err := r.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: name}, o)
+		if apierrors.IsNotFound(err) {
+			o = nil
+		} else if err != nil {
+			return nil, err
+		}
+		seen[name] = o
+		return o, nil
+	}
+	for _, ref := range ws.Spec.DependsOn {
+		dep, err := get(ref.Name)
+		if err != nil {
+			return d, fmt.Errorf("reading Workspace %s: %w", ref.Name, err)
+		}
+		d.States = append(d.States, dependencyState(ref.Name, dep))
+	}
+	cycle, err := findCycle(ws.Name, get)
+	d.Cycle = cycle
+	return d, err
+}
+
+// dependencyState is what a dependent sees of dependency dep (nil: it does
+// not exist).
+func dependencyState(name string, dep *magosv1.Workspace) magosv1.DependencyStatus {
+	st := magosv1.DependencyStatus{Name: name}
+	if dep == nil {
+		st.Message = fmt.Sprintf("Workspace %s does not exist", name)
+		return st
+	}
+	switch ready := conditions.Get(dep, magosv1.ReadyCondition); {
+	case dep.Status.ObservedGeneration != dep.Generation || ready == nil:
+		st.Message = fmt.Sprintf("Workspace %s is not reconciled yet", name)
+	case !dep.DeletionTimestamp.IsZero():
+		st.Message = fmt.Sprintf("Workspace %s is being deleted", name)
+	case ready.Status != "True":
+		st.Message = fmt.Sprintf("Workspace %s is %s: %s", name, orDefault(string(dep.Status.Phase), "not Ready"), ready.Message)
+	default:
+		st.Ready = true
+	}
+	return st
+}
+
+// findCycle follows spec.dependsOn from start, depth first, and returns the
+// first path that leads back to start ("a", "b", "a"), or nil. get reads a
+// Workspace by name (nil when it does not exist).
+func findCycle(start string, get func(string) (*magosv1.Workspace, error)) ([]string, error) {
+	visited := map[string]bool{}
+	var path []string
+	var walk func(name string) ([]string, error)
+	walk = func(name string) ([]string, error) {
+		o, err := get(name)
+		if err != nil || o == nil {
+			return nil, err
+		}
+		path = append(path, name)
+		defer func() { path = path[:len(path)-1] }()
+		for _, ref := range o.Spec.DependsOn {
+			if ref.Name == start {
+				return append(slices.Clone(path), start), nil
+			}
+			if visited[ref.Name] {
+				continue
+			}
+			visited[ref.Name] = true
+			if c, err := walk(ref.Name); err != nil || c != nil {
+				return c, err
+			}
+		}
+		return nil, nil
+	}
+	return walk(start)
+}
+
+// holdForDependencies keeps decision d, which starts a run, from starting
+// it while the dependencies say no: a cycle stalls; a dependency that is
+// not Ready, or (while deleted) a dependent that still exists, waits.
+func holdForDependencies(f facts, d decision) decision {
+	if d.Action != actStart || f.Dependencies == nil {
+		return d
+	}
+	deps := f.Dependencies
+	switch {
+	case f.Deletion != nil && len(deps.Dependents) > 0:
+		return decision{Phase: magosv1.PhaseWaiting, Reason: DependentsExistReason,
+			Message: fmt.Sprintf("The Workspace is being deleted and waits for the Workspaces that depend on it to be deleted first: %s", strings.Join(deps.Dependents, ", "))}
+	case f.Deletion != nil:
+		return d
+	case len(deps.Cycle) > 0:
+		return decision{Phase: magosv1.PhaseFailed, Reason: DependencyCycleReason, Stalled: true,
+			Message: "spec.dependsOn forms a cycle: " + strings.Join(deps.Cycle, " → ")}
+	case !deps.ready():
+		var waits []string
+		for _, s := range deps.States {
+			if !s.Ready {
+				waits = append(waits, s.Message)
+			}
+		}
+		return decision{Phase: magosv1.PhaseWaiting, Reason: DependencyNotReadyReason,
+			Message: "Waiting for dependencies: " + strings.Join(waits, "; ")}
+	}
+	return d
+}
+
+// dependencyRequests maps a Workspace change to the Workspaces it may
+// unblock: those that depend on it, and (for a deleted dependent) those it
+// depends on.
+func (r *Reconciler) dependencyRequests(ctx context.Context, o client.Object) []reconcile.Request {
+	ws := o.(*magosv1.Workspace)
+	var list magosv1.WorkspaceList
+	if err := r.List(ctx, &list, client.InNamespace(ws.Namespace), client.MatchingFields{index.WorkspaceDependsOn: ws.Name}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Failed to list the Workspaces that depend on a Workspace", "workspace", ws.Name)
+		return nil
+	}
+	reqs := index.Requests(list.Items)
+	for _, ref := range ws.Spec.DependsOn {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ws.Namespace, Name: ref.Name}})
+	}
+	return reqs
+}
+
+// readinessChanged passes Workspace events that can change what a
+// dependent or a dependency decides: creation, deletion, and updates of
+// the Ready condition, the generation or the deletion timestamp.
+var readinessChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		before, after := e.ObjectOld.(*magosv1.Workspace), e.ObjectNew.(*magosv1.Workspace)
+		b, a := conditions.Get(before, magosv1.ReadyCondition), conditions.Get(after, magosv1.ReadyCondition)
+		sameReady := (b == nil) == (a == nil) && (b == nil || b.Status == a.Status)
+		return !sameReady || before.Status.ObservedGeneration != after.Status.ObservedGeneration ||
+			before.DeletionTimestamp.IsZero() != after.DeletionTimestamp.IsZero()
+	},
+}

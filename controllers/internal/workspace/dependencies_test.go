@@ -1,0 +1,87 @@
+package workspace
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+// TestHoldForDependencies pins how spec.dependsOn holds a decision that
+// starts a run, and only such a decision.
+func TestHoldForDependencies(t *testing.T) {
+	ready := magosv1.DependencyStatus{Name: "network", Ready: true}
+	notReady := magosv1.DependencyStatus{Name: "database", Message: "Workspace database is Planning: Run x is in progress"}
+	plan := startDecision(run{Phase: magosv1.RunPlan})
+	tests := []struct {
+		name     string
+		f        facts
+		d        decision
+		phase    magosv1.WorkspacePhase
+		reason   string
+		stalled  bool
+		starts   bool
+		contains string
+	}{
+		{name: "no dependencies: the run starts", f: facts{}, d: plan, phase: magosv1.PhasePlanning, starts: true},
+		{name: "every dependency Ready: the run starts", f: facts{Dependencies: &dependencyFacts{States: []magosv1.DependencyStatus{ready}}}, d: plan, phase: magosv1.PhasePlanning, starts: true},
+		{name: "a dependency not Ready: wait", f: facts{Dependencies: &dependencyFacts{States: []magosv1.DependencyStatus{ready, notReady}}}, d: plan,
+			phase: magosv1.PhaseWaiting, reason: DependencyNotReadyReason, contains: "Waiting for dependencies: Workspace database is Planning"},
+		{name: "a cycle stalls", f: facts{Dependencies: &dependencyFacts{States: []magosv1.DependencyStatus{ready}, Cycle: []string{"app", "network", "app"}}}, d: plan,
+			phase: magosv1.PhaseFailed, reason: DependencyCycleReason, stalled: true, contains: "app → network → app"},
+		{name: "a decision that starts nothing is kept", f: facts{Dependencies: &dependencyFacts{States: []magosv1.DependencyStatus{notReady}}},
+			d: decision{Phase: magosv1.PhaseIdle}, phase: magosv1.PhaseIdle},
+		{name: "a deleted Workspace waits for its dependents", f: facts{Deletion: &deletionFacts{}, Dependencies: &dependencyFacts{Dependents: []string{"app"}}},
+			d: startDecision(run{Phase: magosv1.RunPlan, Mode: magosv1.PlanModeDestroy}), phase: magosv1.PhaseWaiting, reason: DependentsExistReason, contains: "depend on it to be deleted first: app"},
+		{name: "a deleted Workspace without dependents destroys", f: facts{Deletion: &deletionFacts{}, Dependencies: &dependencyFacts{States: []magosv1.DependencyStatus{notReady}}},
+			d: startDecision(run{Phase: magosv1.RunPlan, Mode: magosv1.PlanModeDestroy}), phase: magosv1.PhasePlanning, starts: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := holdForDependencies(tt.f, tt.d)
+			assert.Equal(t, tt.phase, d.Phase)
+			if tt.reason != "" {
+				assert.Equal(t, tt.reason, d.Reason)
+			}
+			assert.Equal(t, tt.stalled, d.Stalled)
+			assert.Equal(t, tt.starts, d.Action == actStart)
+			assert.Contains(t, d.Message, tt.contains)
+		})
+	}
+}
+
+// TestFindCycle: a path back to the Workspace is found and named; a
+// diamond or a missing Workspace is no cycle.
+func TestFindCycle(t *testing.T) {
+	graph := func(edges map[string][]string) func(string) (*magosv1.Workspace, error) {
+		return func(name string) (*magosv1.Workspace, error) {
+			deps, ok := edges[name]
+			if !ok {
+				return nil, nil
+			}
+			ws := &magosv1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+			for _, d := range deps {
+				ws.Spec.DependsOn = append(ws.Spec.DependsOn, magosv1.LocalObjectReference{Name: d})
+			}
+			return ws, nil
+		}
+	}
+	c, err := findCycle("app", graph(map[string][]string{"app": {"db"}, "db": {"net"}, "net": {"app"}}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"app", "db", "net", "app"}, c)
+
+	c, err = findCycle("app", graph(map[string][]string{"app": {"db", "cache"}, "db": {"net"}, "cache": {"net"}, "net": {}}))
+	require.NoError(t, err)
+	assert.Nil(t, c, "a diamond is no cycle")
+
+	c, err = findCycle("app", graph(map[string][]string{"app": {"gone"}, "x": {"x"}}))
+	require.NoError(t, err)
+	assert.Nil(t, c, "a missing dependency is no cycle (it waits)")
+
+	c, err = findCycle("app", graph(map[string][]string{"app": {"db"}, "db": {"db"}}))
+	require.NoError(t, err)
+	assert.Nil(t, c, "a cycle that does not pass through the Workspace is the other Workspace's")
+}
