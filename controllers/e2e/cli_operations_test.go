@@ -116,6 +116,10 @@ func TestCLIRollout(t *testing.T) {
 	r = f.magos("wait", f.stages[1][0], "--applied="+rev1, "--timeout", "3m")
 	require.Equal(t, 0, r.code, "%s", r)
 	f.waitRollout(time.Minute, "rolled out", rolledOut(rev1))
+	r = f.magos("tree", "app")
+	require.Equal(t, 0, r.code, "%s", r)
+	assert.Contains(t, r.stdout, "Rollout release, revision "+rev1)
+	assert.Contains(t, r.stdout, "Stage prod: Succeeded, admitted "+rev1+"\n      Workspace "+f.stages[1][0]+": Idle, applied "+rev1)
 
 	r = f.magos("suspend", "rollout", "release")
 	require.Equal(t, 0, r.code, "%s", r)

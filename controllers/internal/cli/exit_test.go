@@ -5,6 +5,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
@@ -24,6 +25,9 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"get", "--no-such-flag"},
 		{"get", "-o", "wide"},
 		{"frobnicate"},
+		{"plan"},
+		{"policy", "test", "plan.json"},
+		{"suspend", "project", "x"},
 	} {
 		code, _, stderr := run(args...)
 		assert.Equal(t, ExitUsage, code, "%v: %s", args, stderr)
@@ -32,12 +36,17 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 }
 
 func TestHelpHasExamplesForEveryCommand(t *testing.T) {
-	for _, c := range NewCommand(genericiooptions.NewTestIOStreamsDiscard()).Commands() {
-		if c.Name() == "help" || c.Name() == "completion" {
-			continue
+	var check func(c *cobra.Command)
+	check = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			if sub.Name() == "help" || sub.Name() == "completion" {
+				continue
+			}
+			assert.NotEmpty(t, sub.Example, "%s has no example", sub.CommandPath())
+			check(sub)
 		}
-		assert.NotEmpty(t, c.Example, "%s has no example", c.Name())
 	}
+	check(NewCommand(genericiooptions.NewTestIOStreamsDiscard()))
 	code, out, _ := run("approve", "--help")
 	assert.Equal(t, ExitOK, code)
 	assert.Contains(t, out, "kubectl magos approve hello --plan")

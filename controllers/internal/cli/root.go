@@ -63,6 +63,10 @@ Exit codes: 0 success, 1 a refusal or a failure, 2 wrong usage.`,
 		newUnlockCommand(f),
 		newPromoteCommand(f),
 		newAbortCommand(f),
+		newPlanCommand(f),
+		newPolicyCommand(f),
+		newTreeCommand(f),
+		newLogsCommand(f),
 	)
 	root.AddCommand(newRequestCommands(f)...)
 	root.AddCommand(newSuspendCommands(f)...)

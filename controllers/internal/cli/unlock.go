@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/workspace"
 )
 
@@ -31,12 +30,8 @@ Workspace shows no lock.`,
 }
 
 func unlock(ctx context.Context, f *factory, name string, yes bool) error {
-	t, err := targetOf(f, name)
+	t, ws, err := readWorkspace(ctx, f, name)
 	if err != nil {
-		return err
-	}
-	ws := &magosv1.Workspace{}
-	if err := t.get(ctx, ws); err != nil {
 		return err
 	}
 	lock := ws.Status.Lock

@@ -33,6 +33,16 @@ func targetOf(f *factory, name string) (*target, error) {
 	return &target{c: c, key: client.ObjectKey{Namespace: ns, Name: name}}, nil
 }
 
+// readWorkspace reads the Workspace name of the flags' namespace.
+func readWorkspace(ctx context.Context, f *factory, name string) (*target, *magosv1.Workspace, error) {
+	t, err := targetOf(f, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	ws := &magosv1.Workspace{}
+	return t, ws, t.get(ctx, ws)
+}
+
 // get reads the object into obj; a missing one is a NotFound error that
 // names it and its namespace.
 func (t *target) get(ctx context.Context, obj client.Object) error {

@@ -1,0 +1,78 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+// TestCLIPlanPolicyTreeLogs: plan show renders the stored plan with its
+// verdict, its JSON feeds policy test, tree shows the Project, and logs
+// says where a run's result is once its Pod is gone.
+func TestCLIPlanPolicyTreeLogs(t *testing.T) {
+	ctx := context.Background()
+	s := newStack(t)
+	s.gitRepository("infra", copyConfig(t, "hello"))
+	require.NoError(t, env.Client.Create(ctx, &magosv1.Project{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: s.ns}}))
+	s.newWorkspace("hello", "infra", func(ws *magosv1.Workspace) {
+		ws.Spec.Approval = magosv1.ApprovalManual
+		ws.Spec.ProjectRef = &magosv1.LocalObjectReference{Name: "app"}
+	})
+	ws := s.waitWorkspace("hello", 3*time.Minute, "waits for approval", func(ws *magosv1.Workspace) bool {
+		return ws.Status.Phase == magosv1.PhaseAwaitingApproval
+	})
+	planID := ws.Status.Plan.ID
+
+	r := s.magos("plan", "show", "hello")
+	require.Equal(t, 0, r.code, "%s", r)
+	assert.Contains(t, r.stdout, "Plan "+planID+" of Workspace hello")
+	assert.Contains(t, r.stdout, "terraform_data.greeting will be created", "the engine's rendering")
+	assert.Contains(t, r.stdout, "Policy: Passed")
+
+	r = s.magos("plan", "show", "hello", "--json")
+	require.Equal(t, 0, r.code, "%s", r)
+	var plan struct {
+		ResourceChanges []struct{ Address string } `json:"resource_changes"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &plan))
+	require.NotEmpty(t, plan.ResourceChanges)
+	planFile := filepath.Join(t.TempDir(), "plan.json")
+	require.NoError(t, os.WriteFile(planFile, []byte(r.stdout), 0o600))
+
+	r = s.magos("policy", "test", planFile, "--policy", filepath.Join(env.Root, "controllers", "internal", "policy", "testdata", "cookbook", "forbidden-resource-types.yaml"))
+	assert.Equal(t, 1, r.code, "%s", r)
+	assert.Contains(t, r.stdout, "FAILED")
+	assert.Contains(t, r.stdout, "terraform_data.greeting")
+
+	r = s.magos("tree", "app")
+	require.Equal(t, 0, r.code, "%s", r)
+	assert.Contains(t, r.stdout, "Project app:")
+	assert.Contains(t, r.stdout, "Workspace hello: AwaitingApproval")
+	r = s.magos("tree", "nope")
+	assert.Equal(t, 1, r.code, "%s", r)
+	assert.Contains(t, r.stderr, `Project "nope" not found`)
+
+	job := ws.Status.History[0].Job
+	require.NoError(t, env.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(s.ns), client.MatchingLabels{"job-name": job}))
+	require.Eventually(t, func() bool {
+		var pods corev1.PodList
+		return env.Client.List(ctx, &pods, client.InNamespace(s.ns), client.MatchingLabels{"job-name": job}) == nil && len(pods.Items) == 0
+	}, 30*time.Second, 250*time.Millisecond)
+	r = s.magos("logs", "hello")
+	assert.Equal(t, 1, r.code, "%s", r)
+	assert.Contains(t, r.stderr, "the Pod of run "+job+" is gone")
+	assert.Contains(t, r.stderr, "still in status.history: plan Succeeded")
+	r = s.magos("logs", "hello", "--run", "3")
+	assert.Equal(t, 2, r.code, "%s", r)
+}

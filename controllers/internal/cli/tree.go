@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+func newTreeCommand(f *factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "tree PROJECT",
+		Short: "Show a Project, its Rollouts' stages and its Workspaces with their status",
+		Example: `  kubectl magos tree app
+  kubectl magos tree app -n infra`,
+		Args: args(1, 1),
+		RunE: func(cmd *cobra.Command, a []string) error { return tree(cmd.Context(), f, a[0]) },
+	}
+}
+
+func tree(ctx context.Context, f *factory, name string) error {
+	t, err := targetOf(f, name)
+	if err != nil {
+		return err
+	}
+	p := &magosv1.Project{}
+	if err := t.get(ctx, p); err != nil {
+		return err
+	}
+	var ros magosv1.RolloutList
+	var wss magosv1.WorkspaceList
+	for _, l := range []client.ObjectList{&ros, &wss} {
+		if err := t.c.List(ctx, l, client.InNamespace(t.key.Namespace)); err != nil {
+			return err
+		}
+	}
+	writeTree(f.streams.Out, p, ros.Items, wss.Items)
+	return nil
+}
+
+// writeTree writes the Project, each Rollout on it with its stages and
+// their Workspaces, and the Project's Workspaces no stage holds.
+func writeTree(w io.Writer, p *magosv1.Project, rollouts []magosv1.Rollout, workspaces []magosv1.Workspace) {
+	members := map[string]*magosv1.Workspace{}
+	var names []string
+	for i := range workspaces {
+		ws := &workspaces[i]
+		if ws.Spec.ProjectRef != nil && ws.Spec.ProjectRef.Name == p.Name {
+			members[ws.Name] = ws
+			names = append(names, ws.Name)
+		}
+	}
+	slices.Sort(names)
+	wsw := p.Status.Workspaces
+	fmt.Fprintf(w, "Project %s: %d Workspaces, %d ready, %d failed: %s\n", p.Name, wsw.Total, wsw.Ready, wsw.Failed, readyMessage(p.Status.Conditions))
+	staged := map[string]bool{}
+	for _, ro := range rollouts {
+		if ro.Spec.ProjectRef.Name != p.Name {
+			continue
+		}
+		fmt.Fprintf(w, "  Rollout %s, revision %s: %s\n", ro.Name, orNone(ro.Status.Revision), readyMessage(ro.Status.Conditions))
+		for _, st := range ro.Status.Stages {
+			fmt.Fprintf(w, "    Stage %s: %s, admitted %s\n", st.Name, st.Phase, orNone(st.AdmittedRevision))
+			for _, sw := range st.Workspaces {
+				staged[sw.Name] = true
+				writeTreeWorkspace(w, "      ", sw.Name, members[sw.Name])
+			}
+		}
+	}
+	header := false
+	for _, n := range names {
+		if staged[n] {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(w, "  Workspaces outside any stage:")
+			header = true
+		}
+		writeTreeWorkspace(w, "    ", n, members[n])
+	}
+}
+
+func writeTreeWorkspace(w io.Writer, indent, name string, ws *magosv1.Workspace) {
+	if ws == nil {
+		fmt.Fprintf(w, "%sWorkspace %s: not found\n", indent, name)
+		return
+	}
+	applied := none
+	if a := ws.Status.LastApplied; a != nil {
+		applied = a.Revision
+	}
+	fmt.Fprintf(w, "%sWorkspace %s: %s, applied %s: %s\n", indent, name, orNone(string(ws.Status.Phase)), applied, readyMessage(ws.Status.Conditions))
+}
