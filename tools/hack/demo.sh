@@ -84,13 +84,16 @@ echo "==> Rollout platform: dev applied; prod (Manual) planned and waits for its
 revision="$("${kubectl[@]}" -n magos-demo get rollout platform -o jsonpath='{.status.revision}')"
 cat <<MSG
 
-The demo keeps running. Try:
-  export KUBECONFIG=${kubeconfig}
-  bin/k8s/kubectl -n magos-demo get workspaces -w        # in one terminal
-  bin/k8s/kubectl -n magos-demo patch rollout platform --type merge \\
-    -p '{"spec":{"promotions":[{"stage":"prod","revision":"${revision}"}]}}'   # promote: hello-prod applies
-  \$EDITOR ${config}/hello/main.tf                        # change the greeting: a new revision goes to dev, then waits for prod's promotion
-  bin/k8s/kubectl -n magos-demo get events --sort-by=.metadata.creationTimestamp
+The demo keeps running. Try (docs/cli.md lists every command):
+  export KUBECONFIG=${kubeconfig} PATH=${root}/bin:${root}/bin/k8s:\$PATH   # kubectl finds the kubectl-magos plugin
+  kubectl magos get -n magos-demo --watch                   # in one terminal
+  kubectl magos tree platform -n magos-demo                 # the Project, its Rollout stages and Workspaces
+  kubectl magos plan show hello-prod -n magos-demo          # what prod will apply, and its policy verdict
+  kubectl magos promote platform prod -n magos-demo         # promote ${revision}: hello-prod applies
+  kubectl magos wait hello-prod --applied -n magos-demo     # until it is applied
+  kubectl magos replan hello -n magos-demo --wait           # plan again now
+  \$EDITOR ${config}/hello/main.tf                          # change the greeting: a new revision goes to dev, then waits for prod's promotion
+  kubectl -n magos-demo get events --sort-by=.metadata.creationTimestamp
   curl -s 127.0.0.1:18080/metrics | grep ^magos_
 Run logs are in ${state}/runs, process logs in ${state}/logs. Stop everything with: make demo-stop
 MSG
