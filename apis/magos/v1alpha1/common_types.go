@@ -124,6 +124,15 @@ type RetrySpec struct {
 // status.lastHandledReconcileAt.
 const ReconcileRequestAnnotation = "reconcile.fluxcd.io/requestedAt"
 
+// UnlockAnnotation, set on a Workspace to the holder shown in
+// status.lock.holder, releases a stuck state lock.
+const UnlockAnnotation = "magos.dev/unlock"
+
+// StateRestoredAnnotation, set on a Workspace to the Job shown in
+// status.erroredState.job once the state was restored, lets runs start
+// again.
+const StateRestoredAnnotation = "magos.dev/state-restored"
+
 // PlanMode is what a plan was made for.
 // +kubebuilder:validation:Enum=Destroy
 type PlanMode string

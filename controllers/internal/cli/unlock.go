@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/magos-dev/magos/controllers/internal/workspace"
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
 
 func newUnlockCommand(f *factory) *cobra.Command {
@@ -17,7 +17,7 @@ func newUnlockCommand(f *factory) *cobra.Command {
 		Use:   "unlock WORKSPACE",
 		Short: "Release a stuck state lock (status.lock)",
 		Long: `Show the holder of a Workspace's stuck state lock and, once confirmed,
-ask the controller to release it (annotation ` + workspace.UnlockAnnotation + `=<holder>). The
+ask the controller to release it (annotation ` + magosv1.UnlockAnnotation + `=<holder>). The
 controller releases it only while no run uses the state. Refused when the
 Workspace shows no lock.`,
 		Example: `  kubectl magos unlock hello
@@ -47,7 +47,7 @@ func unlock(ctx context.Context, f *factory, name string, yes bool) error {
 		if ws.Status.Lock == nil || ws.Status.Lock.Holder != holder {
 			return refused("the lock of Workspace %s changed while you confirmed; run unlock again", name)
 		}
-		setAnnotation(ws, workspace.UnlockAnnotation, holder)
+		setAnnotation(ws, magosv1.UnlockAnnotation, holder)
 		return nil
 	}); err != nil {
 		return err

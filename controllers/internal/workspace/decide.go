@@ -227,8 +227,8 @@ func decideRun(f facts) decision {
 	if f.Approval == magosv1.ApprovalManual && f.ApprovedPlan != plan.ID {
 		return decision{
 			Phase: magosv1.PhaseAwaitingApproval, Reason: AwaitingApprovalReason,
-			Message: fmt.Sprintf("Plan %s (%s) of revision %s awaits approval: set spec.approvedPlan to %q",
-				plan.ID, PlanSummary(plan), plan.Revision, plan.ID),
+			Message: fmt.Sprintf("Plan %s (%s) of revision %s awaits approval: set spec.approvedPlan to %q (kubectl magos approve %s --plan %s)",
+				plan.ID, PlanSummary(plan), plan.Revision, plan.ID, f.Name, plan.ID),
 			Event: &note{Normal, AwaitingApprovalReason, fmt.Sprintf("Plan %s (%s) awaits approval", plan.ID, PlanSummary(plan))},
 		}
 	}
@@ -312,7 +312,7 @@ func decideLock(name string, lock *magosv1.LockStatus, unlock *unlockCheck) deci
 		return decision{Phase: magosv1.PhaseFailed, Reason: StateLockedReason, Stalled: true, Message: msg}
 	}
 	howTo := func(holder string) string {
-		return fmt.Sprintf("once no run is using the state, release it with: kubectl annotate workspace %s %s=%s --overwrite", name, UnlockAnnotation, holder)
+		return fmt.Sprintf("once no run is using the state, release it with: kubectl magos unlock %s (or kubectl annotate workspace %s %s=%s --overwrite)", name, name, UnlockAnnotation, holder)
 	}
 	switch {
 	case unlock == nil:

@@ -77,7 +77,7 @@ func TestDecide(t *testing.T) {
 
 		// 3. Locks.
 		{name: "a held lock stalls", f: facts{Name: "ws", Lock: lock, Plan: plan()},
-			want: want{phase: magosv1.PhaseFailed, reason: StateLockedReason, stalled: true, message: "kubectl annotate workspace ws magos.dev/unlock=run-1"}},
+			want: want{phase: magosv1.PhaseFailed, reason: StateLockedReason, stalled: true, message: "kubectl magos unlock ws (or kubectl annotate workspace ws magos.dev/unlock=run-1 --overwrite)"}},
 		{name: "unlock while a run still runs is refused", f: facts{Lock: lock, Unlock: &unlockCheck{Running: "Job ws-apply-1"}},
 			want: want{phase: magosv1.PhaseFailed, reason: StateLockedReason, stalled: true, message: "Job ws-apply-1 of this Workspace is still running"}},
 		{name: "unlock of a lock now held by another is refused", f: facts{Lock: lock, Unlock: &unlockCheck{Holder: "run-2"}},
@@ -146,8 +146,8 @@ func TestDecide(t *testing.T) {
 		// 9–11. Promotion, approval, apply.
 		{name: "not admitted by the Rollout", f: facts{Plan: plan(), Gate: passed, Admission: admission{Denied: true, Message: "waiting for stage dev"}},
 			want: want{phase: magosv1.PhaseAwaitingPromotion, reason: AwaitingPromotionReason, event: AwaitingPromotionReason}},
-		{name: "manual approval pending", f: facts{Plan: plan(), Gate: passed, Approval: magosv1.ApprovalManual, ApprovedPlan: "p1"},
-			want: want{phase: magosv1.PhaseAwaitingApproval, reason: AwaitingApprovalReason, event: AwaitingApprovalReason, message: `set spec.approvedPlan to "p2"`}},
+		{name: "manual approval pending", f: facts{Name: "ws", Plan: plan(), Gate: passed, Approval: magosv1.ApprovalManual, ApprovedPlan: "p1"},
+			want: want{phase: magosv1.PhaseAwaitingApproval, reason: AwaitingApprovalReason, event: AwaitingApprovalReason, message: `set spec.approvedPlan to "p2" (kubectl magos approve ws --plan p2)`}},
 		{name: "approved: apply", f: facts{Plan: plan(), Gate: passed, Approval: magosv1.ApprovalManual, ApprovedPlan: "p2"},
 			want: want{phase: magosv1.PhaseApplying, reason: ApplyingReason, action: actStart, run: run{Phase: magosv1.RunApply, PlanID: "p2", PlanDigest: "sha256:plan"}}},
 		{name: "auto approval: apply", f: facts{Plan: plan(), Gate: passed, Applied: applied},

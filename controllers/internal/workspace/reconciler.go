@@ -23,13 +23,12 @@ import (
 // DestroyFinalizer holds a Workspace with destroyOnDelete until its destroy run finished.
 const DestroyFinalizer = "magos.dev/destroy"
 
-// UnlockAnnotation, set to the holder shown in status.lock.holder, releases a
-// stuck state lock.
-const UnlockAnnotation = "magos.dev/unlock"
-
-// StateRestoredAnnotation, set to the Job shown in status.erroredState.job
-// once the state was restored, lets runs start again.
-const StateRestoredAnnotation = "magos.dev/state-restored"
+// UnlockAnnotation and StateRestoredAnnotation are the API's: a person's
+// release of a stuck lock and of state that was not written back.
+const (
+	UnlockAnnotation        = magosv1.UnlockAnnotation
+	StateRestoredAnnotation = magosv1.StateRestoredAnnotation
+)
 
 // Reconciler reconciles Workspaces.
 type Reconciler struct {
