@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -276,6 +277,15 @@ func TestWorkspaceAppliesOnTheNode(t *testing.T) {
 	require.Contains(t, logs, "terraform_data.greeting", "the runner Pods' logs were read")
 	assert.NotContains(t, logs, sentinel, "the secret input leaked into a container log")
 
+	// kubectl magos logs streams the runner's output from the kubelet: the
+	// newest run (the apply) and, by history index, the plan; masked.
+	applyLogs := magosCLI(t, "logs", "hello", "-n", ns)
+	assert.Contains(t, applyLogs, "terraform_data.greeting", "the apply run's output, read through the kubelet")
+	planLogs := magosCLI(t, "logs", "hello", "-n", ns, "--run", "1")
+	assert.Contains(t, planLogs, "terraform_data.greeting")
+	assert.NotEqual(t, applyLogs, planLogs, "--run 1 is the plan run")
+	assert.NotContains(t, applyLogs+planLogs, sentinel, "the secret input is masked in the runner output")
+
 	// Deleting the Workspace: the garbage collector removes what it owned.
 	require.NoError(t, k8s.Delete(ctx, ws))
 	require.Eventually(t, func() bool {
@@ -307,6 +317,43 @@ func TestWorkspaceAppliesOnTheNode(t *testing.T) {
 	t.Logf("realnode: garbage collector removed the Workspace's objects %s after it was deleted", time.Since(deleted).Round(time.Millisecond))
 	require.NoError(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: magosv1.StateSecretName("hello")}, &state),
 		"the state Secret outlives its Workspace")
+}
+
+var (
+	cliOnce sync.Once
+	cliPath string
+	cliErr  error
+)
+
+// magosCLI runs kubectl-magos, built once, in the node's network namespace
+// against its apiserver, and returns its output.
+func magosCLI(t *testing.T, args ...string) string {
+	t.Helper()
+	cliOnce.Do(func() {
+		root, err := testenv.RepoRoot()
+		if err != nil {
+			cliErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "magos-realnode-cli-")
+		if err != nil {
+			cliErr = err
+			return
+		}
+		cliPath = filepath.Join(dir, "kubectl-magos")
+		build := exec.Command("go", "build", "-o", cliPath, "./kubectl-magos")
+		build.Dir = filepath.Join(root, "controllers")
+		if out, err := build.CombinedOutput(); err != nil {
+			cliErr = fmt.Errorf("building kubectl-magos: %w: %s", err, out)
+		}
+	})
+	require.NoError(t, cliErr)
+	cmd := node.Command(cliPath, append(args, "--kubeconfig", node.Kubeconfig)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "kubectl magos %s: %s", strings.Join(args, " "), stderr.String())
+	return string(out)
 }
 
 // ownedBy says whether uid is among obj's owners.
