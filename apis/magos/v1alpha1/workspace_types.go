@@ -153,10 +153,10 @@ type WorkspacePhase string
 
 // Workspace phases.
 const (
-	PhaseIdle              WorkspacePhase = "Idle"
+	PhaseIdle WorkspacePhase = "Idle"
 	// PhaseWaiting: a run would start, but a Workspace it depends on (or,
 	// while it is deleted, one that depends on it) is not there yet.
-	PhaseWaiting WorkspacePhase = "Waiting"
+	PhaseWaiting           WorkspacePhase = "Waiting"
 	PhasePlanning          WorkspacePhase = "Planning"
 	PhaseValidating        WorkspacePhase = "Validating"
 	PhaseAwaitingApproval  WorkspacePhase = "AwaitingApproval"
