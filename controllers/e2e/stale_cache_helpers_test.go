@@ -2,10 +2,8 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,19 +15,18 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/policy"
 	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
 // laggingClient is the workspace-controller's client with a cache that
 // lags behind the apiserver: its Job reads miss every Job created after it
 // was made, as an informer does that has not yet seen their create events.
-// Everything else reads and writes the apiserver. While conflicts is
-// positive, status patches fail with a conflict, as one that lost an
-// optimistic-lock race does.
+// Everything else reads and writes the apiserver; its status patches fail
+// while Conflicts is positive (testenv.ConflictingClient).
 type laggingClient struct {
-	client.Client
-	mu        sync.Mutex
-	known     map[string]bool
-	conflicts atomic.Int32
+	*testenv.ConflictingClient
+	mu    sync.Mutex
+	known map[string]bool
 }
 
 // newLaggingClient snapshots the Jobs of namespace ns now.
@@ -37,7 +34,7 @@ func newLaggingClient(t *testing.T, ns string) *laggingClient {
 	t.Helper()
 	var jobs batchv1.JobList
 	require.NoError(t, env.Client.List(context.Background(), &jobs, client.InNamespace(ns)))
-	c := &laggingClient{Client: env.Client, known: map[string]bool{}}
+	c := &laggingClient{ConflictingClient: &testenv.ConflictingClient{Client: env.Client}, known: map[string]bool{}}
 	for _, j := range jobs.Items {
 		c.known[j.Name] = true
 	}
@@ -65,23 +62,6 @@ func (c *laggingClient) List(ctx context.Context, list client.ObjectList, opts .
 		jobs.Items = slices.DeleteFunc(jobs.Items, func(j batchv1.Job) bool { return !c.seen(j.Name) })
 	}
 	return nil
-}
-
-func (c *laggingClient) Status() client.SubResourceWriter {
-	return &conflictingStatus{SubResourceWriter: c.Client.Status(), c: c}
-}
-
-type conflictingStatus struct {
-	client.SubResourceWriter
-	c *laggingClient
-}
-
-func (w *conflictingStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	if w.c.conflicts.Add(-1) >= 0 {
-		return apierrors.NewConflict(magosv1.GroupVersion.WithResource("workspaces").GroupResource(), obj.GetName(),
-			errors.New("the object has been modified; please apply your changes to the latest version and try again"))
-	}
-	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 }
 
 // laggingReconciler is a workspace-controller reconciler, driven by the

@@ -84,7 +84,7 @@ func TestLostStatusPatchNeverStartsASecondJob(t *testing.T) {
 	s.stopController()
 
 	lc := newLaggingClient(t, s.ns)
-	lc.conflicts.Store(1)
+	lc.Conflicts.Store(1)
 	r := s.laggingReconciler(lc)
 	patch := client.MergeFrom(ws.DeepCopy())
 	ws.Spec.ApprovedPlan = ws.Status.Plan.ID
@@ -127,7 +127,7 @@ func TestUnlockIsRefusedWhileARunHoldsTheLock(t *testing.T) {
 	s.stopController()
 
 	lc := newLaggingClient(t, s.ns)
-	lc.conflicts.Store(1)
+	lc.Conflicts.Store(1)
 	r := s.laggingReconciler(lc)
 	patch := client.MergeFrom(ws.DeepCopy())
 	ws.Annotations = map[string]string{workspace.UnlockAnnotation: ws.Status.Lock.Holder}

@@ -1,29 +1,20 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-)
 
-// planJSON is the part of the engine's `show -json` output a summary reads.
-type planJSON struct {
-	ResourceChanges []struct {
-		Address string `json:"address"`
-		Change  struct {
-			Actions []string `json:"actions"`
-		} `json:"change"`
-	} `json:"resource_changes"`
-}
+	"github.com/magos-dev/magos/apis/plansummary"
+)
 
 // summarize lists the resource changes of a plan JSON, one per line with
 // its action's sign, for a plan stored without a rendering.
 func summarize(raw []byte) (string, error) {
-	var p planJSON
-	if err := json.Unmarshal(raw, &p); err != nil {
+	p, err := plansummary.Parse(raw)
+	if err != nil {
 		return "", failed("the stored plan JSON cannot be read: %v", err)
 	}
 	var b strings.Builder

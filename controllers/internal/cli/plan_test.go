@@ -10,7 +10,7 @@ import (
 )
 
 func TestSummarize(t *testing.T) {
-	got, err := summarize([]byte(`{"resource_changes":[
+	got, err := summarize([]byte(`{"format_version":"1.2","resource_changes":[
 		{"address":"a.new","change":{"actions":["create"]}},
 		{"address":"a.same","change":{"actions":["no-op"]}},
 		{"address":"a.edit","change":{"actions":["update"]}},
@@ -20,7 +20,7 @@ func TestSummarize(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "Resource changes:\n  + a.new\n  ~ a.edit\n  - a.gone\n  -/+ a.swap\n  +/- a.[31mred\n", got)
 
-	got, err = summarize([]byte(`{"resource_changes":[{"address":"a","change":{"actions":["no-op"]}}]}`))
+	got, err = summarize([]byte(`{"format_version":"1.2","resource_changes":[{"address":"a","change":{"actions":["no-op"]}}]}`))
 	require.NoError(t, err)
 	assert.Equal(t, "No changes.", got)
 

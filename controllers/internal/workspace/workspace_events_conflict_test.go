@@ -2,9 +2,7 @@ package workspace_test
 
 import (
 	"context"
-	"errors"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +17,7 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/policy"
 	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
 // reasonRecorder counts the events a reconciler records, by reason.
@@ -37,30 +36,6 @@ func (r *reasonRecorder) count(reason string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.counts[reason]
-}
-
-// conflictingClient is the apiserver's client whose Workspace status
-// patches fail with a conflict while conflicts is positive, as a patch
-// that lost an optimistic-lock race does.
-type conflictingClient struct {
-	client.Client
-	conflicts atomic.Int32
-}
-
-func (c *conflictingClient) Status() client.SubResourceWriter {
-	return &conflictingStatusWriter{SubResourceWriter: c.Client.Status(), c: c}
-}
-
-type conflictingStatusWriter struct {
-	client.SubResourceWriter
-	c *conflictingClient
-}
-
-func (w *conflictingStatusWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	if w.c.conflicts.Add(-1) >= 0 {
-		return apierrors.NewConflict(magosv1.GroupVersion.WithResource("workspaces").GroupResource(), obj.GetName(), errors.New("the object has been modified"))
-	}
-	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 }
 
 // A reconcile whose status patch is lost is repeated, and the repeat sees
@@ -104,7 +79,7 @@ func TestLostStatusPatchRepeatsNoEventAndLosesNoRecord(t *testing.T) {
 			f.stopController()
 			evaluator, err := policy.NewEvaluator()
 			require.NoError(t, err)
-			c := &conflictingClient{Client: env.Client}
+			c := &testenv.ConflictingClient{Client: env.Client}
 			events := &reasonRecorder{counts: map[string]int{}}
 			r := &workspace.Reconciler{Client: c, APIReader: env.Client, Events: events, Options: f.options(), Policies: evaluator}
 			reconcile := func() error {
@@ -115,7 +90,7 @@ func TestLostStatusPatchRepeatsNoEventAndLosesNoRecord(t *testing.T) {
 			f.newWorkspace("lost", nil)
 			require.NoError(t, reconcile(), "starts the plan")
 			tt.finish(t, waitJob(t, f.ns, "lost", magosv1.RunPlan))
-			c.conflicts.Store(1)
+			c.Conflicts.Store(1)
 			require.True(t, apierrors.IsConflict(reconcile()), "the status patch that records the run is lost")
 			require.NoError(t, reconcile(), "the reconcile is repeated")
 			tt.check(t, f.get("lost"), events)

@@ -10,9 +10,9 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/apis/planstore"
+	"github.com/magos-dev/magos/apis/plansummary"
 	"github.com/magos-dev/magos/runner/internal/engine"
 	"github.com/magos-dev/magos/runner/internal/outputs"
-	"github.com/magos-dev/magos/runner/internal/plansummary"
 	"github.com/magos-dev/magos/runner/internal/report"
 )
 

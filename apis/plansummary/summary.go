@@ -1,0 +1,77 @@
+package plansummary
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Counts are the resource changes of a plan, counted the way the engine's
+// "Plan: N to add, N to change, N to destroy" line counts them: a replace
+// adds one and destroys one; no-op and read are not counted.
+type Counts struct {
+	Add     int32
+	Change  int32
+	Destroy int32
+}
+
+// Total is the number of counted changes.
+func (c Counts) Total() int32 { return c.Add + c.Change + c.Destroy }
+
+// Plan is the part of the plan JSON format Magos reads.
+type Plan struct {
+	FormatVersion   string           `json:"format_version"`
+	ResourceChanges []ResourceChange `json:"resource_changes"`
+}
+
+// ResourceChange is one resource's planned change.
+type ResourceChange struct {
+	Address string `json:"address"`
+	Change  struct {
+		Actions []string `json:"actions"`
+	} `json:"change"`
+}
+
+// Parse reads a plan JSON document; one without a format_version is not a
+// plan.
+func Parse(planJSON []byte) (Plan, error) {
+	var p Plan
+	if err := json.Unmarshal(planJSON, &p); err != nil {
+		return Plan{}, fmt.Errorf("reading the plan JSON: %w", err)
+	}
+	if p.FormatVersion == "" {
+		return Plan{}, fmt.Errorf("reading the plan JSON: no format_version, not a plan")
+	}
+	return p, nil
+}
+
+// Count returns the change counts of a plan JSON document.
+func Count(planJSON []byte) (Counts, error) {
+	p, err := Parse(planJSON)
+	if err != nil {
+		return Counts{}, err
+	}
+	var c Counts
+	for _, rc := range p.ResourceChanges {
+		var create, del, update bool
+		for _, a := range rc.Change.Actions {
+			switch a {
+			case "create":
+				create = true
+			case "delete":
+				del = true
+			case "update":
+				update = true
+			}
+		}
+		if create {
+			c.Add++
+		}
+		if del {
+			c.Destroy++
+		}
+		if update {
+			c.Change++
+		}
+	}
+	return c, nil
+}
