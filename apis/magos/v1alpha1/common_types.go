@@ -236,8 +236,15 @@ type Variable struct {
 
 // VariableSource names exactly one key of a Secret or ConfigMap.
 // +kubebuilder:validation:XValidation:rule="has(self.secretKeyRef) != has(self.configMapKeyRef)",message="exactly one of secretKeyRef or configMapKeyRef must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.secretKeyRef) || !has(self.secretKeyRef.name) || !self.secretKeyRef.name.startsWith('tfstate-')",message="secretKeyRef must not name a state or plan Secret (tfstate-*): those hold a Workspace's state"
 type VariableSource struct {
-	// SecretKeyRef selects a key of a Secret.
+	// SecretKeyRef selects a key of a Secret. Secrets Magos keeps for a
+	// Workspace (state, errored state, plans, outputs) are refused, except
+	// the outputs Secret of a Workspace in spec.dependsOn: state Secret
+	// names (tfstate-*) at admission, the others at reconcile by their
+	// labels (Stalled, StorageReferenceNotAllowed). Plan Secret names
+	// (*-plan-NN) cannot be refused at admission here: the pattern match
+	// needs a bound on the name that Kubernetes' SecretKeySelector lacks.
 	// +optional
 	SecretKeyRef *corev1.SecretKeySelector `json:"secretKeyRef,omitempty"`
 

@@ -10,8 +10,10 @@ const VariableSetKind = "VariableSet"
 
 // WholeObjectSource turns every key of a Secret or ConfigMap into a variable.
 // +kubebuilder:validation:XValidation:rule="has(self.secretRef) != has(self.configMapRef)",message="exactly one of secretRef or configMapRef must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.secretRef) || !(self.secretRef.name.startsWith('tfstate-') || self.secretRef.name.matches('-plan-[0-9][0-9]+$'))",message="secretRef must not name a state or plan Secret (tfstate-*, *-plan-NN): those hold another run's state and plans"
 type WholeObjectSource struct {
 	// SecretRef names a Secret; every key becomes a sensitive variable.
+	// Secrets Magos keeps for a Workspace are refused (see VariableSource).
 	// +optional
 	SecretRef *OptionalObjectReference `json:"secretRef,omitempty"`
 

@@ -163,8 +163,9 @@ func requeueAfter(d time.Duration) ctrl.Result {
 	return ctrl.Result{RequeueAfter: max(d, time.Second)}
 }
 
-// resolveInputs applies the cluster-level guards and resolves the
-// Workspace's Project and variables.
+// resolveInputs applies the cluster-level guards, resolves the
+// Workspace's Project and variables and refuses variables that read
+// another Workspace's storage.
 func (r *Reconciler) resolveInputs(ctx context.Context, ws *magosv1.Workspace) (inputs, error) {
 	if err := r.checkGuards(ctx, ws); err != nil {
 		return inputs{}, err
@@ -173,5 +174,9 @@ func (r *Reconciler) resolveInputs(ctx context.Context, ws *magosv1.Workspace) (
 	if err != nil {
 		return inputs{}, err
 	}
-	return r.resolveVariables(ctx, ws, project)
+	in, err := r.resolveVariables(ctx, ws, project)
+	if err != nil {
+		return in, err
+	}
+	return in, r.checkStorageRefs(ctx, ws, in.Env)
 }

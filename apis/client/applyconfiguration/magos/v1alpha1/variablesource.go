@@ -27,7 +27,13 @@ import (
 //
 // VariableSource names exactly one key of a Secret or ConfigMap.
 type VariableSourceApplyConfiguration struct {
-	// SecretKeyRef selects a key of a Secret.
+	// SecretKeyRef selects a key of a Secret. Secrets Magos keeps for a
+	// Workspace (state, errored state, plans, outputs) are refused, except
+	// the outputs Secret of a Workspace in spec.dependsOn: state Secret
+	// names (tfstate-*) at admission, the others at reconcile by their
+	// labels (Stalled, StorageReferenceNotAllowed). Plan Secret names
+	// (*-plan-NN) cannot be refused at admission here: the pattern match
+	// needs a bound on the name that Kubernetes' SecretKeySelector lacks.
 	SecretKeyRef *v1.SecretKeySelector `json:"secretKeyRef,omitempty"`
 	// ConfigMapKeyRef selects a key of a ConfigMap.
 	ConfigMapKeyRef *v1.ConfigMapKeySelector `json:"configMapKeyRef,omitempty"`

@@ -24,6 +24,7 @@ package v1alpha1
 // WholeObjectSource turns every key of a Secret or ConfigMap into a variable.
 type WholeObjectSourceApplyConfiguration struct {
 	// SecretRef names a Secret; every key becomes a sensitive variable.
+	// Secrets Magos keeps for a Workspace are refused (see VariableSource).
 	SecretRef *OptionalObjectReferenceApplyConfiguration `json:"secretRef,omitempty"`
 	// ConfigMapRef names a ConfigMap; every key becomes a variable.
 	ConfigMapRef *OptionalObjectReferenceApplyConfiguration `json:"configMapRef,omitempty"`

@@ -1,0 +1,151 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/rerror"
+)
+
+// StorageReferenceReason: a variable or env entry reads a Secret Magos
+// keeps for a Workspace (state, plan, errored state, outputs) that is not
+// the outputs Secret of a dependency. Stalled.
+const StorageReferenceReason = "StorageReferenceNotAllowed"
+
+// The kubelet resolves valueFrom with its own identity, not the runner's,
+// so the runner's Role does not keep a Workspace from reading another's
+// storage through a variable. Admission refuses the storage names
+// (tfstate-*, *-plan-NN); checkStorageRefs refuses the rest by what the
+// Secret is, before any Job exists.
+
+// secretRefs are the Secrets env reads by valueFrom, each with the first
+// entry that reads it, in name order.
+func secretRefs(env []corev1.EnvVar) []secretRef {
+	byName := map[string]string{}
+	for _, e := range env {
+		if e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
+			continue
+		}
+		if _, seen := byName[e.ValueFrom.SecretKeyRef.Name]; !seen {
+			byName[e.ValueFrom.SecretKeyRef.Name] = e.Name
+		}
+	}
+	refs := make([]secretRef, 0, len(byName))
+	for name, entry := range byName {
+		refs = append(refs, secretRef{Secret: name, Entry: entry})
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].Secret < refs[j].Secret })
+	return refs
+}
+
+// secretRef is a Secret an environment entry reads.
+type secretRef struct {
+	Secret, Entry string
+}
+
+// checkStorageRefs refuses (Stalled, StorageReference) user environment
+// that reads a Secret Magos keeps for a Workspace, this one included,
+// unless it is the outputs Secret of a Workspace in spec.dependsOn. It
+// reads only the Secrets' metadata, uncached; a missing Secret holds
+// nothing and passes (the kubelet refuses to start the run).
+func (r *Reconciler) checkStorageRefs(ctx context.Context, ws *magosv1.Workspace, env []corev1.EnvVar) error {
+	for _, ref := range secretRefs(env) {
+		if ownStorage(ws, ref.Secret) {
+			return rerror.Stall(StorageReferenceReason, fmt.Errorf(
+				"%s reads Secret %s, which Magos keeps for this Workspace's runs; a Workspace may read only the outputs Secret of a Workspace in spec.dependsOn",
+				ref.Entry, ref.Secret))
+		}
+		meta := &metav1.PartialObjectMetadata{}
+		meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: ref.Secret}, meta)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading the metadata of Secret %s: %w", ref.Secret, err)
+		}
+		owner, ok := storageOwner(meta)
+		if !ok {
+			continue
+		}
+		dep, err := r.dependencyNamed(ctx, ws, owner)
+		if err != nil {
+			return err
+		}
+		if why := outputsReadRefused(meta, owner, dep); why != "" {
+			return rerror.Stall(StorageReferenceReason, fmt.Errorf(
+				"%s reads Secret %s, which Magos keeps for Workspace %s and %s; a Workspace may read only the outputs Secret of a Workspace in spec.dependsOn",
+				ref.Entry, ref.Secret, owner, why))
+		}
+	}
+	return nil
+}
+
+// ownStorage says whether name is a Secret Magos keeps for ws's runs,
+// whether or not it exists yet (the first run creates them).
+func ownStorage(ws *magosv1.Workspace, name string) bool {
+	if o := ws.Spec.Outputs; o != nil && o.SecretName == name {
+		return true
+	}
+	if name == magosv1.StateSecretName(ws.Name) || name == magosv1.ErroredStateSecretName(ws.Name) {
+		return true
+	}
+	n, ok := strings.CutPrefix(name, magosv1.PlanStoragePrefix(ws.Name)+"-")
+	return ok && n != "" && strings.Trim(n, "0123456789") == ""
+}
+
+// storageOwner says whether the Secret is storage Magos or the engine's
+// kubernetes backend keeps for a Workspace, and for which one ("" when the
+// labels do not say).
+func storageOwner(s *metav1.PartialObjectMetadata) (string, bool) {
+	l := s.Labels
+	switch {
+	case l[magosv1.ManagedByLabel] == magosv1.ManagedByValue:
+		return l[magosv1.WorkspaceLabel], true
+	case l["tfstate"] == "true":
+		return l["tfstateSecretSuffix"], true
+	}
+	return "", false
+}
+
+// outputsReadRefused says why reading storage Secret s of Workspace owner
+// is refused, or "": it must be the outputs Secret of dep, a dependency
+// (nil when owner is not one), and be controlled by it.
+func outputsReadRefused(s *metav1.PartialObjectMetadata, owner string, dep *magosv1.Workspace) string {
+	switch {
+	case dep == nil:
+		return "that Workspace is not in spec.dependsOn"
+	case dep.Spec.Outputs == nil || dep.Spec.Outputs.SecretName != s.Name:
+		return "it is not that Workspace's outputs Secret"
+	}
+	if ref := metav1.GetControllerOf(s); ref == nil || ref.UID != dep.UID || ref.Kind != magosv1.WorkspaceKind {
+		return "it is not controlled by that Workspace"
+	}
+	return ""
+}
+
+// dependencyNamed reads Workspace name from the cache when ws depends on
+// it; nil when it does not, or when it does not exist.
+func (r *Reconciler) dependencyNamed(ctx context.Context, ws *magosv1.Workspace, name string) (*magosv1.Workspace, error) {
+	if name == ws.Name || !slices.ContainsFunc(ws.Spec.DependsOn, func(d magosv1.LocalObjectReference) bool { return d.Name == name }) {
+		return nil, nil
+	}
+	dep := &magosv1.Workspace{}
+	err := r.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: name}, dep)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading Workspace %s: %w", name, err)
+	}
+	return dep, nil
+}
