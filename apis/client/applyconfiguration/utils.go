@@ -38,6 +38,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &magosv1alpha1.AppliedStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("BackendSpec"):
 		return &magosv1alpha1.BackendSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("CLIConfigSpec"):
+		return &magosv1alpha1.CLIConfigSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ConfigMapVolume"):
+		return &magosv1alpha1.ConfigMapVolumeApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("DependencyStatus"):
 		return &magosv1alpha1.DependencyStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("DestroySpec"):
@@ -46,6 +50,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &magosv1alpha1.EnvEntryApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ErroredStateStatus"):
 		return &magosv1alpha1.ErroredStateStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("KeyPath"):
+		return &magosv1alpha1.KeyPathApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LocalObjectReference"):
 		return &magosv1alpha1.LocalObjectReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LockStatus"):
@@ -86,10 +92,16 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &magosv1alpha1.RolloutSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RolloutStatus"):
 		return &magosv1alpha1.RolloutStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RunnerSecurityContext"):
+		return &magosv1alpha1.RunnerSecurityContextApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RunnerSpec"):
 		return &magosv1alpha1.RunnerSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RunnerVolume"):
+		return &magosv1alpha1.RunnerVolumeApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RunStatus"):
 		return &magosv1alpha1.RunStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("SecretVolume"):
+		return &magosv1alpha1.SecretVolumeApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("SourceReference"):
 		return &magosv1alpha1.SourceReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("SourceRule"):

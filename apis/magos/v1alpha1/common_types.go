@@ -183,6 +183,72 @@ type RunnerSpec struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="must be at least 1s: a run's deadline is counted in whole seconds and 0 means none"
 	// +optional
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
+
+	// Env are extra environment variables of the runner container (and so
+	// of the engine): a literal value or valueFrom a Secret or ConfigMap key
+	// (read by the kubelet; values from Secrets are masked in runner
+	// output). Reserved names are refused as in VariableSet env. A name
+	// also set by a VariableSet or spec.vars stalls the Workspace.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Env []EnvEntry `json:"env,omitempty"`
+
+	// Volumes are Secrets or ConfigMaps mounted read-only into the runner
+	// container, e.g. a CA bundle or a .netrc.
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(v, self.exists_one(w, w.mountPath == v.mountPath))",message="each volume needs its own mountPath"
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Volumes []RunnerVolume `json:"volumes,omitempty"`
+
+	// CLIConfig is an OpenTofu/Terraform CLI configuration (provider
+	// mirrors, registry credentials) the engine reads: mounted read-only,
+	// with TF_CLI_CONFIG_FILE pointing at it (over the operator's
+	// --runner-env).
+	// +optional
+	CLIConfig *CLIConfigSpec `json:"cliConfig,omitempty"`
+
+	// PodLabels are added to the runner Pod. Keys under magos.dev/ are
+	// refused: Magos's own labels select and account for runs.
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.matches('^([^/]*[.])?magos[.]dev/'))",message="keys under magos.dev/ are reserved for Magos"
+	// +optional
+	PodLabels map[string]string `json:"podLabels,omitempty"`
+
+	// PodAnnotations are added to the runner Pod, e.g. a service mesh
+	// opt-out. Keys under magos.dev/ and annotations that change the
+	// container's AppArmor or seccomp profile are refused.
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.matches('^([^/]*[.])?magos[.]dev/'))",message="keys under magos.dev/ are reserved for Magos"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('container.apparmor.security.beta.kubernetes.io/') && !k.startsWith('seccomp.security.alpha.kubernetes.io/'))",message="annotations that change the runner's AppArmor or seccomp profile are refused"
+	// +optional
+	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
+
+	// Affinity of the runner Pod.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// PriorityClassName of the runner Pod.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+
+	// ImagePullSecrets of the runner Pod: they cover every image it pulls
+	// (the runner, the engine image and any init image).
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	ImagePullSecrets []LocalObjectReference `json:"imagePullSecrets,omitempty"`
+
+	// SecurityContext sets the IDs the runner Pod runs as, where a cluster
+	// policy needs others than the default 65532. The rest of the hardened
+	// context (non-root, read-only root filesystem, no capabilities,
+	// RuntimeDefault seccomp) is kept.
+	// +optional
+	SecurityContext *RunnerSecurityContext `json:"securityContext,omitempty"`
 }
 
 // PlanRunnerSpec is the identity of a Workspace's plan runs.

@@ -108,6 +108,15 @@ type ProjectSpec struct {
 	// +listMapKey=key
 	// +optional
 	AllowedServiceAccountAnnotationValues []AnnotationRule `json:"allowedServiceAccountAnnotationValues,omitempty"`
+
+	// ForbiddenRunnerOverrides lists the runner fields (spec.runner.<field>)
+	// member Workspaces may not set, "*" for all: they get the Project's
+	// defaults.runner for them. A member that sets one stalls
+	// (RunnerOverrideForbidden).
+	// +kubebuilder:validation:MaxItems=17
+	// +listType=set
+	// +optional
+	ForbiddenRunnerOverrides []RunnerField `json:"forbiddenRunnerOverrides,omitempty"`
 }
 
 // WorkspaceRollup counts member Workspaces by state: the Workspaces in the
@@ -189,6 +198,11 @@ type ProjectStatus struct {
 	// members may set only with the listed values (copied from the spec).
 	// +optional
 	AllowedServiceAccountAnnotationValues []AnnotationRule `json:"allowedServiceAccountAnnotationValues,omitempty"`
+
+	// ForbiddenRunnerOverrides are the resolved runner fields members may
+	// not set (copied from the spec).
+	// +optional
+	ForbiddenRunnerOverrides []RunnerField `json:"forbiddenRunnerOverrides,omitempty"`
 
 	// Workspaces rolls up member Workspaces.
 	// +optional

@@ -18,6 +18,10 @@ limitations under the License.
 
 package v1alpha1
 
+import (
+	magosv1alpha1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
 // ProjectSpecApplyConfiguration represents a declarative configuration of the ProjectSpec type for use
 // with apply.
 //
@@ -40,6 +44,11 @@ type ProjectSpecApplyConfiguration struct {
 	// may set on their runner ServiceAccount only with the values given,
 	// e.g. the workload identity roles a team may assume.
 	AllowedServiceAccountAnnotationValues []AnnotationRuleApplyConfiguration `json:"allowedServiceAccountAnnotationValues,omitempty"`
+	// ForbiddenRunnerOverrides lists the runner fields (spec.runner.<field>)
+	// member Workspaces may not set, "*" for all: they get the Project's
+	// defaults.runner for them. A member that sets one stalls
+	// (RunnerOverrideForbidden).
+	ForbiddenRunnerOverrides []magosv1alpha1.RunnerField `json:"forbiddenRunnerOverrides,omitempty"`
 }
 
 // ProjectSpecApplyConfiguration constructs a declarative configuration of the ProjectSpec type for use with
@@ -109,6 +118,16 @@ func (b *ProjectSpecApplyConfiguration) WithAllowedServiceAccountAnnotationValue
 			panic("nil value passed to WithAllowedServiceAccountAnnotationValues")
 		}
 		b.AllowedServiceAccountAnnotationValues = append(b.AllowedServiceAccountAnnotationValues, *values[i])
+	}
+	return b
+}
+
+// WithForbiddenRunnerOverrides adds the given value to the ForbiddenRunnerOverrides field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ForbiddenRunnerOverrides field.
+func (b *ProjectSpecApplyConfiguration) WithForbiddenRunnerOverrides(values ...magosv1alpha1.RunnerField) *ProjectSpecApplyConfiguration {
+	for i := range values {
+		b.ForbiddenRunnerOverrides = append(b.ForbiddenRunnerOverrides, values[i])
 	}
 	return b
 }

@@ -19,6 +19,7 @@ limitations under the License.
 package v1alpha1
 
 import (
+	magosv1alpha1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	v1 "k8s.io/client-go/applyconfigurations/meta/v1"
 )
 
@@ -50,6 +51,9 @@ type ProjectStatusApplyConfiguration struct {
 	// AllowedServiceAccountAnnotationValues are the resolved annotation keys
 	// members may set only with the listed values (copied from the spec).
 	AllowedServiceAccountAnnotationValues []AnnotationRuleApplyConfiguration `json:"allowedServiceAccountAnnotationValues,omitempty"`
+	// ForbiddenRunnerOverrides are the resolved runner fields members may
+	// not set (copied from the spec).
+	ForbiddenRunnerOverrides []magosv1alpha1.RunnerField `json:"forbiddenRunnerOverrides,omitempty"`
 	// Workspaces rolls up member Workspaces.
 	Workspaces *WorkspaceRollupApplyConfiguration `json:"workspaces,omitempty"`
 }
@@ -142,6 +146,16 @@ func (b *ProjectStatusApplyConfiguration) WithAllowedServiceAccountAnnotationVal
 			panic("nil value passed to WithAllowedServiceAccountAnnotationValues")
 		}
 		b.AllowedServiceAccountAnnotationValues = append(b.AllowedServiceAccountAnnotationValues, *values[i])
+	}
+	return b
+}
+
+// WithForbiddenRunnerOverrides adds the given value to the ForbiddenRunnerOverrides field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ForbiddenRunnerOverrides field.
+func (b *ProjectStatusApplyConfiguration) WithForbiddenRunnerOverrides(values ...magosv1alpha1.RunnerField) *ProjectStatusApplyConfiguration {
+	for i := range values {
+		b.ForbiddenRunnerOverrides = append(b.ForbiddenRunnerOverrides, values[i])
 	}
 	return b
 }

@@ -49,6 +49,39 @@ type RunnerSpecApplyConfiguration struct {
 	// Timeout is the deadline of one run (the Job's activeDeadlineSeconds),
 	// at least one second.
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
+	// Env are extra environment variables of the runner container (and so
+	// of the engine): a literal value or valueFrom a Secret or ConfigMap key
+	// (read by the kubelet; values from Secrets are masked in runner
+	// output). Reserved names are refused as in VariableSet env. A name
+	// also set by a VariableSet or spec.vars stalls the Workspace.
+	Env []EnvEntryApplyConfiguration `json:"env,omitempty"`
+	// Volumes are Secrets or ConfigMaps mounted read-only into the runner
+	// container, e.g. a CA bundle or a .netrc.
+	Volumes []RunnerVolumeApplyConfiguration `json:"volumes,omitempty"`
+	// CLIConfig is an OpenTofu/Terraform CLI configuration (provider
+	// mirrors, registry credentials) the engine reads: mounted read-only,
+	// with TF_CLI_CONFIG_FILE pointing at it (over the operator's
+	// --runner-env).
+	CLIConfig *CLIConfigSpecApplyConfiguration `json:"cliConfig,omitempty"`
+	// PodLabels are added to the runner Pod. Keys under magos.dev/ are
+	// refused: Magos's own labels select and account for runs.
+	PodLabels map[string]string `json:"podLabels,omitempty"`
+	// PodAnnotations are added to the runner Pod, e.g. a service mesh
+	// opt-out. Keys under magos.dev/ and annotations that change the
+	// container's AppArmor or seccomp profile are refused.
+	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
+	// Affinity of the runner Pod.
+	Affinity *v1.Affinity `json:"affinity,omitempty"`
+	// PriorityClassName of the runner Pod.
+	PriorityClassName *string `json:"priorityClassName,omitempty"`
+	// ImagePullSecrets of the runner Pod: they cover every image it pulls
+	// (the runner, the engine image and any init image).
+	ImagePullSecrets []LocalObjectReferenceApplyConfiguration `json:"imagePullSecrets,omitempty"`
+	// SecurityContext sets the IDs the runner Pod runs as, where a cluster
+	// policy needs others than the default 65532. The rest of the hardened
+	// context (non-root, read-only root filesystem, no capabilities,
+	// RuntimeDefault seccomp) is kept.
+	SecurityContext *RunnerSecurityContextApplyConfiguration `json:"securityContext,omitempty"`
 }
 
 // RunnerSpecApplyConfiguration constructs a declarative configuration of the RunnerSpec type for use with
@@ -124,5 +157,104 @@ func (b *RunnerSpecApplyConfiguration) WithTolerations(values ...v1.Toleration) 
 // If called multiple times, the Timeout field is set to the value of the last call.
 func (b *RunnerSpecApplyConfiguration) WithTimeout(value metav1.Duration) *RunnerSpecApplyConfiguration {
 	b.Timeout = &value
+	return b
+}
+
+// WithEnv adds the given value to the Env field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Env field.
+func (b *RunnerSpecApplyConfiguration) WithEnv(values ...*EnvEntryApplyConfiguration) *RunnerSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithEnv")
+		}
+		b.Env = append(b.Env, *values[i])
+	}
+	return b
+}
+
+// WithVolumes adds the given value to the Volumes field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Volumes field.
+func (b *RunnerSpecApplyConfiguration) WithVolumes(values ...*RunnerVolumeApplyConfiguration) *RunnerSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithVolumes")
+		}
+		b.Volumes = append(b.Volumes, *values[i])
+	}
+	return b
+}
+
+// WithCLIConfig sets the CLIConfig field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CLIConfig field is set to the value of the last call.
+func (b *RunnerSpecApplyConfiguration) WithCLIConfig(value *CLIConfigSpecApplyConfiguration) *RunnerSpecApplyConfiguration {
+	b.CLIConfig = value
+	return b
+}
+
+// WithPodLabels puts the entries into the PodLabels field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, the entries provided by each call will be put on the PodLabels field,
+// overwriting an existing map entries in PodLabels field with the same key.
+func (b *RunnerSpecApplyConfiguration) WithPodLabels(entries map[string]string) *RunnerSpecApplyConfiguration {
+	if b.PodLabels == nil && len(entries) > 0 {
+		b.PodLabels = make(map[string]string, len(entries))
+	}
+	for k, v := range entries {
+		b.PodLabels[k] = v
+	}
+	return b
+}
+
+// WithPodAnnotations puts the entries into the PodAnnotations field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, the entries provided by each call will be put on the PodAnnotations field,
+// overwriting an existing map entries in PodAnnotations field with the same key.
+func (b *RunnerSpecApplyConfiguration) WithPodAnnotations(entries map[string]string) *RunnerSpecApplyConfiguration {
+	if b.PodAnnotations == nil && len(entries) > 0 {
+		b.PodAnnotations = make(map[string]string, len(entries))
+	}
+	for k, v := range entries {
+		b.PodAnnotations[k] = v
+	}
+	return b
+}
+
+// WithAffinity sets the Affinity field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Affinity field is set to the value of the last call.
+func (b *RunnerSpecApplyConfiguration) WithAffinity(value v1.Affinity) *RunnerSpecApplyConfiguration {
+	b.Affinity = &value
+	return b
+}
+
+// WithPriorityClassName sets the PriorityClassName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PriorityClassName field is set to the value of the last call.
+func (b *RunnerSpecApplyConfiguration) WithPriorityClassName(value string) *RunnerSpecApplyConfiguration {
+	b.PriorityClassName = &value
+	return b
+}
+
+// WithImagePullSecrets adds the given value to the ImagePullSecrets field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ImagePullSecrets field.
+func (b *RunnerSpecApplyConfiguration) WithImagePullSecrets(values ...*LocalObjectReferenceApplyConfiguration) *RunnerSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithImagePullSecrets")
+		}
+		b.ImagePullSecrets = append(b.ImagePullSecrets, *values[i])
+	}
+	return b
+}
+
+// WithSecurityContext sets the SecurityContext field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SecurityContext field is set to the value of the last call.
+func (b *RunnerSpecApplyConfiguration) WithSecurityContext(value *RunnerSecurityContextApplyConfiguration) *RunnerSpecApplyConfiguration {
+	b.SecurityContext = value
 	return b
 }
