@@ -17,8 +17,8 @@ import (
 )
 
 // TestProjectResolves: defaults, policy selector, source allow-list, shared
-// VariableSets and allowed annotations land in status for the
-// workspace-controller, and the Project is Ready.
+// VariableSets, allowed annotations and forbidden runner overrides land in
+// status for the workspace-controller, and the Project is Ready.
 func TestProjectResolves(t *testing.T) {
 	env.Require(t)
 	ns := env.NewNamespace(t)
@@ -28,14 +28,16 @@ func TestProjectResolves(t *testing.T) {
 		VariableSetRefs: []magosv1.LocalObjectReference{{Name: "common"}},
 		Defaults: &magosv1.ProjectDefaults{
 			Terraform: &magosv1.TerraformSpec{Engine: magosv1.EngineOpenTofu, Version: "1.10.6"},
-			Runner:    &magosv1.RunnerSpec{ServiceAccountAnnotations: map[string]string{"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/x"}},
-			Interval:  &metav1.Duration{Duration: 30 * time.Minute},
-			Approval:  magosv1.ApprovalManual,
+			Runner: &magosv1.RunnerSpec{ServiceAccountAnnotations: map[string]string{"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/x"},
+				CLIConfig: &magosv1.CLIConfigSpec{SecretName: "mirror"}, PodLabels: map[string]string{"team": "infra"}},
+			Interval: &metav1.Duration{Duration: 30 * time.Minute},
+			Approval: magosv1.ApprovalManual,
 		},
 		Policy: &magosv1.PolicySpec{Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 			{Key: "magos.dev/policy-tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"prod", "all"}}}}},
 		SourceAllowList:                  []magosv1.SourceRule{{Kind: "GitRepository", Namespace: "flux-system", Name: "infra-*"}},
 		AllowedServiceAccountAnnotations: []string{"eks.amazonaws.com/role-arn"},
+		ForbiddenRunnerOverrides:         []magosv1.RunnerField{"cliConfig", "image"},
 	})
 	require.NoError(t, env.Client.Create(context.Background(), &magosv1.VariableSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "common"}}))
 	// The Project may first be reconciled before the VariableSet exists
@@ -52,6 +54,8 @@ func TestProjectResolves(t *testing.T) {
 	assert.Equal(t, p.Spec.Policy.Selector, st.PolicySelector)
 	assert.Equal(t, p.Spec.SourceAllowList, st.SourceAllowList)
 	assert.Equal(t, []string{"eks.amazonaws.com/role-arn"}, st.AllowedServiceAccountAnnotations)
+	assert.Equal(t, []magosv1.RunnerField{"cliConfig", "image"}, st.ForbiddenRunnerOverrides)
+	assert.Equal(t, magosv1.DefaultCLIConfigKey, st.Defaults.Runner.CLIConfig.Key, "the CLI configuration key defaults at admission")
 	assert.Equal(t, magosv1.WorkspaceRollup{}, st.Workspaces)
 
 	// Nothing reconciles the VariableSet here, so it is not Ready yet; the

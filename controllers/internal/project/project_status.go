@@ -42,6 +42,8 @@ type resolved struct {
 	AllowedServiceAccountAnnotations []string
 	// AllowedServiceAccountAnnotationValues restrict keys to listed values.
 	AllowedServiceAccountAnnotationValues []magosv1.AnnotationRule
+	// ForbiddenRunnerOverrides are runner fields members may not set.
+	ForbiddenRunnerOverrides []magosv1.RunnerField
 }
 
 // resolveSpec checks what admission cannot (the policy selector's
@@ -53,6 +55,7 @@ func resolveSpec(spec *magosv1.ProjectSpec) (*resolved, error) {
 		VariableSetRefs:                  append([]magosv1.LocalObjectReference(nil), spec.VariableSetRefs...),
 		Defaults:                         spec.Defaults.DeepCopy(),
 		AllowedServiceAccountAnnotations: append([]string(nil), spec.AllowedServiceAccountAnnotations...),
+		ForbiddenRunnerOverrides:         append([]magosv1.RunnerField(nil), spec.ForbiddenRunnerOverrides...),
 	}
 	if spec.Policy != nil && spec.Policy.Selector != nil {
 		if _, err := metav1.LabelSelectorAsSelector(spec.Policy.Selector); err != nil {
@@ -208,6 +211,7 @@ func computeStatus(p *magosv1.Project, o observation) {
 	st.SourceAllowList = r.SourceAllowList
 	st.AllowedServiceAccountAnnotations = r.AllowedServiceAccountAnnotations
 	st.AllowedServiceAccountAnnotationValues = r.AllowedServiceAccountAnnotationValues
+	st.ForbiddenRunnerOverrides = r.ForbiddenRunnerOverrides
 	conditions.MarkReady(p, metav1.ConditionTrue, magosv1.ReconciliationSucceededReason, "Resolved for member Workspaces")
 	st.ObservedGeneration = p.Generation
 }

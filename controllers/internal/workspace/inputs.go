@@ -15,15 +15,27 @@ import (
 // never the bytes behind a reference), the VariableSets' inputs digests
 // (which change when a referenced Secret or ConfigMap changes) and backend.
 // A change re-plans; approval, interval, suspend or outputs do not.
+//
+// Of the runner settings, those that change what the engine sees are
+// inputs: its env, volumes and CLI configuration (as references, like the
+// variables: a changed Secret or ConfigMap behind them is used from the next
+// run on, but does not re-plan by itself). Pod placement and metadata
+// (labels, annotations, affinity, priority, node selector, tolerations,
+// pull secrets, IDs, resources, timeout) are not. Each runner input is left
+// out of the digest while unset, so Workspaces without them keep the
+// digest they had.
 func inputsDigest(ws *magosv1.Workspace, s settings, sets []string) string {
 	in := struct {
-		Path    string               `json:"path"`
-		Engine  magosv1.Engine       `json:"engine"`
-		Version string               `json:"version"`
-		Env     []corev1.EnvVar      `json:"env"`
-		Sets    []string             `json:"sets"`
-		Backend *magosv1.BackendSpec `json:"backend"`
-	}{ws.Spec.Path, s.Engine, s.Version, s.Env, sets, ws.Spec.Backend}
+		Path      string                 `json:"path"`
+		Engine    magosv1.Engine         `json:"engine"`
+		Version   string                 `json:"version"`
+		Env       []corev1.EnvVar        `json:"env"`
+		Sets      []string               `json:"sets"`
+		Backend   *magosv1.BackendSpec   `json:"backend"`
+		RunnerEnv []corev1.EnvVar        `json:"runnerEnv,omitempty"`
+		Volumes   []magosv1.RunnerVolume `json:"volumes,omitempty"`
+		CLIConfig *magosv1.CLIConfigSpec `json:"cliConfig,omitempty"`
+	}{ws.Spec.Path, s.Engine, s.Version, s.Env, sets, ws.Spec.Backend, s.RunnerEnv, s.Runner.Volumes, s.Runner.CLIConfig}
 	b, _ := json.Marshal(in)
 	h := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(h[:])

@@ -67,9 +67,11 @@ type settings struct {
 	// Project set for Engine; EngineImage is the image the run uses, empty
 	// when the runner image holds the engine.
 	SpecEngineImage, EngineImage string
-	// Env and Sensitive are the resolved runner environment.
-	Env       []corev1.EnvVar
-	Sensitive []string
+	// Env and Sensitive are the resolved runner environment: Env from
+	// VariableSets and inline variables, RunnerEnv from the runner's env;
+	// Sensitive names the entries of both to mask.
+	Env, RunnerEnv []corev1.EnvVar
+	Sensitive      []string
 }
 
 // effectiveSettings layers the Workspace's own settings over its Project's
@@ -118,32 +120,16 @@ func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settin
 	if s.Runner.Image == "" {
 		s.Runner.Image = r.Options.RunnerImage
 	}
+	var runnerSensitive []string
+	s.RunnerEnv, runnerSensitive = runnerEnv(s.Runner.Env)
+	if err := checkRunnerConfig(&s.Runner, s.RunnerEnv, s.Env, r.Options.VersionsDir); err != nil {
+		return s, err
+	}
+	s.Sensitive = append(slices.Clone(s.Sensitive), runnerSensitive...)
 	s.SpecEngineImage = engineImages[s.Engine]
 	var err error
 	s.EngineImage, err = r.resolveEngineImage(s)
 	return s, err
-}
-
-// mergeRunner sets on dst every runner setting src sets.
-func mergeRunner(dst, src *magosv1.RunnerSpec) {
-	if src.Image != "" {
-		dst.Image = src.Image
-	}
-	if src.Resources != nil {
-		dst.Resources = src.Resources
-	}
-	if src.NodeSelector != nil {
-		dst.NodeSelector = src.NodeSelector
-	}
-	if src.Tolerations != nil {
-		dst.Tolerations = src.Tolerations
-	}
-	if src.ServiceAccountAnnotations != nil {
-		dst.ServiceAccountAnnotations = src.ServiceAccountAnnotations
-	}
-	if src.Plan != nil {
-		dst.Plan = src.Plan
-	}
 }
 
 // variableEnv renders the Workspace's inline variables as TF_VAR_ env
@@ -170,11 +156,12 @@ func variableEnv(vars []magosv1.Variable) (env []corev1.EnvVar, sensitive []stri
 }
 
 // buildJob renders the Job of run r for ws. The container's environment is
-// the user's (VariableSets, inline variables), then the operator's
-// --runner-env, then the controller's own: the kubelet keeps the last of
-// duplicate names, so the controller's entries win.
+// the user's (VariableSets, inline variables, runner env), then the
+// operator's --runner-env, then the controller's own (TF_CLI_CONFIG_FILE
+// among them when the runner has a cliConfig): the kubelet keeps the last
+// of duplicate names, so the controller's entries win.
 func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv1.Job {
-	env := slices.Clone(s.Env)
+	env := append(slices.Clone(s.Env), s.RunnerEnv...)
 	for _, kv := range r.Options.RunnerEnv {
 		name, value, _ := strings.Cut(kv, "=")
 		env = append(env, corev1.EnvVar{Name: name, Value: value})
@@ -212,6 +199,9 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 	if rn.Phase != magosv1.RunPlan {
 		env = append(env, corev1.EnvVar{Name: magosv1.EnvErroredState, Value: magosv1.ErroredStateSecretName(ws.Name)})
 	}
+	if s.Runner.CLIConfig != nil {
+		env = append(env, corev1.EnvVar{Name: "TF_CLI_CONFIG_FILE", Value: magosv1.CLIConfigPath})
+	}
 	if o := ws.Spec.Outputs; o != nil {
 		env = append(env,
 			corev1.EnvVar{Name: magosv1.EnvOutputsSecret, Value: o.SecretName},
@@ -238,6 +228,8 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 		mounts = append(mounts, corev1.VolumeMount{Name: magosv1.EngineVolume, MountPath: r.Options.VersionsDir, ReadOnly: true})
 		initContainers = append(initContainers, engineInitContainer(s.EngineImage))
 	}
+	userVolumes, userMounts := runnerVolumes(&s.Runner)
+	volumes, mounts = append(volumes, userVolumes...), append(mounts, userMounts...)
 
 	container := corev1.Container{
 		Name:                     "runner",
@@ -267,23 +259,20 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 			TTLSecondsAfterFinished: ptr.To(int32(r.Options.JobTTL.Seconds())),
 			PodFailurePolicy:        podFailurePolicy(rn.Phase),
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels(s.Runner.PodLabels, labels), Annotations: s.Runner.PodAnnotations},
 				Spec: corev1.PodSpec{
 					ServiceAccountName:            runnerServiceAccount(ws, rn.Phase),
 					TerminationGracePeriodSeconds: ptr.To(r.Options.terminationGrace()),
 					RestartPolicy:                 corev1.RestartPolicyNever,
 					NodeSelector:                  s.Runner.NodeSelector,
 					Tolerations:                   s.Runner.Tolerations,
+					Affinity:                      s.Runner.Affinity,
+					PriorityClassName:             s.Runner.PriorityClassName,
+					ImagePullSecrets:              imagePullSecrets(s.Runner.ImagePullSecrets),
 					Volumes:                       volumes,
 					InitContainers:                initContainers,
 					Containers:                    []corev1.Container{container},
-					SecurityContext: &corev1.PodSecurityContext{
-						RunAsNonRoot:   ptr.To(true),
-						RunAsUser:      ptr.To[int64](65532),
-						RunAsGroup:     ptr.To[int64](65532),
-						FSGroup:        ptr.To[int64](65532),
-						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-					},
+					SecurityContext:               podSecurityContext(s.Runner.SecurityContext),
 				},
 			},
 		},

@@ -46,7 +46,8 @@ type inputs struct {
 
 // resolveProject reads the Workspace's Project from its status. A missing
 // or not yet reconciled Project is a wait; a source or annotation the
-// Project does not allow stalls the Workspace.
+// Project does not allow, or a runner field it forbids members to
+// override, stalls the Workspace.
 func (r *Reconciler) resolveProject(ctx context.Context, ws *magosv1.Workspace) (*magosv1.Project, error) {
 	if ws.Spec.ProjectRef == nil {
 		return nil, nil
@@ -64,6 +65,9 @@ func (r *Reconciler) resolveProject(ctx context.Context, ws *magosv1.Workspace) 
 	if !sourceAllowed(ws, p) {
 		return nil, rerror.Stall(SourceNotAllowedReason, fmt.Errorf("%s %s/%s is not allowed by Project %s (status.sourceAllowList)",
 			ws.Spec.SourceRef.Kind, fluxsource.Namespace(ws), ws.Spec.SourceRef.Name, p.Name))
+	}
+	if err := checkRunnerOverrides(ws, p); err != nil {
+		return nil, err
 	}
 	if rs := ws.Spec.Runner; rs != nil {
 		if err := annotationsAllowed(rs.ServiceAccountAnnotations, p); err != nil {

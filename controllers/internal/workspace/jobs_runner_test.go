@@ -1,0 +1,117 @@
+package workspace
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+// TestRunnerConfigurationShapesThePod pins where each runner setting lands
+// in the run's Job: Pod labels (Magos's own winning), annotations,
+// affinity, priority class, pull secrets for every container, the IDs
+// with the hardened context kept, read-only volumes and the CLI
+// configuration that wins over the operator's.
+func TestRunnerConfigurationShapesThePod(t *testing.T) {
+	affinity := &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "pool", Operator: corev1.NodeSelectorOpIn, Values: []string{"infra"}}}}}}}}
+	ws := workspaceWithRunner(&magosv1.RunnerSpec{
+		Env:               []magosv1.EnvEntry{literal("HTTPS_PROXY", "http://proxy:3128"), fromSecret("GITHUB_TOKEN", "gh", "token")},
+		Volumes:           []magosv1.RunnerVolume{mounted("ca", "/etc/ssl/certs", "ca"), {Name: "netrc", MountPath: "/srv/netrc", Secret: &magosv1.SecretVolume{SecretName: "netrc", Items: []magosv1.KeyPath{{Key: "netrc", Path: ".netrc"}}}}},
+		CLIConfig:         &magosv1.CLIConfigSpec{SecretName: "mirror", Key: "config"},
+		PodLabels:         map[string]string{"sidecar.istio.io/inject": "false", magosv1.WorkspaceLabel: "spoofed"},
+		PodAnnotations:    map[string]string{"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"},
+		Affinity:          affinity,
+		PriorityClassName: "infra-runs",
+		ImagePullSecrets:  []magosv1.LocalObjectReference{{Name: "registry"}},
+		SecurityContext:   &magosv1.RunnerSecurityContext{RunAsUser: ptr.To[int64](1000)},
+	})
+	r := runnerTestReconciler()
+	r.Options.RunnerEnv = envFlag{"TF_CLI_CONFIG_FILE=/operator/tofurc"}
+	s, err := r.effectiveSettings(ws, inputs{})
+	require.NoError(t, err)
+	s.Timeout = time.Minute
+	job := r.buildJob(ws, run{Phase: magosv1.RunPlan, ID: "abc"}, s)
+	pod := job.Spec.Template
+
+	assert.Equal(t, "false", pod.Labels["sidecar.istio.io/inject"])
+	assert.Equal(t, ws.Name, pod.Labels[magosv1.WorkspaceLabel], "Magos's own labels win")
+	assert.Equal(t, job.Labels[magosv1.RunLabel], pod.Labels[magosv1.RunLabel])
+	assert.NotContains(t, job.Labels, "sidecar.istio.io/inject", "Pod labels stay on the Pod")
+	assert.Equal(t, map[string]string{"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}, pod.Annotations)
+	assert.Equal(t, affinity, pod.Spec.Affinity)
+	assert.Equal(t, "infra-runs", pod.Spec.PriorityClassName)
+	assert.Equal(t, []corev1.LocalObjectReference{{Name: "registry"}}, pod.Spec.ImagePullSecrets, "pull secrets are Pod-wide")
+	require.Len(t, pod.Spec.InitContainers, 1, "the engine image's init container pulls with the same secrets")
+
+	sc := pod.Spec.SecurityContext
+	assert.Equal(t, int64(1000), *sc.RunAsUser)
+	assert.Equal(t, defaultRunnerID, *sc.RunAsGroup, "an unset ID keeps the default")
+	assert.Equal(t, defaultRunnerID, *sc.FSGroup)
+	assert.True(t, *sc.RunAsNonRoot)
+	assert.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, sc.SeccompProfile.Type)
+	for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {
+		assert.Equal(t, hardenedContainer(), c.SecurityContext, "container %s keeps the hardened context", c.Name)
+	}
+
+	runner := pod.Spec.Containers[0]
+	volumes := map[string]corev1.Volume{}
+	for _, v := range pod.Spec.Volumes {
+		volumes[v.Name] = v
+	}
+	mounts := map[string]corev1.VolumeMount{}
+	for _, m := range runner.VolumeMounts {
+		mounts[m.MountPath] = m
+	}
+	for path, want := range map[string]corev1.VolumeSource{
+		"/etc/ssl/certs": {ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "ca"}}},
+		"/srv/netrc":     {Secret: &corev1.SecretVolumeSource{SecretName: "netrc", Items: []corev1.KeyToPath{{Key: "netrc", Path: ".netrc"}}}},
+		"/etc/magos/cli-config": {Secret: &corev1.SecretVolumeSource{SecretName: "mirror",
+			Items: []corev1.KeyToPath{{Key: "config", Path: "config.tfrc"}}}},
+	} {
+		m, ok := mounts[path]
+		require.True(t, ok, "a mount at %s", path)
+		assert.True(t, m.ReadOnly, "%s is read-only", path)
+		assert.Equal(t, want, volumes[m.Name].VolumeSource, "the volume at %s", path)
+	}
+
+	last := map[string]corev1.EnvVar{}
+	for _, e := range runner.Env {
+		last[e.Name] = e
+	}
+	assert.Equal(t, magosv1.CLIConfigPath, last["TF_CLI_CONFIG_FILE"].Value, "the kubelet keeps the last entry: cliConfig wins over --runner-env")
+	assert.Equal(t, "http://proxy:3128", last["HTTPS_PROXY"].Value)
+	require.NotNil(t, last["GITHUB_TOKEN"].ValueFrom, "a Secret-backed value stays a reference")
+	assert.Equal(t, "gh", last["GITHUB_TOKEN"].ValueFrom.SecretKeyRef.Name)
+	assert.Contains(t, strings.Split(last[magosv1.EnvSensitiveEnv].Value, ","), "GITHUB_TOKEN", "and is masked")
+	assert.NotContains(t, strings.Split(last[magosv1.EnvSensitiveEnv].Value, ","), "HTTPS_PROXY")
+	operator := slices.IndexFunc(runner.Env, func(e corev1.EnvVar) bool { return e.Value == "/operator/tofurc" })
+	assert.Less(t, slices.IndexFunc(runner.Env, func(e corev1.EnvVar) bool { return e.Name == "HTTPS_PROXY" }), operator, "runner env comes before the operator's")
+}
+
+// TestRunnerPodDefaults pins the runner Pod of a Workspace that configures
+// nothing: the default IDs, no extra labels, annotations, volumes or pull
+// secrets.
+func TestRunnerPodDefaults(t *testing.T) {
+	ws := workspaceWithRunner(nil)
+	r := runnerTestReconciler()
+	s, err := r.effectiveSettings(ws, inputs{})
+	require.NoError(t, err)
+	job := r.buildJob(ws, run{Phase: magosv1.RunApply, ID: "abc"}, s)
+	pod := job.Spec.Template
+	assert.Equal(t, job.Labels, pod.Labels, "the Pod carries Magos's labels only")
+	assert.Nil(t, pod.Annotations)
+	assert.Nil(t, pod.Spec.ImagePullSecrets)
+	assert.Nil(t, pod.Spec.Affinity)
+	assert.Equal(t, defaultRunnerID, *pod.Spec.SecurityContext.RunAsUser)
+	for _, e := range pod.Spec.Containers[0].Env {
+		assert.NotEqual(t, "TF_CLI_CONFIG_FILE", e.Name, "no CLI configuration unless one is given")
+	}
+}

@@ -1,0 +1,304 @@
+package workspace
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/rerror"
+)
+
+// Reasons of the runner configuration. Each stalls the Workspace.
+const (
+	// RunnerOverrideForbiddenReason: the Workspace sets a runner field its
+	// Project forbids members to override (spec.forbiddenRunnerOverrides).
+	RunnerOverrideForbiddenReason = "RunnerOverrideForbidden"
+	// InvalidRunnerConfigReason: the effective runner configuration (the
+	// Workspace's over its Project's) cannot run: two volumes at one mount
+	// path, a mount over the runner's versions directory, a Pod label or
+	// annotation Kubernetes refuses.
+	InvalidRunnerConfigReason = "InvalidRunnerConfig"
+)
+
+// Paths of the runner's own volumes.
+const (
+	cliConfigVolume = "cli-config"
+	// userVolumePrefix sets the runner volumes' Pod names apart from Magos's.
+	userVolumePrefix = "vol-"
+)
+
+// defaultRunnerID is the UID and GIDs a runner Pod runs as unless
+// runner.securityContext says otherwise.
+const defaultRunnerID int64 = 65532
+
+// mergeRunner sets on dst every runner setting src sets. Single values and
+// objects (image, resources, timeout, nodeSelector, tolerations,
+// serviceAccountAnnotations, plan, affinity, priorityClassName, cliConfig)
+// replace dst's; env and volumes merge by name, podLabels and
+// podAnnotations by key, imagePullSecrets by name (src's entry wins);
+// securityContext per ID. dst never shares a map or slice with src, so a
+// merge never writes into a Project read from the cache.
+func mergeRunner(dst, src *magosv1.RunnerSpec) {
+	if src.Image != "" {
+		dst.Image = src.Image
+	}
+	if src.Resources != nil {
+		dst.Resources = src.Resources
+	}
+	if src.NodeSelector != nil {
+		dst.NodeSelector = src.NodeSelector
+	}
+	if src.Tolerations != nil {
+		dst.Tolerations = src.Tolerations
+	}
+	if src.ServiceAccountAnnotations != nil {
+		dst.ServiceAccountAnnotations = src.ServiceAccountAnnotations
+	}
+	if src.Plan != nil {
+		dst.Plan = src.Plan
+	}
+	if src.Affinity != nil {
+		dst.Affinity = src.Affinity
+	}
+	if src.PriorityClassName != "" {
+		dst.PriorityClassName = src.PriorityClassName
+	}
+	if src.CLIConfig != nil {
+		dst.CLIConfig = src.CLIConfig
+	}
+	dst.Env = mergeByName(dst.Env, src.Env, func(e magosv1.EnvEntry) string { return e.Name })
+	dst.Volumes = mergeByName(dst.Volumes, src.Volumes, func(v magosv1.RunnerVolume) string { return v.Name })
+	dst.ImagePullSecrets = mergeByName(dst.ImagePullSecrets, src.ImagePullSecrets, func(r magosv1.LocalObjectReference) string { return r.Name })
+	dst.PodLabels = mergeMaps(dst.PodLabels, src.PodLabels)
+	dst.PodAnnotations = mergeMaps(dst.PodAnnotations, src.PodAnnotations)
+	if sc := src.SecurityContext; sc != nil {
+		out := &magosv1.RunnerSecurityContext{}
+		if dst.SecurityContext != nil {
+			*out = *dst.SecurityContext
+		}
+		out.RunAsUser = cmp.Or(sc.RunAsUser, out.RunAsUser)
+		out.RunAsGroup = cmp.Or(sc.RunAsGroup, out.RunAsGroup)
+		out.FSGroup = cmp.Or(sc.FSGroup, out.FSGroup)
+		dst.SecurityContext = out
+	}
+}
+
+// mergeByName returns dst's entries with src's over them: an entry of the
+// same name is replaced in place, a new one appended. nil when both are empty.
+func mergeByName[T any](dst, src []T, name func(T) string) []T {
+	if len(src) == 0 {
+		return dst
+	}
+	out := slices.Clone(dst)
+	for _, e := range src {
+		if i := slices.IndexFunc(out, func(o T) bool { return name(o) == name(e) }); i >= 0 {
+			out[i] = e
+		} else {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// mergeMaps returns dst's keys with src's over them.
+func mergeMaps(dst, src map[string]string) map[string]string {
+	if len(src) == 0 {
+		return dst
+	}
+	out := maps.Clone(dst)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, src)
+	return out
+}
+
+// runnerFieldSet says, for each RunnerField, whether a RunnerSpec sets it.
+var runnerFieldSet = map[magosv1.RunnerField]func(*magosv1.RunnerSpec) bool{
+	"serviceAccountAnnotations": func(r *magosv1.RunnerSpec) bool { return r.ServiceAccountAnnotations != nil },
+	"plan":                      func(r *magosv1.RunnerSpec) bool { return r.Plan != nil },
+	"image":                     func(r *magosv1.RunnerSpec) bool { return r.Image != "" },
+	"resources":                 func(r *magosv1.RunnerSpec) bool { return r.Resources != nil },
+	"nodeSelector":              func(r *magosv1.RunnerSpec) bool { return r.NodeSelector != nil },
+	"tolerations":               func(r *magosv1.RunnerSpec) bool { return r.Tolerations != nil },
+	"timeout":                   func(r *magosv1.RunnerSpec) bool { return r.Timeout != nil },
+	"env":                       func(r *magosv1.RunnerSpec) bool { return r.Env != nil },
+	"volumes":                   func(r *magosv1.RunnerSpec) bool { return r.Volumes != nil },
+	"cliConfig":                 func(r *magosv1.RunnerSpec) bool { return r.CLIConfig != nil },
+	"podLabels":                 func(r *magosv1.RunnerSpec) bool { return r.PodLabels != nil },
+	"podAnnotations":            func(r *magosv1.RunnerSpec) bool { return r.PodAnnotations != nil },
+	"affinity":                  func(r *magosv1.RunnerSpec) bool { return r.Affinity != nil },
+	"priorityClassName":         func(r *magosv1.RunnerSpec) bool { return r.PriorityClassName != "" },
+	"imagePullSecrets":          func(r *magosv1.RunnerSpec) bool { return r.ImagePullSecrets != nil },
+	"securityContext":           func(r *magosv1.RunnerSpec) bool { return r.SecurityContext != nil },
+}
+
+// forbiddenOverrides lists, sorted, the fields rs sets that forbidden
+// names ("*" names all of them).
+func forbiddenOverrides(rs *magosv1.RunnerSpec, forbidden []magosv1.RunnerField) []string {
+	if rs == nil || len(forbidden) == 0 {
+		return nil
+	}
+	all := slices.Contains(forbidden, magosv1.AllRunnerFields)
+	var out []string
+	for field, set := range runnerFieldSet {
+		if (all || slices.Contains(forbidden, field)) && set(rs) {
+			out = append(out, string(field))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// checkRunnerOverrides stalls a Workspace that sets a runner field its
+// Project forbids members to override, naming every such field.
+func checkRunnerOverrides(ws *magosv1.Workspace, p *magosv1.Project) error {
+	fields := forbiddenOverrides(ws.Spec.Runner, p.Status.ForbiddenRunnerOverrides)
+	if len(fields) == 0 {
+		return nil
+	}
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		names[i] = "spec.runner." + f
+	}
+	return rerror.Stall(RunnerOverrideForbiddenReason, fmt.Errorf(
+		"%s: forbidden by Project %s (spec.forbiddenRunnerOverrides); remove it to use the Project's defaults.runner",
+		strings.Join(names, ", "), p.Name))
+}
+
+// runnerEnv renders runner env entries as container env; values from
+// Secrets stay valueFrom references and are named in sensitive.
+func runnerEnv(entries []magosv1.EnvEntry) (env []corev1.EnvVar, sensitive []string) {
+	for _, e := range entries {
+		v := corev1.EnvVar{Name: e.Name}
+		switch {
+		case e.ValueFrom != nil:
+			v.ValueFrom = &corev1.EnvVarSource{SecretKeyRef: e.ValueFrom.SecretKeyRef, ConfigMapKeyRef: e.ValueFrom.ConfigMapKeyRef}
+			if e.ValueFrom.SecretKeyRef != nil {
+				sensitive = append(sensitive, e.Name)
+			}
+		case e.Value != nil:
+			v.Value = *e.Value
+		}
+		env = append(env, v)
+	}
+	return env, sensitive
+}
+
+// checkRunnerConfig refuses an effective runner configuration that admission
+// admits piece by piece but that cannot run as a whole: runner env that
+// sets a reserved name or a name the variables set too, two volumes at one
+// mount path, a mount at, under or over a path of the runner's (the
+// versions directory included), Pod labels or annotations Kubernetes refuses.
+func checkRunnerConfig(rs *magosv1.RunnerSpec, env, varEnv []corev1.EnvVar, versionsDir string) error {
+	if err := checkEnv(env, nil, "runner env (spec.runner.env or the Project's defaults.runner.env)"); err != nil {
+		return err
+	}
+	for _, e := range env {
+		if slices.ContainsFunc(varEnv, func(v corev1.EnvVar) bool { return v.Name == e.Name }) {
+			return rerror.Stall(DuplicateVariableReason, fmt.Errorf(
+				"%s is set by both the runner env and a VariableSet or spec.vars; set it in one place", e.Name))
+		}
+	}
+	reserved := append(slices.Clone(magosv1.ReservedMountPaths), versionsDir)
+	seen := map[string]string{}
+	for _, v := range rs.Volumes {
+		if other, dup := seen[v.MountPath]; dup {
+			return rerror.Stall(InvalidRunnerConfigReason, fmt.Errorf("runner volumes %s and %s are both mounted at %s", other, v.Name, v.MountPath))
+		}
+		seen[v.MountPath] = v.Name
+		if r := magosv1.MountPathConflict(v.MountPath, reserved); r != "" {
+			return rerror.Stall(InvalidRunnerConfigReason, fmt.Errorf("runner volume %s at %s would be at, under or over the runner's %s", v.Name, v.MountPath, r))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(rs.PodLabels)) {
+		if errs := append(validation.IsQualifiedName(k), validation.IsValidLabelValue(rs.PodLabels[k])...); len(errs) > 0 {
+			return rerror.Stall(InvalidRunnerConfigReason, fmt.Errorf("runner Pod label %q: %s", k, strings.Join(errs, "; ")))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(rs.PodAnnotations)) {
+		if errs := validation.IsQualifiedName(strings.ToLower(k)); len(errs) > 0 {
+			return rerror.Stall(InvalidRunnerConfigReason, fmt.Errorf("runner Pod annotation %q: %s", k, strings.Join(errs, "; ")))
+		}
+	}
+	return nil
+}
+
+// runnerVolumes renders the runner volumes and the CLI configuration as Pod
+// volumes and read-only mounts of the runner container.
+func runnerVolumes(rs *magosv1.RunnerSpec) ([]corev1.Volume, []corev1.VolumeMount) {
+	var volumes []corev1.Volume
+	var mounts []corev1.VolumeMount
+	for _, v := range rs.Volumes {
+		pv := corev1.Volume{Name: userVolumePrefix + v.Name}
+		switch {
+		case v.Secret != nil:
+			pv.Secret = &corev1.SecretVolumeSource{SecretName: v.Secret.SecretName, Items: keyPaths(v.Secret.Items)}
+		case v.ConfigMap != nil:
+			pv.ConfigMap = &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: v.ConfigMap.Name}, Items: keyPaths(v.ConfigMap.Items)}
+		}
+		volumes = append(volumes, pv)
+		mounts = append(mounts, corev1.VolumeMount{Name: pv.Name, MountPath: v.MountPath, ReadOnly: true})
+	}
+	if c := rs.CLIConfig; c != nil {
+		key := cmp.Or(c.Key, magosv1.DefaultCLIConfigKey)
+		dir, file := path.Dir(magosv1.CLIConfigPath), path.Base(magosv1.CLIConfigPath)
+		volumes = append(volumes, corev1.Volume{Name: cliConfigVolume, VolumeSource: corev1.VolumeSource{
+			Secret: &corev1.SecretVolumeSource{SecretName: c.SecretName, Items: []corev1.KeyToPath{{Key: key, Path: file}}},
+		}})
+		mounts = append(mounts, corev1.VolumeMount{Name: cliConfigVolume, MountPath: dir, ReadOnly: true})
+	}
+	return volumes, mounts
+}
+
+func keyPaths(items []magosv1.KeyPath) []corev1.KeyToPath {
+	var out []corev1.KeyToPath
+	for _, it := range items {
+		out = append(out, corev1.KeyToPath{Key: it.Key, Path: it.Path})
+	}
+	return out
+}
+
+// imagePullSecrets renders the runner's pull secrets for the Pod.
+func imagePullSecrets(refs []magosv1.LocalObjectReference) []corev1.LocalObjectReference {
+	var out []corev1.LocalObjectReference
+	for _, r := range refs {
+		out = append(out, corev1.LocalObjectReference{Name: r.Name})
+	}
+	return out
+}
+
+// podSecurityContext is the runner Pod's security context: non-root with
+// the runtime's default seccomp profile, as the IDs runner.securityContext
+// sets or 65532.
+func podSecurityContext(sc *magosv1.RunnerSecurityContext) *corev1.PodSecurityContext {
+	if sc == nil {
+		sc = &magosv1.RunnerSecurityContext{}
+	}
+	return &corev1.PodSecurityContext{
+		RunAsNonRoot:   ptr.To(true),
+		RunAsUser:      ptr.To(ptr.Deref(sc.RunAsUser, defaultRunnerID)),
+		RunAsGroup:     ptr.To(ptr.Deref(sc.RunAsGroup, defaultRunnerID)),
+		FSGroup:        ptr.To(ptr.Deref(sc.FSGroup, defaultRunnerID)),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// podLabels are the runner Pod's labels: the runner's podLabels with
+// Magos's own over them, so selection and accounting of runs hold.
+func podLabels(user, own map[string]string) map[string]string {
+	out := maps.Clone(user)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, own)
+	return out
+}
