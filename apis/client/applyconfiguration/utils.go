@@ -60,6 +60,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &magosv1alpha1.OptionalObjectReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("OutputsSpec"):
 		return &magosv1alpha1.OutputsSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("PlanRequest"):
+		return &magosv1alpha1.PlanRequestApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("PlanRunnerSpec"):
 		return &magosv1alpha1.PlanRunnerSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("PlanStatus"):

@@ -138,8 +138,8 @@ const StateRestoredAnnotation = "magos.dev/state-restored"
 type PlanMode string
 
 // PlanModeDestroy: a plan that destroys everything in the state (plan
-// -destroy), made when a destroyOnDelete Workspace is deleted. A normal
-// plan has no mode.
+// -destroy), made in spec.mode Destroy and when a destroyOnDelete
+// Workspace is deleted. A normal plan has no mode.
 const PlanModeDestroy PlanMode = "Destroy"
 
 // RunnerSpec shapes the pods that run plans and applies.

@@ -41,6 +41,9 @@ const (
 	RunNumberAnnotation = "magos.dev/run-number"
 	// PlanModeAnnotation is the run's PlanMode, absent for a normal plan or apply.
 	PlanModeAnnotation = "magos.dev/plan-mode"
+	// PlanRequestAnnotation is the JSON of the PlanRequest a plan run
+	// plans with, absent for a full plan.
+	PlanRequestAnnotation = "magos.dev/plan-request"
 )
 
 // Annotations the runner writes on the errored state Secret
@@ -86,6 +89,8 @@ const (
 	EnvTerminationMessage = "MAGOS_TERMINATION_MESSAGE" // where to write the RunResult JSON
 	EnvDriftCheck         = "MAGOS_DRIFT"               // "true" for a drift re-plan
 	EnvPlanMode           = "MAGOS_PLAN_MODE"           // "Destroy": plan a destroy (plan -destroy), or apply one (no outputs written)
+	EnvPlanTargets        = "MAGOS_PLAN_TARGETS"        // plan: newline-separated -target addresses
+	EnvPlanReplace        = "MAGOS_PLAN_REPLACE"        // plan: newline-separated -replace addresses
 	EnvShutdownWait       = "MAGOS_SHUTDOWN_WAIT"       // how long the engine may take to stop once interrupted, e.g. 30s
 	EnvErroredState       = "MAGOS_ERRORED_STATE"       // Secret that receives state the engine could not write back
 )

@@ -53,6 +53,7 @@ type OutputsSpec struct {
 }
 
 // WorkspaceSpec is the desired state of a Workspace.
+// +kubebuilder:validation:XValidation:rule="!(has(self.mode) && self.mode == 'Destroy' && has(self.planRequest) && has(self.planRequest.replace))",message="planRequest.replace cannot be used with mode Destroy"
 type WorkspaceSpec struct {
 	// SourceRef is the Flux source whose artifact holds the configuration.
 	SourceRef SourceReference `json:"sourceRef"`
@@ -145,6 +146,17 @@ type WorkspaceSpec struct {
 	// Policy selects ValidatingPolicies, merged with the Project's selector.
 	// +optional
 	Policy *PolicySpec `json:"policy,omitempty"`
+
+	// Mode says what the next apply does: Apply (the default) applies
+	// plans, PlanOnly plans and never applies, Destroy plans and applies a
+	// destroy of everything in the state and stays destroyed.
+	// +optional
+	Mode WorkspaceMode `json:"mode,omitempty"`
+
+	// PlanRequest asks for one plan with -target or -replace addresses;
+	// handled once per ID (status.lastHandledPlanRequest).
+	// +optional
+	PlanRequest *PlanRequest `json:"planRequest,omitempty"`
 }
 
 // WorkspacePhase is the coarse state of a Workspace.
@@ -228,8 +240,8 @@ type PlanStatus struct {
 	// Drift is true for a plan made by a drift re-plan.
 	// +optional
 	Drift bool `json:"drift,omitempty"`
-	// Mode is Destroy for the destroy plan of a Workspace being deleted;
-	// empty for a normal plan.
+	// Mode is Destroy for a destroy plan (spec.mode Destroy, or a
+	// Workspace being deleted); empty for a normal plan.
 	// +optional
 	Mode PlanMode `json:"mode,omitempty"`
 	// Policy is the verdict of the policy gate.
@@ -238,6 +250,14 @@ type PlanStatus struct {
 	// Storage names where the plan is stored (Secret name prefix).
 	// +optional
 	Storage string `json:"storage,omitempty"`
+	// Request is the plan request (spec.planRequest) whose targets and
+	// replace addresses the plan was made with; unset for a full plan.
+	// +optional
+	Request *PlanRequest `json:"request,omitempty"`
+	// NextApply says what applying the plan would do in the Workspace's
+	// mode, e.g. "apply +1 ~0 -0", "destroy -3" or "none (plan-only)".
+	// +optional
+	NextApply string `json:"nextApply,omitempty"`
 	// Time the plan finished.
 	// +optional
 	Time *metav1.Time `json:"time,omitempty"`
@@ -278,6 +298,9 @@ type RunStatus struct {
 	// plan; empty otherwise (a destroy phase run destroys without a plan).
 	// +optional
 	Mode PlanMode `json:"mode,omitempty"`
+	// Request is the plan request a plan run was started for.
+	// +optional
+	Request *PlanRequest `json:"request,omitempty"`
 	// Started is when the run started.
 	// +optional
 	Started *metav1.Time `json:"started,omitempty"`
@@ -377,6 +400,11 @@ type WorkspaceStatus struct {
 	// +optional
 	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
 
+	// LastHandledPlanRequest is the ID of the last plan request
+	// (spec.planRequest) a plan was made for.
+	// +optional
+	LastHandledPlanRequest string `json:"lastHandledPlanRequest,omitempty"`
+
 	// Retry is the retry state after the newest run failed: cleared when a
 	// run succeeds, when the failure is released (unlock, restored state) and
 	// ignored once the revision or inputs change.
@@ -429,6 +457,7 @@ type RetryStatus struct {
 // +kubebuilder:resource:shortName=ws;tfws,categories=magos
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.source.revision`
+// +kubebuilder:printcolumn:name="Next",type=string,JSONPath=`.status.plan.nextApply`
 // +kubebuilder:printcolumn:name="Add",type=integer,JSONPath=`.status.plan.add`,priority=1
 // +kubebuilder:printcolumn:name="Change",type=integer,JSONPath=`.status.plan.change`,priority=1
 // +kubebuilder:printcolumn:name="Destroy",type=integer,JSONPath=`.status.plan.destroy`,priority=1

@@ -47,6 +47,12 @@ type facts struct {
 	// Admission is the governing Rollout's answer for Plan's revision.
 	Admission admission
 
+	// Mode is spec.mode: what the next apply does.
+	Mode magosv1.WorkspaceMode
+	// Request is spec.planRequest while no plan was made for it yet (and
+	// the Workspace is not deleted).
+	Request *magosv1.PlanRequest
+
 	Approval     magosv1.ApprovalMode
 	ApprovedPlan string
 	// Interval is the drift re-plan interval (0: none).
@@ -175,15 +181,21 @@ type note struct{ Type, Reason, Message string }
 //     (RetriesExhausted); else Failed and retrying at
 //     status.retry.nextTime (backoff per spec.retry), then planned again.
 //  5. Deletion (destroyOnDelete): see decideDeletion.
-//  6. No plan for this revision and inputs: plan.
+//  6. No current plan (planCurrent: for this revision and inputs, in the
+//     mode's plan mode, and made for the pending plan request if there is
+//     one): plan (a destroy plan in mode Destroy, with the pending plan
+//     request's addresses).
 //  7. The plan has no changes, or is applied: once the Rollout admits a
 //     plan without changes it is recorded as applied; then Idle, with a
 //     drift re-plan when the interval since the plan has passed.
 //  8. The policy gate: a blocked plan is Failed and Stalled (PolicyViolation,
 //     PlanTooLarge); a gate that errored is Failed and evaluated again after
 //     policyRetryInterval (PolicyError); a stored plan that is not the one
-//     in status is planned again.
-//  9. The governing Rollout has not admitted the revision: AwaitingPromotion.
+//     in status is planned again. In mode PlanOnly a plan the gate passed
+//     or blocked is Idle (the verdict is reported, nothing is applied),
+//     re-planned like rule 7.
+//  9. The governing Rollout has not admitted the revision: AwaitingPromotion
+//     (mode Apply only; no Rollout gates a destroy).
 //  10. Manual approval and spec.approvedPlan does not name the plan:
 //     AwaitingApproval.
 //  11. Apply the plan.
@@ -212,27 +224,30 @@ func decideRun(f facts) decision {
 		return d
 	}
 	plan := f.Plan
-	if plan == nil || plan.Revision != f.Revision || plan.InputsDigest != f.Inputs {
-		return startDecision(run{Phase: magosv1.RunPlan})
+	if !f.planCurrent() {
+		return startDecision(f.planRun(false))
 	}
 	if !plan.HasChanges || (f.Applied != nil && f.Applied.PlanID == plan.ID) {
 		return decideSettled(f)
 	}
-	if d, ok := decideGate(f, "Plan "+plan.ID+" is blocked by policy: "+f.Gate.Message); ok {
+	if f.Mode == magosv1.ModePlanOnly {
+		return decidePlanOnly(f)
+	}
+	if d, ok := decideGate(f, planNoun(plan)+" "+plan.ID+" is blocked by policy: "+f.Gate.Message); ok {
 		return d
 	}
-	if f.Admission.Denied {
+	if f.Admission.Denied && f.rolloutGated() {
 		return awaitingPromotion(plan, f.Admission)
 	}
 	if f.Approval == magosv1.ApprovalManual && f.ApprovedPlan != plan.ID {
 		return decision{
 			Phase: magosv1.PhaseAwaitingApproval, Reason: AwaitingApprovalReason,
-			Message: fmt.Sprintf("Plan %s (%s) of revision %s awaits approval: set spec.approvedPlan to %q (kubectl magos approve %s --plan %s)",
-				plan.ID, PlanSummary(plan), plan.Revision, plan.ID, f.Name, plan.ID),
-			Event: &note{Normal, AwaitingApprovalReason, fmt.Sprintf("Plan %s (%s) awaits approval", plan.ID, PlanSummary(plan))},
+			Message: fmt.Sprintf("%s %s (%s) of revision %s awaits approval: set spec.approvedPlan to %q (kubectl magos approve %s --plan %s)",
+				planNoun(plan), plan.ID, PlanSummary(plan), plan.Revision, plan.ID, f.Name, plan.ID),
+			Event: &note{Normal, AwaitingApprovalReason, fmt.Sprintf("%s %s (%s) awaits approval", planNoun(plan), plan.ID, PlanSummary(plan))},
 		}
 	}
-	return startDecision(run{Phase: magosv1.RunApply, PlanID: plan.ID, PlanDigest: plan.Digest})
+	return startDecision(run{Phase: magosv1.RunApply, Mode: plan.Mode, PlanID: plan.ID, PlanDigest: plan.Digest})
 }
 
 // decideBlocked applies rules 1–4, which hold a Workspace whether or not it
@@ -258,7 +273,7 @@ func decideBlocked(f facts) (decision, bool) {
 	case f.Lock != nil:
 		return decideLock(f.Name, f.Lock, f.Unlock), true
 	case f.Requested && f.Deletion == nil:
-		d := startDecision(run{Phase: magosv1.RunPlan})
+		d := startDecision(f.planRun(false))
 		d.HandlesRequest = true
 		return d, true
 	case f.Requested:
@@ -332,12 +347,18 @@ func decideLock(name string, lock *magosv1.LockStatus, unlock *unlockCheck) deci
 func decideSettled(f facts) decision {
 	plan := f.Plan
 	if !plan.HasChanges && (f.Applied == nil || f.Applied.Revision != plan.Revision) {
-		if f.Admission.Denied {
+		if f.Admission.Denied && f.rolloutGated() {
 			return awaitingPromotion(plan, f.Admission)
 		}
-		return decision{Phase: magosv1.PhaseIdle, Message: "Applied revision " + f.Revision, Action: actRecordNoChanges}
+		return decision{Phase: magosv1.PhaseIdle, Message: settledMessage(f), Action: actRecordNoChanges}
 	}
-	d := decision{Phase: magosv1.PhaseIdle, Message: "Applied revision " + f.Revision}
+	return withDriftReplan(f, decision{Phase: magosv1.PhaseIdle, Message: settledMessage(f)})
+}
+
+// withDriftReplan is settled decision d, or the drift re-plan due once the
+// interval since the plan has passed (a wait for it until then).
+func withDriftReplan(f facts, d decision) decision {
+	plan := f.Plan
 	if f.Interval <= 0 {
 		return d
 	}
@@ -347,7 +368,7 @@ func decideSettled(f facts) decision {
 			return d
 		}
 	}
-	return startDecision(run{Phase: magosv1.RunPlan, Drift: true})
+	return startDecision(f.planRun(true))
 }
 
 // decideGate is rule 8 on the pending plan; blocked is the message of a
@@ -358,8 +379,7 @@ func decideGate(f facts, blocked string) (decision, bool) {
 	case gatePassed:
 		return decision{}, false
 	case gateStalePlan:
-		d := startDecision(run{Phase: magosv1.RunPlan, Mode: f.Plan.Mode})
-		return d, true
+		return startDecision(run{Phase: magosv1.RunPlan, Mode: f.Plan.Mode, Request: f.Request}), true
 	case gateBlocked:
 		return decision{Phase: magosv1.PhaseFailed, Reason: g.Reason, Stalled: true, Message: blocked}, true
 	case gateErrored:

@@ -38,6 +38,9 @@ func TestDecide(t *testing.T) {
 	lock := &magosv1.LockStatus{Holder: "run-1", Lease: "lock-tfstate-default-ws"}
 	errored := &magosv1.ErroredStateStatus{Job: "ws-apply-1", Secret: "tfstate-errored-ws", StateSecret: "tfstate-default-ws"}
 	del := func(d deletionFacts) *deletionFacts { return &d }
+	rq := &magosv1.PlanRequest{ID: "r1", Replace: []string{"terraform_data.web"}}
+	forRequest := func(p *magosv1.PlanStatus) { p.Request = rq }
+	blocked := gateVerdict{Outcome: gateBlocked, Reason: PolicyViolationReason, Message: "keep-db"}
 
 	type want struct {
 		phase   magosv1.WorkspacePhase
@@ -153,6 +156,57 @@ func TestDecide(t *testing.T) {
 		{name: "auto approval: apply", f: facts{Plan: plan(), Gate: passed, Applied: applied},
 			want: want{phase: magosv1.PhaseApplying, action: actStart, run: run{Phase: magosv1.RunApply, PlanID: "p2", PlanDigest: "sha256:plan"}}},
 
+		// Mode PlanOnly (rules 7–11).
+		{name: "plan-only: a plan with changes is reported, not applied", f: facts{Mode: magosv1.ModePlanOnly, Plan: plan(), Applied: applied, Gate: passed},
+			want: want{phase: magosv1.PhaseIdle, reason: PlanOnlyReason, message: "Plan-only: plan p2 of revision " + rev + " has changes (+1 ~0 -0) and passed policy; it is not applied"}},
+		{name: "plan-only: an approved plan is not applied", f: facts{Mode: magosv1.ModePlanOnly, Plan: plan(), Gate: passed, Approval: magosv1.ApprovalManual, ApprovedPlan: "p2"},
+			want: want{phase: magosv1.PhaseIdle, reason: PlanOnlyReason, message: "it is not applied"}},
+		{name: "plan-only: a blocked plan is reported, not stalled", f: facts{Mode: magosv1.ModePlanOnly, Plan: plan(), Gate: blocked},
+			want: want{phase: magosv1.PhaseIdle, reason: PlanOnlyReason, message: "would be blocked by policy: keep-db"}},
+		{name: "plan-only: a policy error is evaluated again", f: facts{Mode: magosv1.ModePlanOnly, Plan: plan(), Gate: gateVerdict{Outcome: gateErrored, Reason: PolicyErrorReason, Message: "boom"}},
+			want: want{phase: magosv1.PhaseFailed, reason: PolicyErrorReason, action: actWait, after: policyRetryInterval}},
+		{name: "plan-only: a stale stored plan is planned again", f: facts{Mode: magosv1.ModePlanOnly, Plan: plan(), Gate: gateVerdict{Outcome: gateStalePlan}},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
+		{name: "plan-only: the plan is checked again after the interval", f: facts{Mode: magosv1.ModePlanOnly, Plan: plan(), Gate: blocked, Interval: time.Hour},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan, Drift: true}}},
+		{name: "plan-only: the drift check waits for the interval", f: facts{Mode: magosv1.ModePlanOnly, Plan: plan(), Gate: passed, Interval: 2 * time.Hour},
+			want: want{phase: magosv1.PhaseIdle, reason: PlanOnlyReason, action: actWait, after: time.Hour}},
+		{name: "plan-only: no Rollout holds a plan without changes", f: facts{Mode: magosv1.ModePlanOnly, Plan: plan(noChanges), Admission: admission{Denied: true}},
+			want: want{phase: magosv1.PhaseIdle, action: actRecordNoChanges, message: "Plan-only: revision " + rev + " has no changes"}},
+
+		// Mode Destroy (rules 6–11).
+		{name: "destroy mode: a normal plan is replaced by a destroy plan", f: facts{Mode: magosv1.ModeDestroy, Plan: plan(), Applied: appliedP2},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan, Mode: magosv1.PlanModeDestroy}}},
+		{name: "destroy mode: the destroy plan is blocked by policy", f: facts{Mode: magosv1.ModeDestroy, Plan: plan(destroyMode), Gate: blocked},
+			want: want{phase: magosv1.PhaseFailed, reason: PolicyViolationReason, stalled: true, message: "Destroy plan p2 is blocked by policy: keep-db"}},
+		{name: "destroy mode: the destroy plan awaits approval", f: facts{Name: "ws", Mode: magosv1.ModeDestroy, Plan: plan(destroyMode), Gate: passed, Approval: magosv1.ApprovalManual, ApprovedPlan: "p1"},
+			want: want{phase: magosv1.PhaseAwaitingApproval, reason: AwaitingApprovalReason, event: AwaitingApprovalReason, message: "Destroy plan p2 (+1 ~0 -0) of revision " + rev + " awaits approval"}},
+		{name: "destroy mode: apply exactly the approved destroy plan (no Rollout gates it)", f: facts{Mode: magosv1.ModeDestroy, Plan: plan(destroyMode), Gate: passed,
+			Approval: magosv1.ApprovalManual, ApprovedPlan: "p2", Admission: admission{Denied: true}},
+			want: want{phase: magosv1.PhaseDestroying, reason: DestroyingReason, action: actStart, run: run{Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy, PlanID: "p2", PlanDigest: "sha256:plan"}}},
+		{name: "destroy mode: destroyed, the drift check plans a destroy again", f: facts{Mode: magosv1.ModeDestroy, Plan: plan(destroyMode), Applied: appliedP2, Interval: time.Hour},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan, Mode: magosv1.PlanModeDestroy, Drift: true}}},
+		{name: "destroy mode: nothing left to destroy", f: facts{Mode: magosv1.ModeDestroy, Plan: plan(destroyMode, noChanges), Applied: applied},
+			want: want{phase: magosv1.PhaseIdle, action: actRecordNoChanges, message: "Destroyed: nothing of revision " + rev + " is left"}},
+		{name: "back to mode Apply: a destroy plan is replaced by a normal plan", f: facts{Mode: magosv1.ModeApply, Plan: plan(destroyMode), Applied: appliedP2},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
+
+		// Plan requests (rule 6).
+		{name: "a plan request plans with its addresses", f: facts{Plan: plan(), Applied: appliedP2, Request: rq},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan, Request: rq}}},
+		{name: "a plan request in destroy mode plans a destroy with its addresses", f: facts{Mode: magosv1.ModeDestroy, Plan: plan(destroyMode), Request: rq},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan, Mode: magosv1.PlanModeDestroy, Request: rq}}},
+		{name: "the plan made for the request is applied", f: facts{Plan: plan(forRequest), Request: rq, Gate: passed},
+			want: want{phase: magosv1.PhaseApplying, action: actStart, run: run{Phase: magosv1.RunApply, PlanID: "p2", PlanDigest: "sha256:plan"}}},
+		{name: "a handled request's plan is still applied", f: facts{Plan: plan(forRequest), Gate: passed},
+			want: want{phase: magosv1.PhaseApplying, action: actStart, run: run{Phase: magosv1.RunApply, PlanID: "p2", PlanDigest: "sha256:plan"}}},
+		{name: "after the request's plan is applied the drift check is a full plan", f: facts{Plan: plan(forRequest), Applied: appliedP2, Interval: time.Hour},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan, Drift: true}}},
+		{name: "a reconcile request plans with the pending plan request", f: facts{Plan: plan(), Applied: appliedP2, Requested: true, Request: rq},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan, Request: rq}, handles: true}},
+		{name: "a stale stored plan of a request is planned again with it", f: facts{Plan: plan(forRequest), Request: rq, Gate: gateVerdict{Outcome: gateStalePlan}},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan, Request: rq}}},
+
 		// 5. Deletion.
 		{name: "deletion: destroyed", f: facts{Deletion: del(deletionFacts{}), LastRun: &magosv1.RunStatus{Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy, Result: magosv1.ResultSucceeded}},
 			want: want{phase: magosv1.PhaseDestroying, reason: DestroyedReason, action: actFinishDeletion}},
@@ -213,16 +267,24 @@ func TestDecide(t *testing.T) {
 // TestDecisionsAreConsistent checks, over the decision table's facts and
 // their combinations, what must hold for every decision: a Stalled one
 // neither starts a run nor waits to retry; a Failed one is either Stalled
-// or waits; only Failed decisions stall.
+// or waits; only Failed decisions stall. Outside a deletion every mode
+// keeps its promise: PlanOnly starts no apply, Destroy plans and applies
+// only destroys, Apply plans normally, and a pending plan request's
+// addresses go into every plan started.
 func TestDecisionsAreConsistent(t *testing.T) {
 	now := time.Now()
 	const rev, in = "r", "i"
 	plans := []*magosv1.PlanStatus{nil,
 		{ID: "p", Revision: rev, InputsDigest: in, HasChanges: true},
 		{ID: "p", Revision: rev, InputsDigest: in},
-		{ID: "d", Revision: rev, InputsDigest: in, HasChanges: true, Mode: magosv1.PlanModeDestroy}}
+		{ID: "d", Revision: rev, InputsDigest: in, HasChanges: true, Mode: magosv1.PlanModeDestroy},
+		{ID: "d", Revision: rev, InputsDigest: in, Mode: magosv1.PlanModeDestroy},
+		{ID: "t", Revision: rev, InputsDigest: in, HasChanges: true, Request: &magosv1.PlanRequest{ID: "r1", Targets: []string{"a.b"}}}}
+	modes := []magosv1.WorkspaceMode{"", magosv1.ModeApply, magosv1.ModePlanOnly, magosv1.ModeDestroy}
+	requests := []*magosv1.PlanRequest{nil, {ID: "r1", Targets: []string{"a.b"}}, {ID: "r2", Replace: []string{"a.c"}}}
+	applied := []*magosv1.AppliedStatus{nil, {PlanID: "p", Revision: rev}, {PlanID: "d", Revision: rev}}
 	gates := []gateVerdict{{Outcome: gatePassed}, {Outcome: gateBlocked, Reason: PolicyViolationReason}, {Outcome: gateErrored, Reason: PolicyErrorReason}, {Outcome: gateStalePlan}}
-	var lasts []*magosv1.RunStatus
+	lasts := []*magosv1.RunStatus{nil}
 	for _, reason := range []string{"", RunFailedReason, magosv1.ReasonEngineNotFound, magosv1.ReasonArtifactRejected, magosv1.ReasonPathNotFound, magosv1.ReasonStateNotSaved, JobMissingReason} {
 		lasts = append(lasts, &magosv1.RunStatus{Phase: magosv1.RunPlan, Result: magosv1.ResultFailed, Reason: reason, Revision: rev, InputsDigest: in, Finished: &metav1.Time{Time: now}})
 	}
@@ -230,22 +292,59 @@ func TestDecisionsAreConsistent(t *testing.T) {
 		for _, g := range gates {
 			for _, last := range lasts {
 				for _, deleting := range []bool{false, true} {
-					f := facts{Now: now, Revision: rev, Inputs: in, Plan: p, Gate: g, LastRun: last, Retry: nextRetry(nil, nil, last, retryPolicy{Interval: time.Minute})}
-					if deleting {
-						f.Deletion = &deletionFacts{}
-					}
-					d := decide(f)
-					if d.Stalled {
-						assert.Equal(t, magosv1.PhaseFailed, d.Phase, "%+v", d)
-						assert.Equal(t, actNone, d.Action, "a stalled decision does nothing: %+v", d)
-					}
-					if d.Phase == magosv1.PhaseFailed && !d.Stalled {
-						assert.Equal(t, actWait, d.Action, "a retried failure waits: %+v", d)
-						assert.False(t, stalls(d.Reason), "a retried failure's reason is not a stalling one: %+v", d)
+					for _, mode := range modes {
+						for _, rq := range requests {
+							for _, a := range applied {
+								f := facts{Now: now, Revision: rev, Inputs: in, Plan: p, Gate: g, LastRun: last,
+									Mode: mode, Applied: a, Interval: time.Minute, Requested: rq != nil && rq.ID == "r2"}
+								if last != nil {
+									f.Retry = nextRetry(nil, nil, last, retryPolicy{Interval: time.Minute})
+								}
+								if deleting {
+									f.Deletion = &deletionFacts{}
+								} else {
+									f.Request = rq
+								}
+								checkConsistent(t, f, decide(f))
+							}
+						}
 					}
 				}
 			}
 		}
+	}
+}
+
+// checkConsistent asserts what must hold for decision d on facts f
+// (TestDecisionsAreConsistent).
+func checkConsistent(t *testing.T, f facts, d decision) {
+	t.Helper()
+	if d.Stalled {
+		assert.Equal(t, magosv1.PhaseFailed, d.Phase, "%+v", d)
+		assert.Equal(t, actNone, d.Action, "a stalled decision does nothing: %+v", d)
+	}
+	if d.Phase == magosv1.PhaseFailed && !d.Stalled {
+		assert.Equal(t, actWait, d.Action, "a retried failure waits: %+v", d)
+		assert.False(t, stalls(d.Reason), "a retried failure's reason is not a stalling one: %+v", d)
+	}
+	if f.Deletion != nil || d.Action != actStart {
+		return
+	}
+	switch {
+	case f.Mode == magosv1.ModePlanOnly:
+		assert.Equal(t, magosv1.RunPlan, d.Run.Phase, "a plan-only Workspace starts only plans: %+v", d)
+		assert.NotEqual(t, magosv1.PhaseApplying, d.Phase, "%+v", d)
+	case f.Mode == magosv1.ModeDestroy:
+		assert.Equal(t, magosv1.PlanModeDestroy, d.Run.Mode, "mode Destroy plans and applies destroys only: %+v", d)
+	case d.Run.Phase == magosv1.RunPlan:
+		assert.Empty(t, d.Run.Mode, "mode Apply plans normally: %+v", d)
+	}
+	if d.Run.Phase == magosv1.RunPlan {
+		assert.Equal(t, f.Request, d.Run.Request, "a plan carries the pending plan request: %+v", d)
+	}
+	if d.Run.Phase == magosv1.RunApply {
+		assert.Equal(t, f.Plan.ID, d.Run.PlanID, "an apply applies the plan in status: %+v", d)
+		assert.True(t, f.planCurrent(), "an apply applies only the current plan: %+v", d)
 	}
 }
 

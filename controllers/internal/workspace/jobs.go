@@ -25,8 +25,11 @@ type run struct {
 	PlanID     string
 	PlanDigest string
 	Drift      bool
-	// Mode is PlanModeDestroy for a deletion's destroy plan and its apply.
+	// Mode is PlanModeDestroy for a destroy plan and its apply.
 	Mode magosv1.PlanMode
+	// Request is the plan request a plan run plans with (-target,
+	// -replace); nil for a full plan.
+	Request *magosv1.PlanRequest
 	// Number counts the Workspace's runs (status.runs once started);
 	// Inputs is the inputs digest the run uses.
 	Number int64
@@ -195,6 +198,11 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 	}
 	if rn.Mode != "" {
 		env = append(env, corev1.EnvVar{Name: magosv1.EnvPlanMode, Value: string(rn.Mode)})
+	}
+	if rq := rn.Request; rn.Phase == magosv1.RunPlan && rq.Scoped() {
+		env = append(env,
+			corev1.EnvVar{Name: magosv1.EnvPlanTargets, Value: strings.Join(rq.Targets, "\n")},
+			corev1.EnvVar{Name: magosv1.EnvPlanReplace, Value: strings.Join(rq.Replace, "\n")})
 	}
 	if rn.Phase != magosv1.RunPlan {
 		env = append(env, corev1.EnvVar{Name: magosv1.EnvErroredState, Value: magosv1.ErroredStateSecretName(ws.Name)})

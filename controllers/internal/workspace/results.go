@@ -83,7 +83,10 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 		ws.Status.Plan = &magosv1.PlanStatus{
 			ID: cr.PlanID, Revision: cr.Revision, Digest: res.PlanDigest, InputsDigest: cr.InputsDigest,
 			Add: res.Add, Change: res.Change, Destroy: res.Destroy, HasChanges: res.HasChanges,
-			Drift: cr.Drift, Mode: cr.Mode, Storage: res.Storage, Time: &now,
+			Drift: cr.Drift, Mode: cr.Mode, Request: cr.Request, Storage: res.Storage, Time: &now,
+		}
+		if cr.Request != nil {
+			ws.Status.LastHandledPlanRequest = cr.Request.ID
 		}
 		switch {
 		case cr.Drift && res.HasChanges:
@@ -91,6 +94,8 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 			r.event(ws, corev1.EventTypeWarning, DriftDetectedReason, "Drift check %s found changes made outside Magos: %s", cr.PlanID, PlanSummary(ws.Status.Plan))
 		case cr.Mode == magosv1.PlanModeDestroy:
 			r.event(ws, corev1.EventTypeNormal, DestroyPlannedReason, "Destroy plan %s of revision %s: %s", cr.PlanID, cr.Revision, PlanSummary(ws.Status.Plan))
+		case cr.Request.Scoped():
+			r.event(ws, corev1.EventTypeNormal, PlannedReason, "Plan %s of revision %s for request %s (%s): %s", cr.PlanID, cr.Revision, cr.Request.ID, requestFlags(cr.Request), PlanSummary(ws.Status.Plan))
 		default:
 			r.event(ws, corev1.EventTypeNormal, PlannedReason, "Plan %s of revision %s: %s", cr.PlanID, cr.Revision, PlanSummary(ws.Status.Plan))
 		}

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"encoding/json"
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -26,7 +27,26 @@ func runAnnotations(rn run) map[string]string {
 	if rn.Mode != "" {
 		a[magosv1.PlanModeAnnotation] = string(rn.Mode)
 	}
+	if rn.Request != nil {
+		if b, err := json.Marshal(rn.Request); err == nil {
+			a[magosv1.PlanRequestAnnotation] = string(b)
+		}
+	}
 	return a
+}
+
+// planRequestOf is the plan request job's plan run plans with, nil for a
+// full plan (or an annotation that does not parse).
+func planRequestOf(job *batchv1.Job) *magosv1.PlanRequest {
+	v := job.Annotations[magosv1.PlanRequestAnnotation]
+	if v == "" {
+		return nil
+	}
+	var rq magosv1.PlanRequest
+	if err := json.Unmarshal([]byte(v), &rq); err != nil || rq.ID == "" {
+		return nil
+	}
+	return &rq
 }
 
 // runOfJob is the run in progress that job runs.
@@ -36,7 +56,7 @@ func runOfJob(job *batchv1.Job) *magosv1.RunStatus {
 		Job: job.Name, Phase: job.Labels[magosv1.PhaseLabel], Result: magosv1.ResultRunning,
 		Revision: job.Annotations[magosv1.RevisionAnnotation], InputsDigest: job.Annotations[magosv1.InputsDigestAnnotation],
 		PlanID: job.Annotations[magosv1.PlanIDAnnotation], Drift: job.Annotations[magosv1.DriftAnnotation] == "true",
-		Mode: magosv1.PlanMode(job.Annotations[magosv1.PlanModeAnnotation]), Started: &started,
+		Mode: magosv1.PlanMode(job.Annotations[magosv1.PlanModeAnnotation]), Request: planRequestOf(job), Started: &started,
 	}
 }
 

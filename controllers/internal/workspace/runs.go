@@ -132,6 +132,10 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 		ErroredState: st.ErroredState, Lock: st.Lock, LastRun: st.LastRun(), Retry: st.Retry,
 		Plan: st.Plan, Applied: st.LastApplied,
 		Approval: s.Approval, ApprovedPlan: ws.Spec.ApprovedPlan, Interval: s.Interval, Deletion: del,
+		Mode: modeOf(ws),
+	}
+	if rq := ws.Spec.PlanRequest; rq != nil && rq.ID != st.LastHandledPlanRequest && del == nil {
+		f.Request = rq
 	}
 	if req := ws.Annotations[magosv1.ReconcileRequestAnnotation]; req != "" && req != st.LastHandledReconcileAt {
 		f.Requested = true
@@ -171,7 +175,7 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 		}
 		f.Gate = verdict
 	}
-	if del == nil {
+	if del == nil && f.rolloutGated() {
 		var err error
 		if f.Admission, err = r.admissionOf(ctx, ws, f.Plan); err != nil {
 			return facts{}, nil, err
@@ -181,17 +185,14 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 }
 
 // gatePending says whether decide will ask the policy gate and the Rollout
-// about f.Plan: it is the plan of this revision and inputs (a destroy plan
-// while deleting), and its changes are not applied.
+// about f.Plan: it is the current plan (planCurrent; a destroy plan of this
+// revision and inputs while deleting), and its changes are not applied.
 func gatePending(f facts) bool {
 	p := f.Plan
-	if p == nil || p.Revision != f.Revision || p.InputsDigest != f.Inputs {
-		return false
-	}
 	if f.Deletion != nil {
-		return p.Mode == magosv1.PlanModeDestroy
+		return p != nil && p.Revision == f.Revision && p.InputsDigest == f.Inputs && p.Mode == magosv1.PlanModeDestroy
 	}
-	return f.Applied == nil || f.Applied.PlanID != p.ID
+	return f.planCurrent() && (f.Applied == nil || f.Applied.PlanID != p.ID)
 }
 
 // startRun reserves what the run writes, ensures the runner's identity and

@@ -110,6 +110,9 @@ func computeStatus(ws *magosv1.Workspace, o observation) {
 	setPlanned(ws, o)
 	setApplied(ws)
 	setDrifted(ws)
+	if p := st.Plan; p != nil {
+		p.NextApply = nextApply(p, modeOf(ws), st.LastApplied)
+	}
 
 	// The conditions below describe this generation on every path, errors
 	// included: kstatus reads a stale observedGeneration as InProgress, so
@@ -155,6 +158,9 @@ func setPlanned(ws *magosv1.Workspace, o observation) {
 		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionTrue, NoChangesReason, fmt.Sprintf("%s %s has no changes", planNoun(p), p.ID))
 	case p.Mode == magosv1.PlanModeDestroy:
 		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionTrue, DestroyPlannedReason, fmt.Sprintf("Destroy plan %s: %s", p.ID, PlanSummary(p)))
+	case p.Request.Scoped():
+		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionTrue, PlannedReason,
+			fmt.Sprintf("%s, for plan request %s (%s)", PlanSummary(p), p.Request.ID, requestFlags(p.Request)))
 	default:
 		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionTrue, PlannedReason, PlanSummary(p))
 	}
@@ -196,16 +202,23 @@ func destroyApprovalMessage(p *magosv1.PlanStatus) string {
 		"or unset spec.destroyOnDelete to delete it and leave them in place", p.ID, PlanSummary(p), p.Revision, p.ID)
 }
 
+// setDrifted sets Drifted from a drift plan, and in mode PlanOnly from
+// every plan: there a plan with changes means the real resources differ
+// from the configuration, and nothing will apply it.
 func setDrifted(ws *magosv1.Workspace) {
 	p, a := ws.Status.Plan, ws.Status.LastApplied
-	if p == nil || !p.Drift {
+	planOnly := modeOf(ws) == magosv1.ModePlanOnly
+	if p == nil || (!p.Drift && !planOnly) {
 		return
 	}
 	switch {
 	case !p.HasChanges:
-		conditions.Set(ws, magosv1.DriftedCondition, metav1.ConditionFalse, NoDriftReason, fmt.Sprintf("Drift check %s found no changes", p.ID))
+		conditions.Set(ws, magosv1.DriftedCondition, metav1.ConditionFalse, NoDriftReason, fmt.Sprintf("%s %s found no changes", checkNoun(p), p.ID))
 	case a != nil && a.PlanID == p.ID:
 		conditions.Set(ws, magosv1.DriftedCondition, metav1.ConditionFalse, AppliedReason, fmt.Sprintf("Drift corrected by plan %s", p.ID))
+	case planOnly:
+		conditions.Set(ws, magosv1.DriftedCondition, metav1.ConditionTrue, PlanOnlyReason,
+			fmt.Sprintf("%s %s of revision %s found changes (%s); the Workspace is plan-only and does not apply them", checkNoun(p), p.ID, p.Revision, PlanSummary(p)))
 	default:
 		conditions.Set(ws, magosv1.DriftedCondition, metav1.ConditionTrue, DriftDetectedReason,
 			fmt.Sprintf("Drift check %s found changes made outside Magos: %s", p.ID, PlanSummary(p)))

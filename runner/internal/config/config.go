@@ -54,6 +54,9 @@ type Config struct {
 	// PlanMode is magosv1.PlanModeDestroy for a destroy plan (plan runs) or
 	// the apply of one (apply runs); empty for a normal plan.
 	PlanMode string
+	// PlanTargets and PlanReplace are a plan's -target and -replace
+	// addresses (plan runs).
+	PlanTargets, PlanReplace []string
 	// ShutdownWait is how long the engine may take to stop once the run
 	// is interrupted (magosv1.DefaultShutdownWait unless set).
 	ShutdownWait time.Duration
@@ -97,6 +100,8 @@ func FromEnv(phase string, getenv func(string) string) (*Config, error) {
 		TerminationMessage: get(magosv1.EnvTerminationMessage),
 		Drift:              get(magosv1.EnvDriftCheck) == "true",
 		PlanMode:           get(magosv1.EnvPlanMode),
+		PlanTargets:        splitLines(get(magosv1.EnvPlanTargets)),
+		PlanReplace:        splitLines(get(magosv1.EnvPlanReplace)),
 		ShutdownWait:       magosv1.DefaultShutdownWait,
 		ErroredStateSecret: get(magosv1.EnvErroredState),
 	}
@@ -161,6 +166,9 @@ func (c *Config) validate() error {
 		errs = append(errs, fmt.Errorf("%s %q is not %s", magosv1.EnvPlanMode, c.PlanMode, magosv1.PlanModeDestroy))
 	case c.PlanMode != "" && c.Phase == magosv1.RunDestroy:
 		errs = append(errs, fmt.Errorf("%s is for plan and apply runs, not %s", magosv1.EnvPlanMode, c.Phase))
+	}
+	if (len(c.PlanTargets) > 0 || len(c.PlanReplace) > 0) && c.Phase != magosv1.RunPlan {
+		errs = append(errs, fmt.Errorf("%s and %s are for plan runs, not %s", magosv1.EnvPlanTargets, magosv1.EnvPlanReplace, c.Phase))
 	}
 	if c.ArtifactDigest != "" && !isSHA256Digest(c.ArtifactDigest) {
 		errs = append(errs, fmt.Errorf("%s must be sha256:<64 hex digits>", magosv1.EnvArtifactDigest))
@@ -236,6 +244,18 @@ func isSHA256Digest(d string) bool {
 		}
 	}
 	return true
+}
+
+// splitLines splits a newline-separated list (addresses may hold commas),
+// dropping empty lines.
+func splitLines(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, "\n") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func splitList(s string) []string {

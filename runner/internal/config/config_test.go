@@ -65,6 +65,7 @@ func TestFromEnvRefuses(t *testing.T) {
 		{name: "bad outputs Secret name", change: func(e map[string]string) { e[magosv1.EnvOutputsSecret] = "Outputs!" }, wantErr: "is not an object name"},
 		{name: "unknown plan mode", change: func(e map[string]string) { e[magosv1.EnvPlanMode] = "RefreshOnly" }, wantErr: "is not Destroy"},
 		{name: "plan mode on a destroy run", phase: magosv1.RunDestroy, change: func(e map[string]string) { e[magosv1.EnvPlanMode] = "Destroy" }, wantErr: "is for plan and apply runs"},
+		{name: "targets on an apply run", phase: magosv1.RunApply, change: func(e map[string]string) { e[magosv1.EnvPlanTargets] = "terraform_data.a" }, wantErr: "are for plan runs"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,4 +108,14 @@ func TestFromEnvDestroyPlanMode(t *testing.T) {
 	c, err := FromEnv(magosv1.RunPlan, func(k string) string { return env[k] })
 	require.NoError(t, err)
 	assert.False(t, c.Destroying(), "a plan without a mode is a normal plan")
+}
+
+func TestFromEnvPlanAddresses(t *testing.T) {
+	env := validEnv()
+	env[magosv1.EnvPlanTargets] = "terraform_data.a\nmodule.m[\"x,y\"].terraform_data.b\n"
+	env[magosv1.EnvPlanReplace] = "terraform_data.c"
+	c, err := FromEnv(magosv1.RunPlan, func(k string) string { return env[k] })
+	require.NoError(t, err)
+	assert.Equal(t, []string{"terraform_data.a", `module.m["x,y"].terraform_data.b`}, c.PlanTargets, "one address a line, commas kept")
+	assert.Equal(t, []string{"terraform_data.c"}, c.PlanReplace)
 }

@@ -85,11 +85,27 @@ func (e *Engine) Init(ctx context.Context) error {
 	return e.tf.Init(ctx, tfexec.Upgrade(false))
 }
 
+// PlanOptions shape a plan.
+type PlanOptions struct {
+	// Destroy plans the destroy of everything in the state (plan -destroy).
+	Destroy bool
+	// Targets limit the plan to these addresses (-target).
+	Targets []string
+	// Replace are resource instances the plan replaces (-replace).
+	Replace []string
+}
+
 // Plan plans into the file out and reports whether the plan has changes
-// (resources or outputs). With destroy it plans the destroy of everything
-// in the state (plan -destroy).
-func (e *Engine) Plan(ctx context.Context, out string, destroy bool) (bool, error) {
-	return e.tf.Plan(ctx, tfexec.Out(out), tfexec.Destroy(destroy))
+// (resources or outputs).
+func (e *Engine) Plan(ctx context.Context, out string, o PlanOptions) (bool, error) {
+	opts := []tfexec.PlanOption{tfexec.Out(out), tfexec.Destroy(o.Destroy)}
+	for _, a := range o.Targets {
+		opts = append(opts, tfexec.Target(a))
+	}
+	for _, a := range o.Replace {
+		opts = append(opts, tfexec.Replace(a))
+	}
+	return e.tf.Plan(ctx, opts...)
 }
 
 // PlanJSON returns `show -json` of the plan file, exactly as the engine

@@ -35,8 +35,8 @@ func (r *runner) plan(ctx context.Context, eng *engine.Engine) error {
 	if err != nil {
 		return report.Failed(magosv1.ReasonPlanFailed, err)
 	}
-	r.log.Info("Planning", "planID", r.cfg.PlanID, "mode", r.cfg.PlanMode)
-	hasChanges, err := eng.Plan(ctx, planFile, r.cfg.Destroying())
+	r.log.Info("Planning", "planID", r.cfg.PlanID, "mode", r.cfg.PlanMode, "targets", r.cfg.PlanTargets, "replace", r.cfg.PlanReplace)
+	hasChanges, err := eng.Plan(ctx, planFile, engine.PlanOptions{Destroy: r.cfg.Destroying(), Targets: r.cfg.PlanTargets, Replace: r.cfg.PlanReplace})
 	if err != nil {
 		return r.engineError(magosv1.ReasonPlanFailed, "plan", err)
 	}

@@ -44,13 +44,19 @@ type PlanStatusApplyConfiguration struct {
 	HasChanges *bool `json:"hasChanges,omitempty"`
 	// Drift is true for a plan made by a drift re-plan.
 	Drift *bool `json:"drift,omitempty"`
-	// Mode is Destroy for the destroy plan of a Workspace being deleted;
-	// empty for a normal plan.
+	// Mode is Destroy for a destroy plan (spec.mode Destroy, or a
+	// Workspace being deleted); empty for a normal plan.
 	Mode *magosv1alpha1.PlanMode `json:"mode,omitempty"`
 	// Policy is the verdict of the policy gate.
 	Policy *PolicyVerdictApplyConfiguration `json:"policy,omitempty"`
 	// Storage names where the plan is stored (Secret name prefix).
 	Storage *string `json:"storage,omitempty"`
+	// Request is the plan request (spec.planRequest) whose targets and
+	// replace addresses the plan was made with; unset for a full plan.
+	Request *PlanRequestApplyConfiguration `json:"request,omitempty"`
+	// NextApply says what applying the plan would do in the Workspace's
+	// mode, e.g. "apply +1 ~0 -0", "destroy -3" or "none (plan-only)".
+	NextApply *string `json:"nextApply,omitempty"`
 	// Time the plan finished.
 	Time *v1.Time `json:"time,omitempty"`
 }
@@ -154,6 +160,22 @@ func (b *PlanStatusApplyConfiguration) WithPolicy(value *PolicyVerdictApplyConfi
 // If called multiple times, the Storage field is set to the value of the last call.
 func (b *PlanStatusApplyConfiguration) WithStorage(value string) *PlanStatusApplyConfiguration {
 	b.Storage = &value
+	return b
+}
+
+// WithRequest sets the Request field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Request field is set to the value of the last call.
+func (b *PlanStatusApplyConfiguration) WithRequest(value *PlanRequestApplyConfiguration) *PlanStatusApplyConfiguration {
+	b.Request = value
+	return b
+}
+
+// WithNextApply sets the NextApply field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NextApply field is set to the value of the last call.
+func (b *PlanStatusApplyConfiguration) WithNextApply(value string) *PlanStatusApplyConfiguration {
+	b.NextApply = &value
 	return b
 }
 

@@ -45,6 +45,8 @@ type RunStatusApplyConfiguration struct {
 	// Mode is Destroy for the plan and the apply of a deletion's destroy
 	// plan; empty otherwise (a destroy phase run destroys without a plan).
 	Mode *magosv1alpha1.PlanMode `json:"mode,omitempty"`
+	// Request is the plan request a plan run was started for.
+	Request *PlanRequestApplyConfiguration `json:"request,omitempty"`
 	// Started is when the run started.
 	Started *v1.Time `json:"started,omitempty"`
 	// Finished is when the run finished.
@@ -122,6 +124,14 @@ func (b *RunStatusApplyConfiguration) WithDrift(value bool) *RunStatusApplyConfi
 // If called multiple times, the Mode field is set to the value of the last call.
 func (b *RunStatusApplyConfiguration) WithMode(value magosv1alpha1.PlanMode) *RunStatusApplyConfiguration {
 	b.Mode = &value
+	return b
+}
+
+// WithRequest sets the Request field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Request field is set to the value of the last call.
+func (b *RunStatusApplyConfiguration) WithRequest(value *PlanRequestApplyConfiguration) *RunStatusApplyConfiguration {
+	b.Request = value
 	return b
 }
 

@@ -73,6 +73,13 @@ type WorkspaceSpecApplyConfiguration struct {
 	Outputs *OutputsSpecApplyConfiguration `json:"outputs,omitempty"`
 	// Policy selects ValidatingPolicies, merged with the Project's selector.
 	Policy *PolicySpecApplyConfiguration `json:"policy,omitempty"`
+	// Mode says what the next apply does: Apply (the default) applies
+	// plans, PlanOnly plans and never applies, Destroy plans and applies a
+	// destroy of everything in the state and stays destroyed.
+	Mode *magosv1alpha1.WorkspaceMode `json:"mode,omitempty"`
+	// PlanRequest asks for one plan with -target or -replace addresses;
+	// handled once per ID (status.lastHandledPlanRequest).
+	PlanRequest *PlanRequestApplyConfiguration `json:"planRequest,omitempty"`
 }
 
 // WorkspaceSpecApplyConfiguration constructs a declarative configuration of the WorkspaceSpec type for use with
@@ -237,5 +244,21 @@ func (b *WorkspaceSpecApplyConfiguration) WithOutputs(value *OutputsSpecApplyCon
 // If called multiple times, the Policy field is set to the value of the last call.
 func (b *WorkspaceSpecApplyConfiguration) WithPolicy(value *PolicySpecApplyConfiguration) *WorkspaceSpecApplyConfiguration {
 	b.Policy = value
+	return b
+}
+
+// WithMode sets the Mode field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Mode field is set to the value of the last call.
+func (b *WorkspaceSpecApplyConfiguration) WithMode(value magosv1alpha1.WorkspaceMode) *WorkspaceSpecApplyConfiguration {
+	b.Mode = &value
+	return b
+}
+
+// WithPlanRequest sets the PlanRequest field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PlanRequest field is set to the value of the last call.
+func (b *WorkspaceSpecApplyConfiguration) WithPlanRequest(value *PlanRequestApplyConfiguration) *WorkspaceSpecApplyConfiguration {
+	b.PlanRequest = value
 	return b
 }

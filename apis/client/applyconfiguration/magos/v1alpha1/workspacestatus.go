@@ -54,6 +54,9 @@ type WorkspaceStatusApplyConfiguration struct {
 	// LastHandledReconcileAt is the last reconcile request
 	// (ReconcileRequestAnnotation) the controller acted on.
 	LastHandledReconcileAt *string `json:"lastHandledReconcileAt,omitempty"`
+	// LastHandledPlanRequest is the ID of the last plan request
+	// (spec.planRequest) a plan was made for.
+	LastHandledPlanRequest *string `json:"lastHandledPlanRequest,omitempty"`
 	// Retry is the retry state after the newest run failed: cleared when a
 	// run succeeds, when the failure is released (unlock, restored state) and
 	// ignored once the revision or inputs change.
@@ -177,6 +180,14 @@ func (b *WorkspaceStatusApplyConfiguration) WithDependencies(values ...*Dependen
 // If called multiple times, the LastHandledReconcileAt field is set to the value of the last call.
 func (b *WorkspaceStatusApplyConfiguration) WithLastHandledReconcileAt(value string) *WorkspaceStatusApplyConfiguration {
 	b.LastHandledReconcileAt = &value
+	return b
+}
+
+// WithLastHandledPlanRequest sets the LastHandledPlanRequest field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LastHandledPlanRequest field is set to the value of the last call.
+func (b *WorkspaceStatusApplyConfiguration) WithLastHandledPlanRequest(value string) *WorkspaceStatusApplyConfiguration {
+	b.LastHandledPlanRequest = &value
 	return b
 }
 
