@@ -264,9 +264,16 @@ $(IMAGES)/%-controller.tar: $(IMAGE_BINS)/%-controller $(MAGOS_IMAGE) $(IMAGES)/
 	$(MAGOS_IMAGE) build -ref $(IMAGE_REPOSITORY)/$*-controller:$(VERSION) -out $@ $(IMAGE_FLAGS) -version $(VERSION) \
 		-file $<=/usr/local/bin/$*-controller -entrypoint /usr/local/bin/$*-controller
 
-$(IMAGES)/magos-runner.tar: $(IMAGE_BINS)/runner $(MAGOS_IMAGE) $(IMAGES)/.revision
+# The runner image: the runner, and git and ssh (with their libraries) for
+# git:: module sources, users for 65532 (ssh needs one) and the CA bundle.
+$(IMAGES)/magos-runner.tar: $(IMAGE_BINS)/runner $(MAGOS_IMAGE) $(IMAGES)/.revision tools/hack/runner-git-files.sh tools/images/runner/passwd tools/images/runner/group
+	bash tools/hack/install-node-packages.sh
+	bash tools/hack/runner-git-files.sh > $@.files
 	$(MAGOS_IMAGE) build -ref $(IMAGE_REPOSITORY)/magos-runner:$(VERSION) -out $@ $(IMAGE_FLAGS) -version $(VERSION) \
-		-file $<=/usr/local/bin/runner -entrypoint /usr/local/bin/runner
+		-file $<=/usr/local/bin/runner $$(cat $@.files) \
+		-file tools/images/runner/passwd=/etc/passwd -file tools/images/runner/group=/etc/group \
+		-env PATH=/usr/local/bin:/usr/bin:/bin -entrypoint /usr/local/bin/runner
+	rm -f $@.files
 
 # The engine image: the engine binary and the installer the runner Job's
 # init container runs (apis/magos/v1alpha1/engine_image.go).

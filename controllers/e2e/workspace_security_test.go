@@ -50,16 +50,7 @@ func TestWorkspaceSentinelSecretNeverLeaks(t *testing.T) {
 	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "secretive-outputs"}, &outputs))
 	assert.Equal(t, fmt.Sprintf("%x", sha256Sum(sentinel)), string(outputs.Data["secret_digest"]))
 
-	places := map[string]string{
-		"runner output":          s.runnerLogs.String(),
-		"controller logs":        controllerLogs.String(),
-		"Workspace":              mustJSON(t, ws),
-		"metrics":                gatherMetrics(t),
-		"Jobs":                   listJSON(t, &batchv1.JobList{}, s.ns),
-		"Pods":                   listJSON(t, &corev1.PodList{}, s.ns),
-		"events (core)":          listJSON(t, &corev1.EventList{}, s.ns),
-		"events (events.k8s.io)": listJSON(t, &eventsv1.EventList{}, s.ns),
-	}
+	places := s.placesNoSecretReaches(t, ws)
 	require.NotEmpty(t, places["runner output"], "the runner's output was captured")
 	for where, text := range places {
 		assert.NotContains(t, text, sentinel, "the sentinel secret leaked into %s", where)
@@ -94,6 +85,23 @@ func TestRunnerCannotReadAnotherWorkspacesState(t *testing.T) {
 func (s *stack) runnerClient(name string) client.Client {
 	s.t.Helper()
 	return impersonate(s.t, s.ns, magosv1.RunnerServiceAccountName(name))
+}
+
+// placesNoSecretReaches are the texts a user or another tenant may read
+// about Workspace ws's runs, by where they are: runner output, controller
+// logs, the Workspace, metrics, the namespace's Jobs, Pods and events.
+func (s *stack) placesNoSecretReaches(t *testing.T, ws *magosv1.Workspace) map[string]string {
+	t.Helper()
+	return map[string]string{
+		"runner output":          s.runnerLogs.String(),
+		"controller logs":        controllerLogs.String(),
+		"Workspace":              mustJSON(t, ws),
+		"metrics":                gatherMetrics(t),
+		"Jobs":                   listJSON(t, &batchv1.JobList{}, s.ns),
+		"Pods":                   listJSON(t, &corev1.PodList{}, s.ns),
+		"events (core)":          listJSON(t, &corev1.EventList{}, s.ns),
+		"events (events.k8s.io)": listJSON(t, &eventsv1.EventList{}, s.ns),
+	}
 }
 
 func mustJSON(t *testing.T, v any) string {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the real-node test tier runs on: containerd,
-# runc, the CNI plugins, iptables, iproute2 and util-linux (nsenter, unshare).
+# runc, the CNI plugins, iptables, iproute2 and util-linux (nsenter, unshare),
+# and git and openssh-client, which the runner image carries.
 # It does nothing when they are all present, and it never starts a service:
 # the test harness runs containerd itself, inside a network namespace.
 set -euo pipefail
@@ -23,6 +24,10 @@ declare -A wanted=(
   [ip]=iproute2
   [nsenter]=util-linux
   [unshare]=util-linux
+  [git]=git
+  [/usr/lib/git-core/git-remote-http]=git
+  [ssh]=openssh-client
+  [/etc/ssl/certs/ca-certificates.crt]=ca-certificates
 )
 missing=()
 for what in "${!wanted[@]}"; do

@@ -39,7 +39,9 @@ func New(binary, dir string, shutdownWait time.Duration, stdout, stderr io.Write
 
 // PrepareEnv sets the process environment the engine inherits: HOME, TMPDIR
 // and a plugin cache under workDir (the only writable place in the runner's
-// pod), no update checks, and extra (e.g. the state backend's TF_HTTP_*).
+// pod), no update checks, git that fails instead of prompting for
+// credentials it was not given (a git:: module source), and extra (e.g. the
+// state backend's TF_HTTP_*).
 // terraform-exec passes the process environment on, which is how TF_VAR_*
 // variables from the pod spec reach the engine; it sets TF_IN_AUTOMATION.
 func PrepareEnv(workDir string, extra map[string]string) error {
@@ -56,6 +58,7 @@ func PrepareEnv(workDir string, extra map[string]string) error {
 		"TMPDIR":              tmp,
 		"TF_PLUGIN_CACHE_DIR": cache,
 		"CHECKPOINT_DISABLE":  "1",
+		"GIT_TERMINAL_PROMPT": "0",
 	}
 	for k, v := range extra {
 		env[k] = v

@@ -77,11 +77,7 @@ func (s Spec) validate() error {
 	} else if !slices.ContainsFunc(s.Files, func(e Entry) bool { return !e.Dir && path.Clean(e.Path) == s.Entrypoint[0] }) {
 		errs = append(errs, fmt.Errorf("%w: the entrypoint %s is not one of the image's files", ErrInvalidSpec, s.Entrypoint[0]))
 	}
-	for _, f := range s.Files {
-		if err := checkStatic(f.Path, f.Data); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	errs = append(errs, checkLinked(s.Files)...)
 	for _, k := range []string{LabelSource, LabelRevision, LabelVersion, LabelTitle, LabelCreated} {
 		if _, ok := s.Labels[k]; ok {
 			errs = append(errs, fmt.Errorf("%w: label %s is set from the spec's own fields", ErrInvalidSpec, k))

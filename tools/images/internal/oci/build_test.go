@@ -73,6 +73,10 @@ func TestBuildRefusesBadSpecs(t *testing.T) {
 		{"no source", func(s *oci.Spec) { s.Source = "" }, "the source label is empty"},
 		{"overridden OCI label", func(s *oci.Spec) { s.Labels = map[string]string{oci.LabelVersion: "x"} }, "label org.opencontainers.image.version is set from the spec's own fields"},
 		{"dynamically linked binary", func(s *oci.Spec) { s.Files[0].Data = dynamicELF(t) }, "/usr/local/bin/app is dynamically linked"},
+		{"dynamically linked binary without its libraries", func(s *oci.Spec) {
+			s.Files[0].Data = dynamicELF(t)
+			s.Files = append(s.Files, oci.Entry{Path: "/lib64/ld-linux-x86-64.so.2", Data: []byte("loader"), Mode: 0o755})
+		}, "/usr/local/bin/app needs libc.so.6, which the image does not hold"},
 		{"relative file path", func(s *oci.Spec) { s.Files = append(s.Files, oci.Entry{Path: "etc/x"}) }, `layer entry "etc/x"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -83,6 +87,18 @@ func TestBuildRefusesBadSpecs(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+// A dynamically linked binary starts in an image that holds its loader and
+// libraries (the runner image's git and ssh).
+func TestBuildTakesDynamicBinariesWithTheirLibraries(t *testing.T) {
+	s := testSpec()
+	s.Files[0].Data = dynamicELF(t)
+	s.Files = append(s.Files,
+		oci.Entry{Path: "/lib64/ld-linux-x86-64.so.2", Data: []byte("loader"), Mode: 0o755},
+		oci.Entry{Path: "/lib/x86_64-linux-gnu/libc.so.6", Data: []byte("libc"), Mode: 0o755})
+	_, err := oci.Build(s)
+	require.NoError(t, err)
 }
 
 // dynamicELF returns a dynamically linked executable of the build machine.

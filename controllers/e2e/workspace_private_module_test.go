@@ -1,0 +1,104 @@
+package e2e
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/tools/harness/gitserver"
+)
+
+// privateModule serves testdata/private-module from a Git server that wants
+// a password, and writes a root configuration that calls it from url (a
+// git:: source with %s for the server's address). It returns the server,
+// its HTTP address and the configuration's directory.
+func privateModule(t *testing.T, password, url string) (*gitserver.Server, string, string) {
+	t.Helper()
+	srv, err := gitserver.New(t.TempDir(), "magos", password)
+	require.NoError(t, err)
+	_, err = srv.Publish("modules", filepath.Join("testdata", "private-module"))
+	require.NoError(t, err)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	go func() { _ = srv.ServeHTTP(l) }()
+
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "main.tf"), []byte(fmt.Sprintf(`
+module "private" {
+  source   = %q
+  greeting = "hello from a private module"
+}
+
+output "text" {
+  value = module.private.text
+}
+`, fmt.Sprintf(url, l.Addr().String()))), 0o644))
+	return srv, l.Addr().String(), root
+}
+
+// A module source in a private Git repository over HTTP is fetched with
+// credentials from a Secret, given to git through environment entries of
+// a VariableSet (git's GIT_CONFIG_COUNT/KEY/VALUE settings); without them
+// the run fails at init instead of waiting for a password prompt; the
+// credentials appear in no log, event, status or Job.
+func TestPrivateGitModuleOverHTTP(t *testing.T) {
+	env.Require(t)
+	ctx := context.Background()
+	s := newStack(t)
+	password := "module-pass-" + rand.String(12)
+	srv, _, root := privateModule(t, password, "git::http://%s/modules.git?ref=main")
+	header := "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("magos:"+password))
+	require.NoError(t, env.Client.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "git-auth", Namespace: s.ns},
+		StringData: map[string]string{"header": header},
+	}))
+	require.NoError(t, env.Client.Create(ctx, &magosv1.VariableSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "git", Namespace: s.ns},
+		Spec: magosv1.VariableSetSpec{Env: []magosv1.EnvEntry{
+			{Name: "GIT_CONFIG_COUNT", Value: ptr.To("1")},
+			{Name: "GIT_CONFIG_KEY_0", Value: ptr.To("http.extraHeader")},
+			{Name: "GIT_CONFIG_VALUE_0", ValueFrom: &magosv1.VariableSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "git-auth"}, Key: "header"}}},
+		}},
+	}))
+	rev := s.gitRepository("infra", root)
+
+	// Without credentials: init fails, and the server refused the fetch.
+	s.newWorkspace("no-credentials", "infra", nil)
+	ws := s.waitWorkspace("no-credentials", 3*time.Minute, "fails at init", func(ws *magosv1.Workspace) bool {
+		r := ws.Status.LastRun()
+		return r != nil && r.Result == magosv1.ResultFailed
+	})
+	assert.Equal(t, magosv1.ReasonInitFailed, ws.Status.LastRun().Reason)
+	assert.Positive(t, srv.Refused(), "the server refused the fetch without credentials")
+
+	s.newWorkspace("private", "infra", func(ws *magosv1.Workspace) {
+		ws.Spec.VariableSetRefs = []magosv1.LocalObjectReference{{Name: "git"}}
+		ws.Spec.Outputs = &magosv1.OutputsSpec{SecretName: "private-outputs"}
+	})
+	ws = s.waitWorkspace("private", 3*time.Minute, "applies with the private module", appliedRevision(rev))
+	var outputs corev1.Secret
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "private-outputs"}, &outputs))
+	assert.Equal(t, "hello from a private module", string(outputs.Data["text"]), "the module came from the private repository")
+
+	places := s.placesNoSecretReaches(t, ws)
+	for where, text := range places {
+		assert.NotContains(t, text, password, "the Git password leaked into %s", where)
+		assert.NotContains(t, text, header, "the Git credentials leaked into %s", where)
+	}
+}
