@@ -58,8 +58,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &magosv1alpha1.LockStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("OptionalObjectReference"):
 		return &magosv1alpha1.OptionalObjectReferenceApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("OutputReference"):
+		return &magosv1alpha1.OutputReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("OutputsSpec"):
 		return &magosv1alpha1.OutputsSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("OutputVersion"):
+		return &magosv1alpha1.OutputVersionApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("PlanRequest"):
 		return &magosv1alpha1.PlanRequestApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("PlanRunnerSpec"):

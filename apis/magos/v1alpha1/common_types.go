@@ -300,8 +300,9 @@ type Variable struct {
 	Sensitive bool `json:"sensitive,omitempty"`
 }
 
-// VariableSource names exactly one key of a Secret or ConfigMap.
-// +kubebuilder:validation:XValidation:rule="has(self.secretKeyRef) != has(self.configMapKeyRef)",message="exactly one of secretKeyRef or configMapKeyRef must be set"
+// VariableSource names exactly one key of a Secret or ConfigMap, or one
+// output of a Workspace this one depends on.
+// +kubebuilder:validation:XValidation:rule="(has(self.secretKeyRef) ? 1 : 0) + (has(self.configMapKeyRef) ? 1 : 0) + (has(self.outputRef) ? 1 : 0) == 1",message="exactly one of secretKeyRef, configMapKeyRef or outputRef must be set"
 // +kubebuilder:validation:XValidation:rule="!has(self.secretKeyRef) || !has(self.secretKeyRef.name) || !self.secretKeyRef.name.startsWith('tfstate-')",message="secretKeyRef must not name a state or plan Secret (tfstate-*): those hold a Workspace's state"
 type VariableSource struct {
 	// SecretKeyRef selects a key of a Secret. Secrets Magos keeps for a
@@ -317,6 +318,30 @@ type VariableSource struct {
 	// ConfigMapKeyRef selects a key of a ConfigMap.
 	// +optional
 	ConfigMapKeyRef *corev1.ConfigMapKeySelector `json:"configMapKeyRef,omitempty"`
+
+	// OutputRef reads an output of a Workspace in spec.dependsOn. The
+	// controller renders it as a secretKeyRef on that Workspace's outputs
+	// Secret (the kubelet reads the value; Magos copies none), waits until
+	// the output is in its status.outputs, and re-plans when the output
+	// changes value. Only in a Workspace's spec.vars.
+	// +optional
+	OutputRef *OutputReference `json:"outputRef,omitempty"`
+}
+
+// OutputReference names one output of another Workspace of the namespace.
+type OutputReference struct {
+	// Workspace is the name of a Workspace in spec.dependsOn.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Workspace string `json:"workspace"`
+
+	// Output is the name of one of its outputs (its status.outputs). A
+	// string arrives as is, any other type as JSON, which the engine parses
+	// for a variable of a list, map or object type.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	Output string `json:"output"`
 }
 
 // RunHistoryLimit bounds the run history kept in status.

@@ -249,6 +249,10 @@ type RunResult struct {
 	Storage string `json:"storage,omitempty"`
 	// Outputs are the names of the outputs written (apply runs).
 	Outputs []string `json:"outputs,omitempty"`
+	// ChangedOutputs are the names among Outputs whose value differs from
+	// what the outputs Secret held before (apply runs); the runner leaves
+	// the Secret untouched when none does.
+	ChangedOutputs []string `json:"changedOutputs,omitempty"`
 	// LockHolder is who holds the state lock (ResultLocked).
 	LockHolder string `json:"lockHolder,omitempty"`
 	// PlanChunks is how many plan Secrets a plan needs when it found fewer

@@ -61,6 +61,8 @@ type EnvEntry struct {
 }
 
 // VariableSetSpec is the desired state of a VariableSet.
+// +kubebuilder:validation:XValidation:rule="!has(self.variables) || self.variables.all(v, !has(v.valueFrom) || !has(v.valueFrom.outputRef))",message="outputRef is only for a Workspace's spec.vars (it names one of that Workspace's dependencies); a VariableSet reads an outputs Secret with secretKeyRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.env) || self.env.all(e, !has(e.valueFrom) || !has(e.valueFrom.outputRef))",message="outputRef is only for a Workspace's spec.vars (it names one of that Workspace's dependencies); a VariableSet reads an outputs Secret with secretKeyRef"
 type VariableSetSpec struct {
 	// Variables are single Terraform variables.
 	// +kubebuilder:validation:MaxItems=512

@@ -380,6 +380,17 @@ type WorkspaceStatus struct {
 	// +optional
 	Outputs []string `json:"outputs,omitempty"`
 
+	// OutputVersions says, per written output, which applied plan last
+	// changed its value. A dependent that reads an output folds
+	// "<workspace>/<output>=<planID>" into its inputs digest, so it re-plans
+	// when, and only when, an output it reads changes. No digest of a value
+	// is kept anywhere: outputs may be sensitive and short values could be
+	// guessed from one.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	OutputVersions []OutputVersion `json:"outputVersions,omitempty"`
+
 	// Lock shows the holder of a stuck state lock.
 	// +optional
 	Lock *LockStatus `json:"lock,omitempty"`
@@ -434,6 +445,14 @@ type DependencyStatus struct {
 	// Message says what this Workspace waits for, when it is not Ready.
 	// +optional
 	Message string `json:"message,omitempty"`
+}
+
+// OutputVersion is the applied plan that last changed an output's value.
+type OutputVersion struct {
+	// Name of the output.
+	Name string `json:"name"`
+	// PlanID of the apply that last wrote a new value.
+	PlanID string `json:"planID"`
 }
 
 // RetryStatus is how a Workspace recovers from its newest failed run

@@ -180,7 +180,7 @@ func TestCRDValidation(t *testing.T) {
 			src := secretRef("api", "token")
 			src.ConfigMapKeyRef = &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "cm"}, Key: "k"}
 			ws.Spec.Vars = []magosv1.Variable{{Name: "token", ValueFrom: src}}
-		}), wantFields: []string{"spec.vars[0].valueFrom", "exactly one of secretKeyRef or configMapKeyRef"}},
+		}), wantFields: []string{"spec.vars[0].valueFrom", "exactly one of secretKeyRef, configMapKeyRef or outputRef"}},
 		{name: "runner timeout that is not a duration", obj: workspace(func(ws *magosv1.Workspace) {
 			ws.Spec.Runner = &magosv1.RunnerSpec{Timeout: duration(-time.Minute)}
 		}), wantFields: []string{"spec.runner.timeout"}},

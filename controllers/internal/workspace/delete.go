@@ -53,7 +53,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, ws *magosv1.Workspace,
 	}
 	del.SkipGate, del.GateRefused = r.Options.Guards.skipsDestroyGate(s.DestroyGate)
 	obs.Revision = art.Revision
-	return r.reconcileRuns(ctx, ws, art, s, in.SetDigests, in.Project, del, obs)
+	return r.reconcileRuns(ctx, ws, art, s, in, del, obs)
 }
 
 // finishDeletion lets a deleted Workspace go: its resources are destroyed,

@@ -199,13 +199,15 @@ func (r *Reconciler) dependencyRequests(ctx context.Context, o client.Object) []
 
 // readinessChanged passes Workspace events that can change what a
 // dependent or a dependency decides: creation, deletion, and updates of
-// the Ready condition, the generation or the deletion timestamp.
+// the Ready condition, the generation, the deletion timestamp or the
+// outputs written (names and versions).
 var readinessChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		before, after := e.ObjectOld.(*magosv1.Workspace), e.ObjectNew.(*magosv1.Workspace)
 		b, a := conditions.Get(before, magosv1.ReadyCondition), conditions.Get(after, magosv1.ReadyCondition)
 		sameReady := (b == nil) == (a == nil) && (b == nil || b.Status == a.Status)
 		return !sameReady || before.Status.ObservedGeneration != after.Status.ObservedGeneration ||
-			before.DeletionTimestamp.IsZero() != after.DeletionTimestamp.IsZero()
+			before.DeletionTimestamp.IsZero() != after.DeletionTimestamp.IsZero() ||
+			!slices.Equal(before.Status.Outputs, after.Status.Outputs) || !slices.Equal(before.Status.OutputVersions, after.Status.OutputVersions)
 	},
 }

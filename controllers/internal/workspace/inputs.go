@@ -13,7 +13,9 @@ import (
 // inputsDigest digests everything a plan depends on besides the source
 // revision: path, engine, the runner environment (values or references,
 // never the bytes behind a reference), the VariableSets' inputs digests
-// (which change when a referenced Secret or ConfigMap changes) and backend.
+// (which change when a referenced Secret or ConfigMap changes), backend and
+// the dependency outputs read ("<workspace>/<output>=<planID>", see
+// outputReads: which apply last changed each, never a digest of a value).
 // A change re-plans; approval, interval, suspend or outputs do not.
 //
 // Of the runner settings, those that change what the engine sees are
@@ -24,7 +26,7 @@ import (
 // pull secrets, IDs, resources, timeout) are not. Each runner input is left
 // out of the digest while unset, so Workspaces without them keep the
 // digest they had.
-func inputsDigest(ws *magosv1.Workspace, s settings, sets []string) string {
+func inputsDigest(ws *magosv1.Workspace, s settings, sets, outputs []string) string {
 	in := struct {
 		Path      string                 `json:"path"`
 		Engine    magosv1.Engine         `json:"engine"`
@@ -35,7 +37,8 @@ func inputsDigest(ws *magosv1.Workspace, s settings, sets []string) string {
 		RunnerEnv []corev1.EnvVar        `json:"runnerEnv,omitempty"`
 		Volumes   []magosv1.RunnerVolume `json:"volumes,omitempty"`
 		CLIConfig *magosv1.CLIConfigSpec `json:"cliConfig,omitempty"`
-	}{ws.Spec.Path, s.Engine, s.Version, s.Env, sets, ws.Spec.Backend, s.RunnerEnv, s.Runner.Volumes, s.Runner.CLIConfig}
+		Outputs   []string               `json:"outputs,omitempty"`
+	}{ws.Spec.Path, s.Engine, s.Version, s.Env, sets, ws.Spec.Backend, s.RunnerEnv, s.Runner.Volumes, s.Runner.CLIConfig, outputs}
 	b, _ := json.Marshal(in)
 	h := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(h[:])

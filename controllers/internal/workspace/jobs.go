@@ -136,21 +136,28 @@ func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settin
 }
 
 // variableEnv renders the Workspace's inline variables as TF_VAR_ env
-// entries; values from Secrets stay valueFrom references. It also returns
-// the names of the entries whose values must be masked.
-func variableEnv(vars []magosv1.Variable) (env []corev1.EnvVar, sensitive []string) {
+// entries; values from Secrets stay valueFrom references, and an outputRef
+// becomes one on its Workspace's outputs Secret (outputSecrets, by
+// Workspace name). It also returns the names of the entries whose values
+// must be masked: every one read from a Secret.
+func variableEnv(vars []magosv1.Variable, outputSecrets map[string]string) (env []corev1.EnvVar, sensitive []string) {
 	for _, v := range vars {
 		e := corev1.EnvVar{Name: "TF_VAR_" + v.Name}
 		switch {
 		case v.Value != nil:
 			e.Value = *v.Value
+		case v.ValueFrom != nil && v.ValueFrom.OutputRef != nil:
+			ref := v.ValueFrom.OutputRef
+			e.ValueFrom = &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: outputSecrets[ref.Workspace]}, Key: ref.Output,
+			}}
 		case v.ValueFrom != nil:
 			e.ValueFrom = &corev1.EnvVarSource{
 				SecretKeyRef:    v.ValueFrom.SecretKeyRef,
 				ConfigMapKeyRef: v.ValueFrom.ConfigMapKeyRef,
 			}
 		}
-		if v.Sensitive || (v.ValueFrom != nil && v.ValueFrom.SecretKeyRef != nil) {
+		if v.Sensitive || (e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil) {
 			sensitive = append(sensitive, e.Name)
 		}
 		env = append(env, e)

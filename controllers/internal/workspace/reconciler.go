@@ -130,7 +130,7 @@ func (r *Reconciler) reconcile(ctx context.Context, ws, base *magosv1.Workspace,
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return r.reconcileRuns(ctx, ws, art, s, in.SetDigests, in.Project, nil, obs)
+	return r.reconcileRuns(ctx, ws, art, s, in, nil, obs)
 }
 
 // reconcileFinalizer keeps the destroy finalizer in step with destroyOnDelete.
@@ -178,5 +178,7 @@ func (r *Reconciler) resolveInputs(ctx context.Context, ws *magosv1.Workspace) (
 	if err != nil {
 		return in, err
 	}
-	return in, r.checkStorageRefs(ctx, ws, in.Env)
+	deps, err := r.checkStorageRefs(ctx, ws, in.Env)
+	in.OutputReads = outputReads(in.Env, deps)
+	return in, err
 }

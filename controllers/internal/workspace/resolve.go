@@ -42,6 +42,9 @@ type inputs struct {
 	Sensitive []string
 	// SetDigests are "<name>=<inputsDigest>" of the VariableSets used.
 	SetDigests []string
+	// OutputReads are "<workspace>/<output>=<planID>" of the dependency
+	// outputs the environment reads (outputReads).
+	OutputReads []string
 }
 
 // resolveProject reads the Workspace's Project from its status. A missing
@@ -183,7 +186,11 @@ func (r *Reconciler) resolveVariables(ctx context.Context, ws *magosv1.Workspace
 			in.SetDigests = append(in.SetDigests, vs.Name+"="+vs.Status.InputsDigest)
 		}
 	}
-	inline, inlineSensitive := variableEnv(ws.Spec.Vars)
+	outputSecrets, err := r.outputSecrets(ctx, ws)
+	if err != nil {
+		return in, err
+	}
+	inline, inlineSensitive := variableEnv(ws.Spec.Vars, outputSecrets)
 	if err := checkEnv(inline, inlineSensitive, "spec.vars"); err != nil {
 		return in, err
 	}

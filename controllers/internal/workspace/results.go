@@ -101,11 +101,12 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 		}
 	case res.Result == magosv1.ResultSucceeded && cr.Phase == magosv1.RunApply && cr.Mode == magosv1.PlanModeDestroy:
 		ws.Status.LastApplied = &magosv1.AppliedStatus{PlanID: cr.PlanID, Revision: cr.Revision, Time: now}
-		ws.Status.Outputs = nil
+		ws.Status.Outputs, ws.Status.OutputVersions = nil, nil
 		r.event(ws, corev1.EventTypeNormal, DestroyedReason, "Applied destroy plan %s of revision %s: the Workspace's resources are destroyed", cr.PlanID, cr.Revision)
 	case res.Result == magosv1.ResultSucceeded && cr.Phase == magosv1.RunApply:
 		ws.Status.LastApplied = &magosv1.AppliedStatus{PlanID: cr.PlanID, Revision: cr.Revision, Time: now}
 		ws.Status.Outputs = res.Outputs
+		ws.Status.OutputVersions = nextOutputVersions(ws.Status.OutputVersions, res.Outputs, res.ChangedOutputs, cr.PlanID)
 		r.event(ws, corev1.EventTypeNormal, AppliedReason, "Applied plan %s of revision %s", cr.PlanID, cr.Revision)
 	case res.Result == magosv1.ResultSucceeded:
 		r.event(ws, corev1.EventTypeNormal, DestroyedReason, "Destroyed the resources of revision %s", cr.Revision)

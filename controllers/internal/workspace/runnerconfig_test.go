@@ -200,7 +200,7 @@ func TestRunnerInputsDigest(t *testing.T) {
 		ws := workspaceWithRunner(rs)
 		s, err := r.effectiveSettings(ws, inputs{})
 		require.NoError(t, err)
-		return inputsDigest(ws, s, nil)
+		return inputsDigest(ws, s, nil, nil)
 	}
 	base := digest(nil)
 	for name, rs := range map[string]*magosv1.RunnerSpec{

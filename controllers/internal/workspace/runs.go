@@ -57,9 +57,10 @@ func runKind(phase string, mode magosv1.PlanMode, drift bool) string {
 // that only change status (recording a plan without changes, releasing a
 // lock, clearing restored state) change the facts, so it decides again
 // after them. del is set while a destroyOnDelete Workspace is deleted.
-func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, art artifact, s settings, setDigests []string,
-	project *magosv1.Project, del *deletionFacts, obs *observation) (ctrl.Result, error) {
-	inputs := inputsDigest(ws, s, setDigests)
+func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, art artifact, s settings, in inputs,
+	del *deletionFacts, obs *observation) (ctrl.Result, error) {
+	project := in.Project
+	inputs := inputsDigest(ws, s, in.SetDigests, in.OutputReads)
 	ws.Status.InputsDigest = inputs
 	if art.Revision != "" {
 		ws.Status.Source = &magosv1.SourceStatus{URL: art.URL, Revision: art.Revision, Digest: art.Digest}

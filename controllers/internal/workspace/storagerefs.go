@@ -54,13 +54,15 @@ type secretRef struct {
 
 // checkStorageRefs refuses (Stalled, StorageReference) user environment
 // that reads a Secret Magos keeps for a Workspace, this one included,
-// unless it is the outputs Secret of a Workspace in spec.dependsOn. It
-// reads only the Secrets' metadata, uncached; a missing Secret holds
-// nothing and passes (the kubelet refuses to start the run).
-func (r *Reconciler) checkStorageRefs(ctx context.Context, ws *magosv1.Workspace, env []corev1.EnvVar) error {
+// unless it is the outputs Secret of a Workspace in spec.dependsOn; it
+// returns those dependencies by outputs Secret name. It reads only the
+// Secrets' metadata, uncached; a missing Secret holds nothing and passes
+// (the kubelet refuses to start the run).
+func (r *Reconciler) checkStorageRefs(ctx context.Context, ws *magosv1.Workspace, env []corev1.EnvVar) (map[string]*magosv1.Workspace, error) {
+	deps := map[string]*magosv1.Workspace{}
 	for _, ref := range secretRefs(env) {
 		if ownStorage(ws, ref.Secret) {
-			return rerror.Stall(StorageReferenceReason, fmt.Errorf(
+			return nil, rerror.Stall(StorageReferenceReason, fmt.Errorf(
 				"%s reads Secret %s, which Magos keeps for this Workspace's runs; a Workspace may read only the outputs Secret of a Workspace in spec.dependsOn",
 				ref.Entry, ref.Secret))
 		}
@@ -71,7 +73,7 @@ func (r *Reconciler) checkStorageRefs(ctx context.Context, ws *magosv1.Workspace
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("reading the metadata of Secret %s: %w", ref.Secret, err)
+			return nil, fmt.Errorf("reading the metadata of Secret %s: %w", ref.Secret, err)
 		}
 		owner, ok := storageOwner(meta)
 		if !ok {
@@ -79,15 +81,16 @@ func (r *Reconciler) checkStorageRefs(ctx context.Context, ws *magosv1.Workspace
 		}
 		dep, err := r.dependencyNamed(ctx, ws, owner)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if why := outputsReadRefused(meta, owner, dep); why != "" {
-			return rerror.Stall(StorageReferenceReason, fmt.Errorf(
+			return nil, rerror.Stall(StorageReferenceReason, fmt.Errorf(
 				"%s reads Secret %s, which Magos keeps for Workspace %s and %s; a Workspace may read only the outputs Secret of a Workspace in spec.dependsOn",
 				ref.Entry, ref.Secret, owner, why))
 		}
+		deps[ref.Secret] = dep
 	}
-	return nil
+	return deps, nil
 }
 
 // ownStorage says whether name is a Secret Magos keeps for ws's runs,

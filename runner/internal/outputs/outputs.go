@@ -83,21 +83,27 @@ type Target struct {
 	Owner     metav1.OwnerReference
 }
 
-// Write replaces the data of the outputs Secret with data. The Secret must
-// exist (the workspace-controller creates it before a run). It refuses to
-// overwrite a Secret that Magos does not manage for this Workspace.
-func Write(ctx context.Context, secrets SecretClient, t Target, data map[string][]byte) error {
+// Write replaces the data of the outputs Secret with data and returns the
+// names in data whose value differs from what the Secret held (sorted);
+// when none does and no key goes away it leaves the Secret untouched, so
+// its resourceVersion moves only with a value. The Secret must exist (the
+// workspace-controller creates it before a run). It refuses to overwrite a
+// Secret that Magos does not manage for this Workspace.
+func Write(ctx context.Context, secrets SecretClient, t Target, data map[string][]byte) (changed []string, err error) {
 	const attempts = 5
-	var err error
 	for range attempts {
 		var sec *corev1.Secret
 		sec, err = secrets.Get(ctx, t.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("outputs Secret %s does not exist; the workspace-controller creates it before every run and the runner may not create it", t.Name)
+			return nil, fmt.Errorf("outputs Secret %s does not exist; the workspace-controller creates it before every run and the runner may not create it", t.Name)
 		}
 		if err == nil {
 			if sec.Labels[magosv1.ManagedByLabel] != magosv1.ManagedByValue || sec.Labels[magosv1.WorkspaceLabel] != t.Workspace || !hasOwner(sec.OwnerReferences, t.Owner) {
-				return fmt.Errorf("outputs Secret %s is not managed by Magos for Workspace %s; refusing to overwrite it", t.Name, t.Workspace)
+				return nil, fmt.Errorf("outputs Secret %s is not managed by Magos for Workspace %s; refusing to overwrite it", t.Name, t.Workspace)
+			}
+			changed = Changed(sec.Data, data)
+			if len(changed) == 0 && len(sec.Data) == len(data) {
+				return nil, nil
 			}
 			sec.Data = data
 			sec.StringData = nil
@@ -108,9 +114,23 @@ func Write(ctx context.Context, secrets SecretClient, t Target, data map[string]
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("writing outputs Secret %s: %w", t.Name, err)
+		return nil, fmt.Errorf("writing outputs Secret %s: %w", t.Name, err)
 	}
-	return nil
+	return changed, nil
+}
+
+// Changed returns the names in after whose value is not the one in before
+// (new names included), sorted. It compares bytes and keeps nothing of
+// them.
+func Changed(before, after map[string][]byte) []string {
+	var changed []string
+	for name, v := range after {
+		if old, ok := before[name]; !ok || !bytes.Equal(old, v) {
+			changed = append(changed, name)
+		}
+	}
+	sort.Strings(changed)
+	return changed
 }
 
 func hasOwner(refs []metav1.OwnerReference, o metav1.OwnerReference) bool {

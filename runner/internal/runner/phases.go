@@ -185,11 +185,12 @@ func (r *runner) writeOutputs(ctx context.Context, eng *engine.Engine) error {
 		return report.Failed(magosv1.ReasonOutputsFailed, fmt.Errorf("applied, but %w", err))
 	}
 	target := outputs.Target{Name: r.cfg.OutputsSecret, Workspace: r.cfg.Workspace, Owner: r.owner()}
-	if err := outputs.Write(ctx, r.kube.CoreV1().Secrets(r.cfg.Namespace), target, data); err != nil {
+	changed, err := outputs.Write(ctx, r.kube.CoreV1().Secrets(r.cfg.Namespace), target, data)
+	if err != nil {
 		return report.Failed(magosv1.ReasonOutputsFailed, fmt.Errorf("applied, but %w", err))
 	}
-	r.log.Info("Wrote outputs", "secret", r.cfg.OutputsSecret, "outputs", written)
-	r.result.Outputs = written
+	r.log.Info("Wrote outputs", "secret", r.cfg.OutputsSecret, "outputs", written, "changed", changed)
+	r.result.Outputs, r.result.ChangedOutputs = written, changed
 	if len(missing) > 0 {
 		r.result.Message = "outputs not in the configuration: " + strings.Join(missing, ", ")
 	}

@@ -25,7 +25,8 @@ import (
 // VariableSourceApplyConfiguration represents a declarative configuration of the VariableSource type for use
 // with apply.
 //
-// VariableSource names exactly one key of a Secret or ConfigMap.
+// VariableSource names exactly one key of a Secret or ConfigMap, or one
+// output of a Workspace this one depends on.
 type VariableSourceApplyConfiguration struct {
 	// SecretKeyRef selects a key of a Secret. Secrets Magos keeps for a
 	// Workspace (state, errored state, plans, outputs) are refused, except
@@ -37,6 +38,12 @@ type VariableSourceApplyConfiguration struct {
 	SecretKeyRef *v1.SecretKeySelector `json:"secretKeyRef,omitempty"`
 	// ConfigMapKeyRef selects a key of a ConfigMap.
 	ConfigMapKeyRef *v1.ConfigMapKeySelector `json:"configMapKeyRef,omitempty"`
+	// OutputRef reads an output of a Workspace in spec.dependsOn. The
+	// controller renders it as a secretKeyRef on that Workspace's outputs
+	// Secret (the kubelet reads the value; Magos copies none), waits until
+	// the output is in its status.outputs, and re-plans when the output
+	// changes value. Only in a Workspace's spec.vars.
+	OutputRef *OutputReferenceApplyConfiguration `json:"outputRef,omitempty"`
 }
 
 // VariableSourceApplyConfiguration constructs a declarative configuration of the VariableSource type for use with
@@ -58,5 +65,13 @@ func (b *VariableSourceApplyConfiguration) WithSecretKeyRef(value v1.SecretKeySe
 // If called multiple times, the ConfigMapKeyRef field is set to the value of the last call.
 func (b *VariableSourceApplyConfiguration) WithConfigMapKeyRef(value v1.ConfigMapKeySelector) *VariableSourceApplyConfiguration {
 	b.ConfigMapKeyRef = &value
+	return b
+}
+
+// WithOutputRef sets the OutputRef field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the OutputRef field is set to the value of the last call.
+func (b *VariableSourceApplyConfiguration) WithOutputRef(value *OutputReferenceApplyConfiguration) *VariableSourceApplyConfiguration {
+	b.OutputRef = value
 	return b
 }

@@ -44,6 +44,13 @@ type WorkspaceStatusApplyConfiguration struct {
 	CurrentRun *RunStatusApplyConfiguration `json:"currentRun,omitempty"`
 	// Outputs lists the names (never the values) of the written outputs.
 	Outputs []string `json:"outputs,omitempty"`
+	// OutputVersions says, per written output, which applied plan last
+	// changed its value. A dependent that reads an output folds
+	// "<workspace>/<output>=<planID>" into its inputs digest, so it re-plans
+	// when, and only when, an output it reads changes. No digest of a value
+	// is kept anywhere: outputs may be sensitive and short values could be
+	// guessed from one.
+	OutputVersions []OutputVersionApplyConfiguration `json:"outputVersions,omitempty"`
 	// Lock shows the holder of a stuck state lock.
 	Lock *LockStatusApplyConfiguration `json:"lock,omitempty"`
 	// ErroredState shows state a run changed but could not write back.
@@ -142,6 +149,19 @@ func (b *WorkspaceStatusApplyConfiguration) WithCurrentRun(value *RunStatusApply
 func (b *WorkspaceStatusApplyConfiguration) WithOutputs(values ...string) *WorkspaceStatusApplyConfiguration {
 	for i := range values {
 		b.Outputs = append(b.Outputs, values[i])
+	}
+	return b
+}
+
+// WithOutputVersions adds the given value to the OutputVersions field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the OutputVersions field.
+func (b *WorkspaceStatusApplyConfiguration) WithOutputVersions(values ...*OutputVersionApplyConfiguration) *WorkspaceStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithOutputVersions")
+		}
+		b.OutputVersions = append(b.OutputVersions, *values[i])
 	}
 	return b
 }

@@ -1,0 +1,130 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/rerror"
+)
+
+// Reasons of outputs read from dependencies (spec.vars[].valueFrom.outputRef).
+const (
+	// OutputRefNotDependencyReason: an outputRef names a Workspace that is
+	// not in spec.dependsOn. Stalled.
+	OutputRefNotDependencyReason = "OutputRefNotDependency"
+	// OutputNotAvailableReason: an outputRef names an output its Workspace
+	// has not written (yet): waits.
+	OutputNotAvailableReason = "OutputNotAvailable"
+)
+
+// Outputs as inputs. A dependent reads a dependency's output through the
+// dependency's outputs Secret: an outputRef is rendered as a secretKeyRef
+// on it, and a secretKeyRef on it (inline or from a VariableSet) is allowed
+// by checkStorageRefs. The kubelet reads the value; no Magos object holds
+// it. The runner reports which outputs an apply changed (it compares the
+// Secret's bytes before writing, and writes nothing when none changed);
+// the dependency records per output the plan that last changed it
+// (status.outputVersions); the dependent folds "<workspace>/<output>=<planID>"
+// of every output it reads into its inputs digest. So it re-plans when,
+// and only when, an output it reads changes value, and no status holds a
+// digest of a value (outputs may be sensitive, and short values could be
+// guessed from a digest).
+
+// outputSecrets resolves the outputRefs of ws's inline variables to their
+// Workspaces' outputs Secrets (by Workspace name). A Workspace that is not
+// a dependency stalls; one that does not exist, writes no outputs or has
+// not written the output yet is waited for.
+func (r *Reconciler) outputSecrets(ctx context.Context, ws *magosv1.Workspace) (map[string]string, error) {
+	secrets := map[string]string{}
+	for _, v := range ws.Spec.Vars {
+		if v.ValueFrom == nil || v.ValueFrom.OutputRef == nil {
+			continue
+		}
+		ref := v.ValueFrom.OutputRef
+		if !slices.ContainsFunc(ws.Spec.DependsOn, func(d magosv1.LocalObjectReference) bool { return d.Name == ref.Workspace }) || ref.Workspace == ws.Name {
+			return nil, rerror.Stall(OutputRefNotDependencyReason, fmt.Errorf(
+				"variable %s reads output %s of Workspace %s, which is not in spec.dependsOn; add it there", v.Name, ref.Output, ref.Workspace))
+		}
+		dep, err := r.dependencyNamed(ctx, ws, ref.Workspace)
+		if err != nil {
+			return nil, err
+		}
+		if why := outputUnavailable(dep, ref); why != "" {
+			return nil, rerror.Wait(OutputNotAvailableReason, fmt.Sprintf("Variable %s waits for output %s of Workspace %s: %s", v.Name, ref.Output, ref.Workspace, why), 0)
+		}
+		secrets[ref.Workspace] = dep.Spec.Outputs.SecretName
+	}
+	return secrets, nil
+}
+
+// outputUnavailable says why dep (nil: missing) cannot give output ref yet,
+// or "".
+func outputUnavailable(dep *magosv1.Workspace, ref *magosv1.OutputReference) string {
+	switch {
+	case dep == nil:
+		return "it does not exist"
+	case dep.Spec.Outputs == nil:
+		return "it writes no outputs (spec.outputs is unset)"
+	case !slices.Contains(dep.Status.Outputs, ref.Output):
+		if len(dep.Status.Outputs) == 0 {
+			return "it has written no outputs yet"
+		}
+		return "it has not written that output (it has " + strings.Join(dep.Status.Outputs, ", ") + ")"
+	}
+	return ""
+}
+
+// outputReads are "<workspace>/<output>=<planID>" of every output env
+// reads from a dependency's outputs Secret (deps by Secret name), sorted:
+// what the inputs digest folds in.
+func outputReads(env []corev1.EnvVar, deps map[string]*magosv1.Workspace) []string {
+	var reads []string
+	for _, e := range env {
+		if e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
+			continue
+		}
+		ref := e.ValueFrom.SecretKeyRef
+		dep, ok := deps[ref.Name]
+		if !ok {
+			continue
+		}
+		read := dep.Name + "/" + ref.Key + "=" + outputVersion(dep.Status.OutputVersions, ref.Key)
+		if !slices.Contains(reads, read) {
+			reads = append(reads, read)
+		}
+	}
+	sort.Strings(reads)
+	return reads
+}
+
+// outputVersion is the plan that last changed output name, or "".
+func outputVersion(versions []magosv1.OutputVersion, name string) string {
+	for _, v := range versions {
+		if v.Name == name {
+			return v.PlanID
+		}
+	}
+	return ""
+}
+
+// nextOutputVersions is status.outputVersions after apply planID wrote
+// outputs written, of which changed differ from before: a changed or new
+// output gets planID, the others keep theirs, outputs no longer written go.
+func nextOutputVersions(prev []magosv1.OutputVersion, written, changed []string, planID string) []magosv1.OutputVersion {
+	var next []magosv1.OutputVersion
+	for _, name := range written {
+		id := outputVersion(prev, name)
+		if id == "" || slices.Contains(changed, name) {
+			id = planID
+		}
+		next = append(next, magosv1.OutputVersion{Name: name, PlanID: id})
+	}
+	sort.Slice(next, func(i, j int) bool { return next[i].Name < next[j].Name })
+	return next
+}
