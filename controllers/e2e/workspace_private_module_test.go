@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,10 +24,11 @@ import (
 )
 
 // privateModule serves testdata/private-module from a Git server that wants
-// a password, and writes a root configuration that calls it from url (a
-// git:: source with %s for the server's address). It returns the server,
-// its HTTP address and the configuration's directory.
-func privateModule(t *testing.T, password, url string) (*gitserver.Server, string, string) {
+// a password over HTTP and a key over SSH, and writes a root configuration
+// that calls it from url (a git:: source with %s for the address of the
+// server's transport that serve starts). It returns the server, that
+// address and the configuration's directory.
+func privateModule(t *testing.T, password, url string, serve func(*gitserver.Server, net.Listener) error) (*gitserver.Server, string, string) {
 	t.Helper()
 	srv, err := gitserver.New(t.TempDir(), "magos", password)
 	require.NoError(t, err)
@@ -35,7 +37,7 @@ func privateModule(t *testing.T, password, url string) (*gitserver.Server, strin
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = l.Close() })
-	go func() { _ = srv.ServeHTTP(l) }()
+	go func() { _ = serve(srv, l) }()
 
 	root := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(root, "main.tf"), []byte(fmt.Sprintf(`
@@ -61,7 +63,7 @@ func TestPrivateGitModuleOverHTTP(t *testing.T) {
 	ctx := context.Background()
 	s := newStack(t)
 	password := "module-pass-" + rand.String(12)
-	srv, _, root := privateModule(t, password, "git::http://%s/modules.git?ref=main")
+	srv, _, root := privateModule(t, password, "git::http://%s/modules.git?ref=main", (*gitserver.Server).ServeHTTP)
 	header := "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("magos:"+password))
 	require.NoError(t, env.Client.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "git-auth", Namespace: s.ns},
@@ -100,5 +102,54 @@ func TestPrivateGitModuleOverHTTP(t *testing.T) {
 	for where, text := range places {
 		assert.NotContains(t, text, password, "the Git password leaked into %s", where)
 		assert.NotContains(t, text, header, "the Git credentials leaked into %s", where)
+	}
+}
+
+// A module source in a private Git repository over SSH is fetched with a
+// key and known_hosts from a Secret mounted into the runner
+// (spec.runner.volumes) and an ssh command in spec.runner.env; without the
+// key the run fails at init; the key appears in no log, event, status or
+// Job.
+func TestPrivateGitModuleOverSSH(t *testing.T) {
+	env.Require(t)
+	ctx := context.Background()
+	s := newStack(t)
+	srv, addr, root := privateModule(t, "", "git::ssh://git@%s/modules.git?ref=main", (*gitserver.Server).ServeSSH)
+	key, err := srv.ClientKey()
+	require.NoError(t, err)
+	require.NoError(t, env.Client.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "git-ssh", Namespace: s.ns},
+		Data:       map[string][]byte{"id": key, "known_hosts": []byte(srv.KnownHosts(addr))},
+	}))
+	rev := s.gitRepository("infra", root)
+	sshRunner := func(keyFile string) *magosv1.RunnerSpec {
+		return &magosv1.RunnerSpec{
+			Volumes: []magosv1.RunnerVolume{{Name: "git-ssh", MountPath: "/etc/git-ssh", Secret: &magosv1.SecretVolume{SecretName: "git-ssh"}}},
+			Env: []magosv1.EnvEntry{{Name: "GIT_SSH_COMMAND", Value: ptr.To(
+				"ssh -F /dev/null -o IdentitiesOnly=yes -o BatchMode=yes -o UserKnownHostsFile=/etc/git-ssh/known_hosts -i /etc/git-ssh/" + keyFile)}},
+		}
+	}
+
+	// With a key file that is not there: init fails, the server refused.
+	s.newWorkspace("no-key", "infra", func(ws *magosv1.Workspace) { ws.Spec.Runner = sshRunner("missing") })
+	ws := s.waitWorkspace("no-key", 3*time.Minute, "fails at init", func(ws *magosv1.Workspace) bool {
+		r := ws.Status.LastRun()
+		return r != nil && r.Result == magosv1.ResultFailed
+	})
+	assert.Equal(t, magosv1.ReasonInitFailed, ws.Status.LastRun().Reason)
+	assert.Positive(t, srv.Refused(), "the server refused the connection without the key")
+
+	s.newWorkspace("private", "infra", func(ws *magosv1.Workspace) {
+		ws.Spec.Runner = sshRunner("id")
+		ws.Spec.Outputs = &magosv1.OutputsSpec{SecretName: "private-outputs"}
+	})
+	ws = s.waitWorkspace("private", 3*time.Minute, "applies with the private module", appliedRevision(rev))
+	var outputs corev1.Secret
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "private-outputs"}, &outputs))
+	assert.Equal(t, "hello from a private module", string(outputs.Data["text"]), "the module came from the private repository")
+
+	keyBody := strings.TrimSpace(strings.Split(string(key), "\n")[1])
+	for where, text := range s.placesNoSecretReaches(t, ws) {
+		assert.NotContains(t, text, keyBody, "the SSH key leaked into %s", where)
 	}
 }

@@ -15,7 +15,8 @@
 //     configMapKeyRef and fieldRef, envFrom; a missing required Secret or key
 //     is a CreateContainerConfigError), writes its Secret, ConfigMap and
 //     projected volumes to local directories and maps the mount paths found
-//     in env values and arguments to them, then runs one binary (the image
+//     in env values and arguments (whole values, or words of a command line
+//     such as GIT_SSH_COMMAND) to them, then runs one binary (the image
 //     is ignored) with the container's arguments, with KUBECONFIG pointing at a
 //     kubeconfig that impersonates the Pod's ServiceAccount, so the real
 //     apiserver enforces the Pod's RBAC; it reports the container's state and

@@ -175,15 +175,42 @@ func asMountError(err error) error {
 }
 
 // mapPath maps a container path under one of the mounts to its local
-// stand-in; other values are returned as they are.
+// stand-in: the whole value, or each word of a command line (space
+// separated, also after a "key=" prefix, e.g. GIT_SSH_COMMAND's
+// "-o UserKnownHostsFile=/etc/ssh/known_hosts"); other text is returned as
+// it is.
 func mapPath(mounts []mount, value string) string {
-	for _, m := range mounts {
-		if value == m.path {
-			return m.local
+	if mapped, ok := mapOne(mounts, value); ok {
+		return mapped
+	}
+	if !strings.Contains(value, " ") {
+		return value
+	}
+	words := strings.Split(value, " ")
+	for i, w := range words {
+		key, path, hasKey := strings.Cut(w, "=")
+		if !hasKey {
+			key, path = "", w
 		}
-		if rest, ok := strings.CutPrefix(value, m.path+"/"); ok {
-			return filepath.Join(m.local, filepath.FromSlash(rest))
+		if mapped, ok := mapOne(mounts, path); ok {
+			if hasKey {
+				mapped = key + "=" + mapped
+			}
+			words[i] = mapped
 		}
 	}
-	return value
+	return strings.Join(words, " ")
+}
+
+// mapOne maps one container path under one of the mounts.
+func mapOne(mounts []mount, path string) (string, bool) {
+	for _, m := range mounts {
+		if path == m.path {
+			return m.local, true
+		}
+		if rest, ok := strings.CutPrefix(path, m.path+"/"); ok {
+			return filepath.Join(m.local, filepath.FromSlash(rest)), true
+		}
+	}
+	return "", false
 }
