@@ -62,6 +62,8 @@ func TestRunnerSpecValidation(t *testing.T) {
 		// Environment.
 		{name: "runner env with value and valueFrom", obj: withRunner(magosv1.RunnerSpec{Env: []magosv1.EnvEntry{{Name: "A", Value: ptr.To("x"), ValueFrom: secretRef("s", "k")}}}),
 			wantFields: []string{"spec.runner.env[0]", "value and valueFrom are mutually exclusive"}},
+		{name: "runner env from a state Secret", obj: withRunner(magosv1.RunnerSpec{Env: []magosv1.EnvEntry{{Name: "A", ValueFrom: secretRef(magosv1.StateSecretName("victim"), "tfstate")}}}),
+			wantFields: []string{"spec.runner.env[0].valueFrom", "must not name a state or plan Secret"}},
 		{name: "duplicate runner env", obj: withRunner(magosv1.RunnerSpec{Env: []magosv1.EnvEntry{{Name: "A", Value: ptr.To("1")}, {Name: "A", Value: ptr.To("2")}}}),
 			wantFields: []string{"spec.runner.env[1]", "Duplicate value"}},
 

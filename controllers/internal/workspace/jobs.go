@@ -88,7 +88,7 @@ func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settin
 	if in.Project != nil && in.Project.Status.Defaults != nil {
 		layers = append(layers, in.Project.Status.Defaults)
 	}
-	layers = append(layers, &magosv1.ProjectDefaults{Terraform: ws.Spec.Terraform, Runner: ws.Spec.Runner, Interval: ws.Spec.Interval, Approval: ws.Spec.Approval, Destroy: ws.Spec.Destroy, Retry: ws.Spec.Retry})
+	layers = append(layers, &magosv1.ProjectDefaults{Terraform: ws.Spec.Terraform, Interval: ws.Spec.Interval, Approval: ws.Spec.Approval, Destroy: ws.Spec.Destroy, Retry: ws.Spec.Retry})
 	engineImages := map[magosv1.Engine]string{}
 	for _, l := range layers {
 		if t := l.Terraform; t != nil {
@@ -102,13 +102,6 @@ func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settin
 				engineImages[t.Engine] = t.Image
 			}
 		}
-		if rs := l.Runner; rs != nil {
-			mergeRunner(&s.Runner, rs)
-			s.RunnerImageSet = s.RunnerImageSet || rs.Image != ""
-			if rs.Timeout != nil {
-				s.Timeout = rs.Timeout.Duration
-			}
-		}
 		if l.Interval != nil {
 			s.Interval = l.Interval.Duration
 		}
@@ -119,6 +112,11 @@ func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settin
 			s.DestroyGate = l.Destroy.Gate
 		}
 		s.Retry = s.Retry.with(l.Retry)
+	}
+	s.Runner = effectiveRunner(ws, in.Project)
+	s.RunnerImageSet = s.Runner.Image != ""
+	if s.Runner.Timeout != nil {
+		s.Timeout = s.Runner.Timeout.Duration
 	}
 	if s.Runner.Image == "" {
 		s.Runner.Image = r.Options.RunnerImage

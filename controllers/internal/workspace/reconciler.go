@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -164,8 +165,8 @@ func requeueAfter(d time.Duration) ctrl.Result {
 }
 
 // resolveInputs applies the cluster-level guards, resolves the
-// Workspace's Project and variables and refuses variables that read
-// another Workspace's storage.
+// Workspace's Project and variables and refuses variables or runner
+// settings that read another Workspace's storage.
 func (r *Reconciler) resolveInputs(ctx context.Context, ws *magosv1.Workspace) (inputs, error) {
 	if err := r.checkGuards(ctx, ws); err != nil {
 		return inputs{}, err
@@ -178,7 +179,9 @@ func (r *Reconciler) resolveInputs(ctx context.Context, ws *magosv1.Workspace) (
 	if err != nil {
 		return in, err
 	}
-	deps, err := r.checkStorageRefs(ctx, ws, in.Env)
+	rs := effectiveRunner(ws, project)
+	runnerEnvVars, _ := runnerEnv(rs.Env)
+	deps, err := r.checkStorageRefs(ctx, ws, append(secretRefs(append(slices.Clone(in.Env), runnerEnvVars...)), runnerSecretRefs(&rs)...))
 	in.OutputReads = outputReads(in.Env, deps)
 	return in, err
 }

@@ -39,6 +39,19 @@ const (
 // runner.securityContext says otherwise.
 const defaultRunnerID int64 = 65532
 
+// effectiveRunner is the Workspace's runner over its Project's
+// defaults.runner (p may be nil).
+func effectiveRunner(ws *magosv1.Workspace, p *magosv1.Project) magosv1.RunnerSpec {
+	var rs magosv1.RunnerSpec
+	if p != nil && p.Status.Defaults != nil && p.Status.Defaults.Runner != nil {
+		mergeRunner(&rs, p.Status.Defaults.Runner)
+	}
+	if ws.Spec.Runner != nil {
+		mergeRunner(&rs, ws.Spec.Runner)
+	}
+	return rs
+}
+
 // mergeRunner sets on dst every runner setting src sets. Single values and
 // objects (image, resources, timeout, nodeSelector, tolerations,
 // serviceAccountAnnotations, plan, affinity, priorityClassName, cliConfig)
@@ -301,4 +314,19 @@ func podLabels(user, own map[string]string) map[string]string {
 	}
 	maps.Copy(out, own)
 	return out
+}
+
+// runnerSecretRefs are the Secrets the runner's volumes and CLI
+// configuration mount, each with the setting that mounts it.
+func runnerSecretRefs(rs *magosv1.RunnerSpec) []secretRef {
+	var refs []secretRef
+	for _, v := range rs.Volumes {
+		if v.Secret != nil {
+			refs = append(refs, secretRef{Secret: v.Secret.SecretName, Entry: "runner volume " + v.Name})
+		}
+	}
+	if rs.CLIConfig != nil {
+		refs = append(refs, secretRef{Secret: rs.CLIConfig.SecretName, Entry: "runner cliConfig"})
+	}
+	return refs
 }

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -238,4 +239,28 @@ func digestWithoutRunnerInputs(ws *magosv1.Workspace, version string) string {
 	b, _ := json.Marshal(in)
 	h := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(h[:])
+}
+
+// TestRunnerVolumesCannotReadStorage pins that runner volumes and the CLI
+// configuration go through the same storage guard as env: a Secret Magos
+// keeps for the Workspace's runs is refused before any Job exists.
+func TestRunnerVolumesCannotReadStorage(t *testing.T) {
+	ws := workspaceWithRunner(&magosv1.RunnerSpec{
+		Volumes: []magosv1.RunnerVolume{mounted("ca", "/etc/ssl/certs", "ca"),
+			{Name: "loot", MountPath: "/srv/loot", Secret: &magosv1.SecretVolume{SecretName: "web-outputs"}}},
+		CLIConfig: &magosv1.CLIConfigSpec{SecretName: "web-plan-00"},
+	})
+	ws.Spec.Outputs = &magosv1.OutputsSpec{SecretName: "web-outputs"}
+	rs := effectiveRunner(ws, nil)
+	refs := runnerSecretRefs(&rs)
+	assert.Equal(t, []secretRef{{Secret: "web-outputs", Entry: "runner volume loot"}, {Secret: "web-plan-00", Entry: "runner cliConfig"}}, refs,
+		"ConfigMap volumes read no Secret")
+	for _, ref := range refs {
+		_, err := (&Reconciler{}).checkStorageRefs(context.Background(), ws, []secretRef{ref})
+		re, ok := rerror.As(err)
+		require.True(t, ok, "refused: %v", err)
+		assert.Equal(t, StorageReferenceReason, re.Reason)
+		assert.True(t, re.Stalling)
+		assert.Contains(t, err.Error(), ref.Entry+" reads Secret "+ref.Secret)
+	}
 }

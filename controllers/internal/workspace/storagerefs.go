@@ -52,15 +52,16 @@ type secretRef struct {
 	Secret, Entry string
 }
 
-// checkStorageRefs refuses (Stalled, StorageReference) user environment
-// that reads a Secret Magos keeps for a Workspace, this one included,
-// unless it is the outputs Secret of a Workspace in spec.dependsOn; it
-// returns those dependencies by outputs Secret name. It reads only the
-// Secrets' metadata, uncached; a missing Secret holds nothing and passes
-// (the kubelet refuses to start the run).
-func (r *Reconciler) checkStorageRefs(ctx context.Context, ws *magosv1.Workspace, env []corev1.EnvVar) (map[string]*magosv1.Workspace, error) {
+// checkStorageRefs refuses (Stalled, StorageReference) user input (env
+// entries, runner volumes and CLI configuration) that reads a Secret Magos
+// keeps for a Workspace, this one included, unless it is the outputs
+// Secret of a Workspace in spec.dependsOn; it returns those dependencies
+// by outputs Secret name. It reads only the Secrets' metadata, uncached; a
+// missing Secret holds nothing and passes (the kubelet refuses to start
+// the run).
+func (r *Reconciler) checkStorageRefs(ctx context.Context, ws *magosv1.Workspace, refs []secretRef) (map[string]*magosv1.Workspace, error) {
 	deps := map[string]*magosv1.Workspace{}
-	for _, ref := range secretRefs(env) {
+	for _, ref := range refs {
 		if ownStorage(ws, ref.Secret) {
 			return nil, rerror.Stall(StorageReferenceReason, fmt.Errorf(
 				"%s reads Secret %s, which Magos keeps for this Workspace's runs; a Workspace may read only the outputs Secret of a Workspace in spec.dependsOn",
