@@ -187,9 +187,11 @@ type RunnerSpec struct {
 	// Env are extra environment variables of the runner container (and so
 	// of the engine): a literal value or valueFrom a Secret or ConfigMap key
 	// (read by the kubelet; values from Secrets are masked in runner
-	// output). Reserved names are refused as in VariableSet env. A name
+	// output). Reserved names are refused as in VariableSet env, and so is
+	// outputRef (a dependency's output is a variable: spec.vars). A name
 	// also set by a VariableSet or spec.vars stalls the Workspace.
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="self.all(e, !has(e.valueFrom) || !has(e.valueFrom.outputRef))",message="outputRef is only for a Workspace's spec.vars (it names one of that Workspace's dependencies); runner env reads an outputs Secret with secretKeyRef"
 	// +listType=map
 	// +listMapKey=name
 	// +optional

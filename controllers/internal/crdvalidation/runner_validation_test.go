@@ -100,6 +100,10 @@ func TestRunnerSpecValidation(t *testing.T) {
 		{name: "item path with ..", obj: withRunner(magosv1.RunnerSpec{Volumes: []magosv1.RunnerVolume{configMapVolume("a", "/srv/a", magosv1.KeyPath{Key: "k", Path: "x/../../y"})}}),
 			wantFields: []string{"spec.runner.volumes[0].configMap.items[0].path", "must not contain '..'"}},
 
+		{name: "runner env reading a dependency's output", obj: withRunner(magosv1.RunnerSpec{Env: []magosv1.EnvEntry{{Name: "VPC",
+			ValueFrom: &magosv1.VariableSource{OutputRef: &magosv1.OutputReference{Workspace: "network", Output: "vpc_id"}}}}}),
+			wantFields: []string{"spec.runner.env", "outputRef is only for a Workspace's spec.vars"}},
+
 		// CLI configuration.
 		{name: "CLI configuration from a state Secret", obj: withRunner(magosv1.RunnerSpec{CLIConfig: &magosv1.CLIConfigSpec{SecretName: magosv1.StateSecretName("victim")}}),
 			wantFields: []string{"spec.runner.cliConfig.secretName", "must not name a state Secret"}},

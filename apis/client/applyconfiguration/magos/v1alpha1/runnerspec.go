@@ -52,7 +52,8 @@ type RunnerSpecApplyConfiguration struct {
 	// Env are extra environment variables of the runner container (and so
 	// of the engine): a literal value or valueFrom a Secret or ConfigMap key
 	// (read by the kubelet; values from Secrets are masked in runner
-	// output). Reserved names are refused as in VariableSet env. A name
+	// output). Reserved names are refused as in VariableSet env, and so is
+	// outputRef (a dependency's output is a variable: spec.vars). A name
 	// also set by a VariableSet or spec.vars stalls the Workspace.
 	Env []EnvEntryApplyConfiguration `json:"env,omitempty"`
 	// Volumes are Secrets or ConfigMaps mounted read-only into the runner
