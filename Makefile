@@ -265,13 +265,12 @@ $(IMAGES)/%-controller.tar: $(IMAGE_BINS)/%-controller $(MAGOS_IMAGE) $(IMAGES)/
 		-file $<=/usr/local/bin/$*-controller -entrypoint /usr/local/bin/$*-controller
 
 # The runner image: the runner, and git and ssh (with their libraries) for
-# git:: module sources, users for 65532 (ssh needs one) and the CA bundle.
-$(IMAGES)/magos-runner.tar: $(IMAGE_BINS)/runner $(MAGOS_IMAGE) $(IMAGES)/.revision tools/hack/runner-git-files.sh tools/images/runner/passwd tools/images/runner/group
+# git:: module sources, with a git-submodule of ours (the image has no shell).
+$(IMAGES)/magos-runner.tar: $(IMAGE_BINS)/runner $(IMAGE_BINS)/git-submodule $(MAGOS_IMAGE) $(IMAGES)/.revision tools/hack/runner-git-files.sh
 	bash tools/hack/install-node-packages.sh
 	bash tools/hack/runner-git-files.sh > $@.files
 	$(MAGOS_IMAGE) build -ref $(IMAGE_REPOSITORY)/magos-runner:$(VERSION) -out $@ $(IMAGE_FLAGS) -version $(VERSION) \
-		-file $<=/usr/local/bin/runner $$(cat $@.files) \
-		-file tools/images/runner/passwd=/etc/passwd -file tools/images/runner/group=/etc/group \
+		-file $<=/usr/local/bin/runner $$(cat $@.files) -file $(IMAGE_BINS)/git-submodule=/usr/lib/git-core/git-submodule \
 		-env PATH=/usr/local/bin:/usr/bin:/bin -entrypoint /usr/local/bin/runner
 	rm -f $@.files
 
@@ -293,7 +292,7 @@ $(IMAGE_BINS)/%-controller: $(CONTROLLER_SOURCES)
 $(IMAGE_BINS)/runner: $(RUNNER_SOURCES)
 	cd runner && $(STATIC_GO_BUILD) -ldflags "-s -w -X main.version=$(VERSION)" -o $@.tmp . && mv $@.tmp $@
 
-$(IMAGE_BINS)/pause $(IMAGE_BINS)/engine-install: $(IMAGE_BINS)/%: tools/images/cmd/%/main.go tools/images/go.mod
+$(IMAGE_BINS)/pause $(IMAGE_BINS)/engine-install $(IMAGE_BINS)/git-submodule: $(IMAGE_BINS)/%: tools/images/cmd/%/main.go tools/images/go.mod
 	cd tools/images && GOWORK=off $(STATIC_GO_BUILD) -ldflags "-s -w -X main.version=$(VERSION)" -o $@.tmp ./cmd/$* && mv $@.tmp $@
 
 ##@ Demo

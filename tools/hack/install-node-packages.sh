@@ -27,7 +27,6 @@ declare -A wanted=(
   [git]=git
   [/usr/lib/git-core/git-remote-http]=git
   [ssh]=openssh-client
-  [/etc/ssl/certs/ca-certificates.crt]=ca-certificates
 )
 missing=()
 for what in "${!wanted[@]}"; do

@@ -1,30 +1,23 @@
 #!/usr/bin/env bash
 # Prints the `magos-image build -file SRC=DST` arguments that put this
-# machine's git (with its smart-HTTP helper and the scripts behind
-# `git submodule`, which OpenTofu runs after every git:: clone), the POSIX
-# shell and tools those scripts call, the OpenSSH client, every shared
-# library they load and the CA bundle into the runner image. OpenTofu
-# fetches git:: module sources by running git, and git runs ssh for ssh://
-# sources. The files are the Debian packages' (git, openssh-client, dash,
-# sed, coreutils, ca-certificates); the image's digest therefore also
-# depends on their versions.
+# machine's git (with its smart-HTTP helper), the OpenSSH client and every
+# shared library they load into the runner image. OpenTofu fetches git::
+# module sources by running git, and git runs ssh for ssh:// sources. The
+# files are the Debian packages' (git, openssh-client); the image's digest
+# therefore also depends on their versions. The image has no shell, so
+# git's own git-submodule script is replaced by tools/images/cmd/git-submodule
+# (the Makefile adds it).
 set -euo pipefail
 
 # DST=SRC: where each program goes in the image, and where it is here.
 programs=(
   /usr/bin/git=/usr/bin/git
   /usr/lib/git-core/git-remote-http=/usr/lib/git-core/git-remote-http
-  /usr/lib/git-core/git-sh-i18n--envsubst=/usr/lib/git-core/git-sh-i18n--envsubst
   /usr/bin/ssh=/usr/bin/ssh
-  /bin/sh=/bin/dash
-  /usr/bin/sed=/bin/sed
-  /usr/bin/basename=/usr/bin/basename
-  /usr/bin/uname=/usr/bin/uname
 )
-scripts=(/usr/lib/git-core/git-submodule /usr/lib/git-core/git-sh-setup /usr/lib/git-core/git-sh-i18n)
-for f in "${programs[@]#*=}" "${scripts[@]}"; do
+for f in "${programs[@]#*=}"; do
   if [ ! -e "${f}" ]; then
-    echo "runner-git-files: ${f} is missing: install the Debian packages git, openssh-client, dash, sed and coreutils (make node-packages)" >&2
+    echo "runner-git-files: ${f} is missing: install the Debian packages git and openssh-client (make node-packages)" >&2
     exit 1
   fi
 done
@@ -37,13 +30,6 @@ for p in "${programs[@]}"; do
     files["${lib}"]="${lib}"
   done < <(ldd "${p#*=}" | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p')
 done
-for s in "${scripts[@]}"; do
-  files["${s}"]="${s}"
-done
-# The CA bundle git's HTTPS helper trusts (Debian's ca-certificates).
-if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
-  files[/etc/ssl/certs/ca-certificates.crt]=/etc/ssl/certs/ca-certificates.crt
-fi
 # git runs the HTTPS helper under its own name.
 files[/usr/lib/git-core/git-remote-https]=/usr/lib/git-core/git-remote-http
 for dst in "${!files[@]}"; do

@@ -26,8 +26,8 @@ import (
 // TestPrivateModulesOnTheNode: the runner image's git and ssh fetch
 // git:: module sources from a private repository on the node, over smart
 // HTTP with a password from a Secret (git settings in a VariableSet's env)
-// and over SSH with a key and known_hosts mounted from a Secret (a runner
-// volume, the ssh command in the runner's env), as the runner's non-root
+// and over SSH with an ssh_config, key and known_hosts mounted from a
+// Secret at /etc/ssh (a runner volume), as the runner's non-root
 // user under a read-only root filesystem. The credentials reach no
 // container log.
 func TestPrivateModulesOnTheNode(t *testing.T) {
@@ -63,7 +63,8 @@ func TestPrivateModulesOnTheNode(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, k8s.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "git-auth", Namespace: ns},
-		Data:       map[string][]byte{"header": []byte(header), "id": key, "known_hosts": []byte(git.KnownHosts(sshL.Addr().String()))},
+		Data: map[string][]byte{"header": []byte(header), "id": key, "known_hosts": []byte(git.KnownHosts(sshL.Addr().String())),
+			"ssh_config": []byte("Host *\n  IdentityFile /etc/ssh/id\n  IdentitiesOnly yes\n  UserKnownHostsFile /etc/ssh/known_hosts\n  BatchMode yes\n")},
 	}))
 	require.NoError(t, k8s.Create(ctx, &magosv1.VariableSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "git-http", Namespace: ns},
@@ -82,12 +83,12 @@ func TestPrivateModulesOnTheNode(t *testing.T) {
 		{"over-http", "git::http://" + httpL.Addr().String() + "/modules.git?ref=main", func(ws *magosv1.Workspace) {
 			ws.Spec.VariableSetRefs = []magosv1.LocalObjectReference{{Name: "git-http"}}
 		}},
+		// The image has no shell, which git needs for GIT_SSH_COMMAND; ssh
+		// reads its system configuration from the mounted /etc/ssh instead.
 		{"over-ssh", "git::ssh://git@" + sshL.Addr().String() + "/modules.git?ref=main", func(ws *magosv1.Workspace) {
 			ws.Spec.Runner = &magosv1.RunnerSpec{
-				Volumes: []magosv1.RunnerVolume{{Name: "git-ssh", MountPath: "/etc/git-ssh", Secret: &magosv1.SecretVolume{SecretName: "git-auth",
-					Items: []magosv1.KeyPath{{Key: "id", Path: "id"}, {Key: "known_hosts", Path: "known_hosts"}}}}},
-				Env: []magosv1.EnvEntry{{Name: "GIT_SSH_COMMAND", Value: ptr.To(
-					"ssh -F /dev/null -o IdentitiesOnly=yes -o BatchMode=yes -o UserKnownHostsFile=/etc/git-ssh/known_hosts -i /etc/git-ssh/id")}},
+				Volumes: []magosv1.RunnerVolume{{Name: "ssh", MountPath: "/etc/ssh", Secret: &magosv1.SecretVolume{SecretName: "git-auth",
+					Items: []magosv1.KeyPath{{Key: "ssh_config", Path: "ssh_config"}, {Key: "id", Path: "id"}, {Key: "known_hosts", Path: "known_hosts"}}}}},
 			}
 		}},
 	} {
