@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
+	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/index"
 )
 
@@ -91,16 +93,38 @@ func (r *Reconciler) gatherDependencies(ctx context.Context, ws *magosv1.Workspa
 		if err != nil {
 			return d, fmt.Errorf("reading Workspace %s: %w", ref.Name, err)
 		}
-		d.States = append(d.States, dependencyState(ref.Name, dep))
+		revision, err := r.sourceRevisionOf(ctx, dep)
+		if err != nil {
+			return d, err
+		}
+		d.States = append(d.States, dependencyState(ref.Name, dep, revision))
 	}
 	cycle, err := findCycle(ws.Name, get)
 	d.Cycle = cycle
 	return d, err
 }
 
+// sourceRevisionOf is the revision of dep's source artifact now, "" when
+// dep does not exist or its source has no artifact.
+func (r *Reconciler) sourceRevisionOf(ctx context.Context, dep *magosv1.Workspace) (string, error) {
+	if dep == nil {
+		return "", nil
+	}
+	a, err := fluxsource.Fetch(ctx, r.Client, dep)
+	var notReady fluxsource.NotReadyError
+	if errors.As(err, &notReady) {
+		return "", nil
+	}
+	return a.Revision, err
+}
+
 // dependencyState is what a dependent sees of dependency dep (nil: it does
-// not exist).
-func dependencyState(name string, dep *magosv1.Workspace) magosv1.DependencyStatus {
+// not exist) whose source's artifact is at sourceRevision: it must be Ready
+// with that revision applied. A Ready dependency that has not seen a new
+// revision of its source yet is not ready: its dependents, often on the
+// same source, would plan against outputs about to change. A plan-only
+// dependency never applies; Ready is enough.
+func dependencyState(name string, dep *magosv1.Workspace, sourceRevision string) magosv1.DependencyStatus {
 	st := magosv1.DependencyStatus{Name: name}
 	if dep == nil {
 		st.Message = fmt.Sprintf("Workspace %s does not exist", name)
@@ -113,6 +137,12 @@ func dependencyState(name string, dep *magosv1.Workspace) magosv1.DependencyStat
 		st.Message = fmt.Sprintf("Workspace %s is being deleted", name)
 	case ready.Status != "True":
 		st.Message = fmt.Sprintf("Workspace %s is %s: %s", name, orDefault(string(dep.Status.Phase), "not Ready"), ready.Message)
+	case dep.Spec.Mode == magosv1.ModePlanOnly:
+		st.Ready = true
+	case sourceRevision == "":
+		st.Message = fmt.Sprintf("Workspace %s's source has no artifact", name)
+	case dep.Status.LastApplied == nil || dep.Status.LastApplied.Revision != sourceRevision:
+		st.Message = fmt.Sprintf("Workspace %s has not applied revision %s of its source yet", name, sourceRevision)
 	default:
 		st.Ready = true
 	}
@@ -199,8 +229,8 @@ func (r *Reconciler) dependencyRequests(ctx context.Context, o client.Object) []
 
 // readinessChanged passes Workspace events that can change what a
 // dependent or a dependency decides: creation, deletion, and updates of
-// the Ready condition, the generation, the deletion timestamp or the
-// outputs written (names and versions).
+// the Ready condition, the generation, the deletion timestamp, the applied
+// revision or the outputs written (names and versions).
 var readinessChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		before, after := e.ObjectOld.(*magosv1.Workspace), e.ObjectNew.(*magosv1.Workspace)
@@ -208,6 +238,15 @@ var readinessChanged = predicate.Funcs{
 		sameReady := (b == nil) == (a == nil) && (b == nil || b.Status == a.Status)
 		return !sameReady || before.Status.ObservedGeneration != after.Status.ObservedGeneration ||
 			before.DeletionTimestamp.IsZero() != after.DeletionTimestamp.IsZero() ||
+			appliedRevision(before) != appliedRevision(after) ||
 			!slices.Equal(before.Status.Outputs, after.Status.Outputs) || !slices.Equal(before.Status.OutputVersions, after.Status.OutputVersions)
 	},
+}
+
+// appliedRevision is the revision ws last applied, "" when none.
+func appliedRevision(ws *magosv1.Workspace) string {
+	if ws.Status.LastApplied == nil {
+		return ""
+	}
+	return ws.Status.LastApplied.Revision
 }

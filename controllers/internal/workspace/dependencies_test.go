@@ -85,3 +85,40 @@ func TestFindCycle(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, c, "a cycle that does not pass through the Workspace is the other Workspace's")
 }
+
+// TestDependencyState pins when a dependency counts as ready: Ready, with
+// the current revision of its source applied (or plan-only).
+func TestDependencyState(t *testing.T) {
+	dep := func(mode magosv1.WorkspaceMode, ready metav1.ConditionStatus, applied string) *magosv1.Workspace {
+		ws := &magosv1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "network", Generation: 1}}
+		ws.Spec.Mode = mode
+		ws.Status.ObservedGeneration = 1
+		ws.Status.Phase = magosv1.PhaseIdle
+		ws.Status.Conditions = []metav1.Condition{{Type: magosv1.ReadyCondition, Status: ready, Message: "m"}}
+		if applied != "" {
+			ws.Status.LastApplied = &magosv1.AppliedStatus{Revision: applied}
+		}
+		return ws
+	}
+	for _, tc := range []struct {
+		name     string
+		dep      *magosv1.Workspace
+		revision string
+		ready    bool
+		message  string
+	}{
+		{"missing", nil, "", false, "Workspace network does not exist"},
+		{"not Ready", dep("", metav1.ConditionFalse, "r1"), "r1", false, "Workspace network is Idle: m"},
+		{"Ready at the source's revision", dep("", metav1.ConditionTrue, "r1"), "r1", true, ""},
+		{"Ready, but its source moved on", dep("", metav1.ConditionTrue, "r1"), "r2", false, "Workspace network has not applied revision r2 of its source yet"},
+		{"Ready, nothing applied", dep("", metav1.ConditionTrue, ""), "r1", false, "has not applied revision r1"},
+		{"source without an artifact", dep("", metav1.ConditionTrue, "r1"), "", false, "source has no artifact"},
+		{"plan-only: Ready is enough", dep(magosv1.ModePlanOnly, metav1.ConditionTrue, ""), "r2", true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := dependencyState("network", tc.dep, tc.revision)
+			assert.Equal(t, tc.ready, st.Ready)
+			assert.Contains(t, st.Message, tc.message)
+		})
+	}
+}
