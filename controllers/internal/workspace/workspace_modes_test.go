@@ -124,7 +124,11 @@ func TestPlanRequestIsHandledOnce(t *testing.T) {
 	assert.Equal(t, "terraform_data.b", jobEnv(plan, magosv1.EnvPlanReplace))
 	complete(t, plan, planWithChanges)
 	apply := waitJob(t, f.ns, "once", magosv1.RunApply)
-	ws := f.get("once")
+	// The apply Job is created before the status that records the plan is
+	// written.
+	ws := f.waitWorkspace("once", "records the plan it applies", func(ws *magosv1.Workspace) bool {
+		return ws.Status.Plan != nil && ws.Status.Plan.Request != nil
+	})
 	assert.Equal(t, rq, ws.Status.Plan.Request, "the plan shows its addresses")
 	assert.Equal(t, "r1", ws.Status.LastHandledPlanRequest)
 	assert.Equal(t, "targeted apply +2 ~1 -0 (-target terraform_data.a[\"x,y\"] -target module.db -replace terraform_data.b)", ws.Status.Plan.NextApply)

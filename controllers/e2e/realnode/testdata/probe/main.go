@@ -46,14 +46,23 @@ func try(path string) string {
 	return "ok"
 }
 
-// dial opens a TCP connection to addr and returns "ok" or the error.
+// dial opens a TCP connection to addr and returns "ok" or the last error,
+// trying for up to 30 s: kube-proxy programs a Service's rules after it
+// sees its endpoints, which on a node that just started (and a loaded
+// machine) can come after the first Pod.
 func dial(addr string) string {
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		return err.Error()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err == nil {
+			c.Close()
+			return "ok"
+		}
+		if time.Now().After(deadline) {
+			return err.Error()
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
-	c.Close()
-	return "ok"
 }
 
 // get fetches url and returns its body or the error.
