@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -73,7 +74,8 @@ func TestRolloutWithDependentInAnEarlierStageWaitsAndSaysWhy(t *testing.T) {
 	})
 	f.waitWorkspace(prod, 2*time.Minute, "planned and waits for its stage", awaitingPromotion(rev, ""))
 	ws := f.waitWorkspace(dev, time.Minute, "waits for its dependency", func(ws *magosv1.Workspace) bool {
-		return ws.Status.Phase == magosv1.PhaseWaiting && len(ws.Status.Dependencies) == 1 && !ws.Status.Dependencies[0].Ready
+		return ws.Status.Phase == magosv1.PhaseWaiting && len(ws.Status.Dependencies) == 1 && !ws.Status.Dependencies[0].Ready &&
+			strings.Contains(ws.Status.Dependencies[0].Message, "is AwaitingPromotion")
 	})
 	ready := conditionOf(ws.Status.Conditions, magosv1.ReadyCondition)
 	assert.Equal(t, workspace.DependencyNotReadyReason, ready.Reason)

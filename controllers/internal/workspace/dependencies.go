@@ -229,8 +229,9 @@ func (r *Reconciler) dependencyRequests(ctx context.Context, o client.Object) []
 
 // readinessChanged passes Workspace events that can change what a
 // dependent or a dependency decides: creation, deletion, and updates of
-// the Ready condition, the generation, the deletion timestamp, the applied
-// revision or the outputs written (names and versions).
+// the Ready condition, the phase (a dependent's status names it), the
+// generation, the deletion timestamp, the applied revision or the outputs
+// written (names and versions).
 var readinessChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		before, after := e.ObjectOld.(*magosv1.Workspace), e.ObjectNew.(*magosv1.Workspace)
@@ -238,7 +239,7 @@ var readinessChanged = predicate.Funcs{
 		sameReady := (b == nil) == (a == nil) && (b == nil || b.Status == a.Status)
 		return !sameReady || before.Status.ObservedGeneration != after.Status.ObservedGeneration ||
 			before.DeletionTimestamp.IsZero() != after.DeletionTimestamp.IsZero() ||
-			appliedRevision(before) != appliedRevision(after) ||
+			appliedRevision(before) != appliedRevision(after) || before.Status.Phase != after.Status.Phase ||
 			!slices.Equal(before.Status.Outputs, after.Status.Outputs) || !slices.Equal(before.Status.OutputVersions, after.Status.OutputVersions)
 	},
 }
