@@ -11,23 +11,22 @@ import (
 // settings that differ from before it started. Empty means clean.
 func (n *Node) Leftovers() []string {
 	var left []string
-	exists := func(p string) bool { _, err := os.Lstat(p); return err == nil }
-	if n.Dir != "" && os.Getenv("MAGOS_REALNODE_KEEP") == "" && exists(n.Dir) {
+	if n.Dir != "" && os.Getenv("MAGOS_REALNODE_KEEP") == "" && pathExists(n.Dir) {
 		left = append(left, "directory "+n.Dir)
 	}
-	if n.netns != nil && exists(n.netns.path()) {
+	if n.netns != nil && pathExists(n.netns.path()) {
 		left = append(left, "network namespace "+n.netns.path())
 	}
 	if n.cgroups != nil {
 		for _, d := range n.cgroups.dirs {
-			if exists(d) {
+			if pathExists(d) {
 				left = append(left, "cgroup "+d)
 			}
 		}
 	}
 	if n.mountns != nil {
 		for _, p := range n.mountns.made {
-			if exists(p) {
+			if pathExists(p) {
 				left = append(left, "mount point "+p)
 			}
 		}

@@ -84,7 +84,10 @@ func Start(ctx context.Context, opts Options) (n *Node, err error) {
 			n = nil
 		}
 	}()
-	if n.Dir, err = os.MkdirTemp("", "magos-node-"); err != nil {
+	if err := sweepStale(opts.Logf); err != nil {
+		return n, fmt.Errorf("removing what an earlier node left on the host: %w", err)
+	}
+	if n.Dir, err = os.MkdirTemp("", nodePrefix); err != nil {
 		return n, err
 	}
 	id := filepath.Base(n.Dir) // magos-node-<random>: the netns and cgroup name
