@@ -255,7 +255,7 @@ func decideRun(f facts) decision {
 func decideBlocked(f facts) (decision, bool) {
 	switch {
 	case f.Running != nil:
-		return runningDecision(f.Running), true
+		return runningDecision(f.Running, f.Deletion != nil), true
 	case f.LivePod != nil:
 		phase := phaseOfRun[f.LivePod.Phase]
 		if phase == "" {
@@ -379,7 +379,7 @@ func decideGate(f facts, blocked string) (decision, bool) {
 	case gatePassed:
 		return decision{}, false
 	case gateStalePlan:
-		return startDecision(run{Phase: magosv1.RunPlan, Mode: f.Plan.Mode, Request: f.Request}), true
+		return startDecision(f.planRun(false)), true
 	case gateBlocked:
 		return decision{Phase: magosv1.PhaseFailed, Reason: g.Reason, Stalled: true, Message: blocked}, true
 	case gateErrored:
@@ -418,8 +418,8 @@ func decideDeletion(f facts) decision {
 		return startDecision(run{Phase: magosv1.RunDestroy})
 	}
 	plan := f.Plan
-	if plan == nil || plan.Mode != magosv1.PlanModeDestroy || plan.Revision != f.Revision || plan.InputsDigest != f.Inputs {
-		d := startDecision(run{Phase: magosv1.RunPlan, Mode: magosv1.PlanModeDestroy})
+	if !f.planCurrent() {
+		d := startDecision(f.planRun(false))
 		if del.GateRefused {
 			d.Event = &note{Warning, DestroyGateEnforcedReason,
 				"spec.destroy.gate is Skip, but this cluster does not allow skipping the destroy gate (--allow-destroy-skip-gate); the destroy is planned, checked by policy and approved like any plan"}
@@ -448,11 +448,12 @@ func startDecision(rn run) decision {
 	return decision{Phase: phase, Reason: string(phase), Action: actStart, Run: rn}
 }
 
-// runningDecision describes the run in progress cr.
-func runningDecision(cr *magosv1.RunStatus) decision {
+// runningDecision describes the run in progress cr (of a Workspace being
+// deleted, when deleting).
+func runningDecision(cr *magosv1.RunStatus, deleting bool) decision {
 	phase := runPhase(cr.Phase, cr.Mode)
 	msg := fmt.Sprintf("Run %s (%s) of revision %s is in progress", cr.Job, runKind(cr.Phase, cr.Mode, cr.Drift), cr.Revision)
-	if cr.Mode == magosv1.PlanModeDestroy {
+	if deleting {
 		msg += "; the Workspace is being deleted"
 	}
 	return decision{Phase: phase, Reason: string(phase), Message: msg}

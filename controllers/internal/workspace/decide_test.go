@@ -63,8 +63,10 @@ func TestDecide(t *testing.T) {
 			want: want{phase: magosv1.PhasePlanning, reason: PlanningReason, message: "Run ws-plan-1 (plan) of revision " + rev + " is in progress"}},
 		{name: "an apply in progress", f: facts{Running: &magosv1.RunStatus{Job: "ws-apply-1", Phase: magosv1.RunApply}},
 			want: want{phase: magosv1.PhaseApplying, reason: ApplyingReason}},
-		{name: "a destroy apply in progress", f: facts{Running: &magosv1.RunStatus{Job: "ws-apply-1", Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy}},
+		{name: "a destroy apply in progress while deleted", f: facts{Running: &magosv1.RunStatus{Job: "ws-apply-1", Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy}, Deletion: del(deletionFacts{})},
 			want: want{phase: magosv1.PhaseDestroying, reason: DestroyingReason, message: "being deleted"}},
+		{name: "a destroy apply in progress in mode Destroy: nothing is deleted", f: facts{Running: &magosv1.RunStatus{Job: "ws-apply-1", Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy, Revision: rev}, Mode: magosv1.ModeDestroy},
+			want: want{phase: magosv1.PhaseDestroying, reason: DestroyingReason, message: "Run ws-apply-1 (destroy apply) of revision " + rev + " is in progress"}},
 		{name: "a runner Pod of an earlier run still runs", f: facts{LivePod: &livePod{Name: "ws-apply-1-x", Phase: magosv1.RunApply}, Plan: plan()},
 			want: want{phase: magosv1.PhaseApplying, reason: ApplyingReason, message: "waiting for it to end"}},
 		{name: "a run in progress goes before a held lock", f: facts{Running: &magosv1.RunStatus{Phase: magosv1.RunPlan}, Lock: lock},
@@ -259,6 +261,9 @@ func TestDecide(t *testing.T) {
 				assert.Nil(t, d.Event, "event")
 			}
 			assert.Contains(t, d.Message, tt.want.message)
+			if tt.f.Deletion == nil {
+				assert.NotContains(t, d.Message, "being deleted", "only a deleted Workspace says it is being deleted")
+			}
 			assert.Equal(t, tt.want.handles, d.HandlesRequest, "handles the reconcile request")
 		})
 	}

@@ -24,10 +24,10 @@ func modeOf(ws *magosv1.Workspace) magosv1.WorkspaceMode {
 // no Rollout gates a destroy).
 func (f facts) rolloutGated() bool { return f.Mode == "" || f.Mode == magosv1.ModeApply }
 
-// planMode is the plan mode spec.mode plans in: Destroy in mode Destroy,
-// a normal plan otherwise.
+// planMode is the plan mode the Workspace plans in: Destroy while it is
+// deleted and in mode Destroy, a normal plan otherwise.
 func (f facts) planMode() magosv1.PlanMode {
-	if f.Mode == magosv1.ModeDestroy {
+	if f.Deletion != nil || f.Mode == magosv1.ModeDestroy {
 		return magosv1.PlanModeDestroy
 	}
 	return ""
@@ -40,8 +40,8 @@ func (f facts) planRun(drift bool) run {
 }
 
 // planCurrent says whether f.Plan is the plan to act on: made for this
-// revision and inputs, in the mode's plan mode, and for the pending plan
-// request if there is one.
+// revision and inputs, in the plan mode (planMode), and for the pending
+// plan request if there is one (none while deleting).
 func (f facts) planCurrent() bool {
 	p := f.Plan
 	if p == nil || p.Revision != f.Revision || p.InputsDigest != f.Inputs || p.Mode != f.planMode() {

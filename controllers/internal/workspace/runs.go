@@ -186,14 +186,12 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 }
 
 // gatePending says whether decide will ask the policy gate and the Rollout
-// about f.Plan: it is the current plan (planCurrent; a destroy plan of this
-// revision and inputs while deleting), and its changes are not applied.
+// about f.Plan: it is the current plan (planCurrent; while deleting, the
+// destroy plan of this revision and inputs), and its changes are not
+// applied (a destroy plan is gated until it is applied and the Workspace
+// goes).
 func gatePending(f facts) bool {
-	p := f.Plan
-	if f.Deletion != nil {
-		return p != nil && p.Revision == f.Revision && p.InputsDigest == f.Inputs && p.Mode == magosv1.PlanModeDestroy
-	}
-	return f.planCurrent() && (f.Applied == nil || f.Applied.PlanID != p.ID)
+	return f.planCurrent() && (f.Deletion != nil || f.Applied == nil || f.Applied.PlanID != f.Plan.ID)
 }
 
 // startRun reserves what the run writes, ensures the runner's identity and
