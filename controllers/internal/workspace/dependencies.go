@@ -141,7 +141,7 @@ func dependencyState(name string, dep *magosv1.Workspace, sourceRevision string)
 		st.Ready = true
 	case sourceRevision == "":
 		st.Message = fmt.Sprintf("Workspace %s's source has no artifact", name)
-	case dep.Status.LastApplied == nil || dep.Status.LastApplied.Revision != sourceRevision:
+	case appliedRevision(dep) != sourceRevision:
 		st.Message = fmt.Sprintf("Workspace %s has not applied revision %s of its source yet", name, sourceRevision)
 	default:
 		st.Ready = true

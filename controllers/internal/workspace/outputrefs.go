@@ -47,7 +47,7 @@ func (r *Reconciler) outputSecrets(ctx context.Context, ws *magosv1.Workspace) (
 			continue
 		}
 		ref := v.ValueFrom.OutputRef
-		if !slices.ContainsFunc(ws.Spec.DependsOn, func(d magosv1.LocalObjectReference) bool { return d.Name == ref.Workspace }) || ref.Workspace == ws.Name {
+		if !dependsOn(ws, ref.Workspace) {
 			return nil, rerror.Stall(OutputRefNotDependencyReason, fmt.Errorf(
 				"variable %s reads output %s of Workspace %s, which is not in spec.dependsOn; add it there", v.Name, ref.Output, ref.Workspace))
 		}

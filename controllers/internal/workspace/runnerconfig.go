@@ -57,8 +57,9 @@ func effectiveRunner(ws *magosv1.Workspace, p *magosv1.Project) magosv1.RunnerSp
 // serviceAccountAnnotations, plan, affinity, priorityClassName, cliConfig)
 // replace dst's; env and volumes merge by name, podLabels and
 // podAnnotations by key, imagePullSecrets by name (src's entry wins);
-// securityContext per ID. dst never shares a map or slice with src, so a
-// merge never writes into a Project read from the cache.
+// securityContext per ID. The maps and lists it merges are dst's own
+// copies, so a merge never writes into a Project read from the cache; the
+// values it replaces whole may be src's, and nothing writes into them.
 func mergeRunner(dst, src *magosv1.RunnerSpec) {
 	if src.Image != "" {
 		dst.Image = src.Image

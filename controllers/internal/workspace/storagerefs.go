@@ -137,10 +137,16 @@ func outputsReadRefused(s *metav1.PartialObjectMetadata, owner string, dep *mago
 	return ""
 }
 
+// dependsOn says whether spec.dependsOn of ws names Workspace name (ws
+// itself never counts).
+func dependsOn(ws *magosv1.Workspace, name string) bool {
+	return name != ws.Name && slices.ContainsFunc(ws.Spec.DependsOn, func(d magosv1.LocalObjectReference) bool { return d.Name == name })
+}
+
 // dependencyNamed reads Workspace name from the cache when ws depends on
 // it; nil when it does not, or when it does not exist.
 func (r *Reconciler) dependencyNamed(ctx context.Context, ws *magosv1.Workspace, name string) (*magosv1.Workspace, error) {
-	if name == ws.Name || !slices.ContainsFunc(ws.Spec.DependsOn, func(d magosv1.LocalObjectReference) bool { return d.Name == name }) {
+	if !dependsOn(ws, name) {
 		return nil, nil
 	}
 	dep := &magosv1.Workspace{}
