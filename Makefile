@@ -266,8 +266,7 @@ $(IMAGES)/%-controller.tar: $(IMAGE_BINS)/%-controller $(MAGOS_IMAGE) $(IMAGES)/
 
 # The runner image: the runner, and git and ssh (with their libraries) for
 # git:: module sources, with a git-submodule of ours (the image has no shell).
-$(IMAGES)/magos-runner.tar: $(IMAGE_BINS)/runner $(IMAGE_BINS)/git-submodule $(MAGOS_IMAGE) $(IMAGES)/.revision tools/hack/runner-git-files.sh
-	bash tools/hack/install-node-packages.sh
+$(IMAGES)/magos-runner.tar: $(IMAGE_BINS)/runner $(IMAGE_BINS)/git-submodule $(MAGOS_IMAGE) $(IMAGES)/.revision tools/hack/runner-git-files.sh | node-packages
 	bash tools/hack/runner-git-files.sh > $@.files
 	$(MAGOS_IMAGE) build -ref $(IMAGE_REPOSITORY)/magos-runner:$(VERSION) -out $@ $(IMAGE_FLAGS) -version $(VERSION) \
 		-file $<=/usr/local/bin/runner $$(cat $@.files) -file $(IMAGE_BINS)/git-submodule=/usr/lib/git-core/git-submodule \

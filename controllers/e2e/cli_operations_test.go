@@ -91,10 +91,7 @@ func TestCLIUnlockReleasesAStuckLock(t *testing.T) {
 // stages and admits a Manual one; abort stops a revision; suspend and
 // resume a Rollout.
 func TestCLIRollout(t *testing.T) {
-	f := newRolloutFixture(t, 1, []magosv1.Stage{
-		{Name: "dev", Selector: envSelector("dev")},
-		{Name: "prod", Selector: envSelector("prod"), Promotion: magosv1.PromotionManual},
-	}, nil)
+	f := newRolloutFixture(t, 1, devThenProd(), nil)
 	var rev1 string
 	f.waitRollout(3*time.Minute, "prod waits for promotion", func(ro *magosv1.Rollout) bool {
 		rev1 = ro.Status.Revision

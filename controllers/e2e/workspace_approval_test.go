@@ -18,11 +18,7 @@ import (
 
 func approve(t *testing.T, ns, name, planID string) {
 	t.Helper()
-	ws := &magosv1.Workspace{}
-	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, ws))
-	patch := client.MergeFrom(ws.DeepCopy())
-	ws.Spec.ApprovedPlan = planID
-	require.NoError(t, env.Client.Patch(context.Background(), ws, patch))
+	patchWorkspace(t, ns, name, func(ws *magosv1.Workspace) { ws.Spec.ApprovedPlan = planID })
 }
 
 func applyJobs(t *testing.T, ns, name string) int {

@@ -10,8 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	batchv1 "k8s.io/api/batch/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
@@ -115,21 +113,15 @@ type window struct{ start, end time.Time }
 // destroyWindow reads the destroy runs of Workspace name from its Jobs.
 func destroyWindow(t *testing.T, ns, name string) window {
 	t.Helper()
-	var jobs batchv1.JobList
-	require.NoError(t, env.Client.List(context.Background(), &jobs, client.InNamespace(ns), client.MatchingLabels{magosv1.WorkspaceLabel: name}))
+	plans, applies := destroyRunJobs(t, ns, name, magosv1.RunPlan), destroyRunJobs(t, ns, name, magosv1.RunApply)
+	require.False(t, len(plans) == 0 || len(applies) == 0, "%s has a destroy plan and a destroy apply", name)
 	var w window
-	for _, j := range jobs.Items {
-		if j.Annotations[magosv1.PlanModeAnnotation] != string(magosv1.PlanModeDestroy) {
-			continue
-		}
-		switch j.Labels[magosv1.PhaseLabel] {
-		case magosv1.RunPlan:
-			w.start = j.CreationTimestamp.Time
-		case magosv1.RunApply:
-			require.NotNil(t, j.Status.CompletionTime, "the destroy apply of %s completed", name)
-			w.end = j.Status.CompletionTime.Time
-		}
+	for _, j := range plans {
+		w.start = j.CreationTimestamp.Time
 	}
-	require.False(t, w.start.IsZero() || w.end.IsZero(), "%s has a destroy plan and a destroy apply", name)
+	for _, j := range applies {
+		require.NotNil(t, j.Status.CompletionTime, "the destroy apply of %s completed", name)
+		w.end = j.Status.CompletionTime.Time
+	}
 	return w
 }

@@ -1,18 +1,13 @@
 package e2e
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
-	"io"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -25,16 +20,10 @@ import (
 // id of its instance; empty when the state Secret holds no state yet.
 func stateIDs(t *testing.T, ns, name string) map[string]string {
 	t.Helper()
-	var secret corev1.Secret
-	err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: magosv1.StateSecretName(name)}, &secret)
-	if apierrors.IsNotFound(err) || len(secret.Data[magosv1.StateKey]) == 0 {
+	raw := stateJSON(t, ns, name)
+	if raw == "" {
 		return map[string]string{}
 	}
-	require.NoError(t, err)
-	zr, err := gzip.NewReader(bytes.NewReader(secret.Data[magosv1.StateKey]))
-	require.NoError(t, err)
-	raw, err := io.ReadAll(zr)
-	require.NoError(t, err)
 	var state struct {
 		Resources []struct {
 			Type, Name string
@@ -45,7 +34,7 @@ func stateIDs(t *testing.T, ns, name string) map[string]string {
 			} `json:"instances"`
 		} `json:"resources"`
 	}
-	require.NoError(t, json.Unmarshal(raw, &state))
+	require.NoError(t, json.Unmarshal([]byte(raw), &state))
 	ids := map[string]string{}
 	for _, r := range state.Resources {
 		for _, in := range r.Instances {

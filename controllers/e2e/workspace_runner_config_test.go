@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
@@ -23,23 +22,6 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/conditions"
 	"github.com/magos-dev/magos/controllers/internal/workspace"
 )
-
-// assertNowhere checks that secret appears in no runner output, controller
-// log, Magos object, Job, event or metric of namespace ns.
-func assertNowhere(t *testing.T, s *stack, secret string) {
-	t.Helper()
-	for where, text := range map[string]string{
-		"runner output":   s.runnerLogs.String(),
-		"controller logs": controllerLogs.String(),
-		"Magos objects":   listJSON(t, &magosv1.WorkspaceList{}, s.ns) + listJSON(t, &magosv1.VariableSetList{}, s.ns) + listJSON(t, &magosv1.ProjectList{}, s.ns),
-		"Jobs":            listJSON(t, &batchv1.JobList{}, s.ns),
-		"Pods":            listJSON(t, &corev1.PodList{}, s.ns),
-		"events":          listJSON(t, &corev1.EventList{}, s.ns),
-		"metrics":         gatherMetrics(t),
-	} {
-		assert.NotContains(t, text, secret, "a secret value leaked into %s", where)
-	}
-}
 
 // TestRunnerEnvAndVolumesReachTheEngine: runner env (a literal and a
 // Secret key) and a ConfigMap and a Secret volume reach OpenTofu, which

@@ -2,7 +2,6 @@ package realnode
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,7 +57,7 @@ func TestPrivateModulesOnTheNode(t *testing.T) {
 	go func() { _ = git.ServeHTTP(httpL) }()
 	go func() { _ = git.ServeSSH(sshL) }()
 
-	header := "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("magos:"+password))
+	header := git.AuthHeader()
 	key, err := git.ClientKey()
 	require.NoError(t, err)
 	require.NoError(t, k8s.Create(ctx, &corev1.Secret{
@@ -92,17 +91,10 @@ func TestPrivateModulesOnTheNode(t *testing.T) {
 			}
 		}},
 	} {
+		caller, err := os.ReadFile("../testdata/private-module-caller/main.tf")
+		require.NoError(t, err)
 		root := t.TempDir()
-		require.NoError(t, os.WriteFile(filepath.Join(root, "main.tf"), []byte(fmt.Sprintf(`
-module "private" {
-  source   = %q
-  greeting = "hello from a private module"
-}
-
-output "text" {
-  value = module.private.text
-}
-`, tc.url)), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(root, "main.tf"), []byte(strings.Replace(string(caller), "MODULE_SOURCE", tc.url, 1)), 0o644))
 		rev, err := src.Publish(ctx, types.NamespacedName{Namespace: ns, Name: tc.name}, root)
 		require.NoError(t, err)
 		ws := &magosv1.Workspace{

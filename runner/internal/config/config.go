@@ -94,14 +94,14 @@ func FromEnv(phase string, getenv func(string) string) (*Config, error) {
 		LockLease:          get(magosv1.EnvLockLease),
 		BackendConfig:      get(magosv1.EnvBackendConfig),
 		OutputsSecret:      get(magosv1.EnvOutputsSecret),
-		OutputNames:        splitList(get(magosv1.EnvOutputNames)),
+		OutputNames:        split(get(magosv1.EnvOutputNames), ","),
 		SensitiveEnv:       get(magosv1.EnvSensitiveEnv),
 		WorkDir:            get(magosv1.EnvWorkDir),
 		TerminationMessage: get(magosv1.EnvTerminationMessage),
 		Drift:              get(magosv1.EnvDriftCheck) == "true",
 		PlanMode:           get(magosv1.EnvPlanMode),
-		PlanTargets:        splitLines(get(magosv1.EnvPlanTargets)),
-		PlanReplace:        splitLines(get(magosv1.EnvPlanReplace)),
+		PlanTargets:        split(get(magosv1.EnvPlanTargets), "\n"),
+		PlanReplace:        split(get(magosv1.EnvPlanReplace), "\n"),
 		ShutdownWait:       magosv1.DefaultShutdownWait,
 		ErroredStateSecret: get(magosv1.EnvErroredState),
 	}
@@ -246,21 +246,12 @@ func isSHA256Digest(d string) bool {
 	return true
 }
 
-// splitLines splits a newline-separated list (addresses may hold commas),
-// dropping empty lines.
-func splitLines(s string) []string {
+// split splits a list of sep-separated entries, trimmed, dropping empty
+// ones. Output names are comma-separated; addresses, which may hold
+// commas, one per line.
+func split(s, sep string) []string {
 	var out []string
-	for _, v := range strings.Split(s, "\n") {
-		if v = strings.TrimSpace(v); v != "" {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, v := range strings.Split(s, ",") {
+	for _, v := range strings.Split(s, sep) {
 		if v = strings.TrimSpace(v); v != "" {
 			out = append(out, v)
 		}

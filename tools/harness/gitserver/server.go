@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/subtle"
+	"encoding/base64"
 	"encoding/pem"
 	"fmt"
 	"net"
@@ -51,6 +52,12 @@ func New(root, user, password string) (*Server, error) {
 		return nil, err
 	}
 	return &Server{root: root, user: user, password: password, git: git, hostKey: hostKey, clientKey: clientKey}, nil
+}
+
+// AuthHeader is the HTTP header that authenticates a client, for git's
+// http.extraHeader.
+func (s *Server) AuthHeader() string {
+	return "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(s.user+":"+s.password))
 }
 
 // Refused is how many HTTP requests and SSH connections were refused for

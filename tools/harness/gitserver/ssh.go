@@ -106,7 +106,7 @@ func (s *Server) serveSession(ch ssh.Channel, requests <-chan *ssh.Request) {
 // sends ("git-upload-pack '/modules.git'").
 func (s *Server) uploadPackRepo(command string) (string, error) {
 	prog, arg, ok := strings.Cut(command, " ")
-	if !ok || (prog != "git-upload-pack" && prog != "git upload-pack") {
+	if !ok || prog != "git-upload-pack" {
 		return "", fmt.Errorf("only git-upload-pack is served, not %q", command)
 	}
 	name := strings.Trim(arg, "'\"")
