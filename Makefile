@@ -34,6 +34,10 @@ TESTPROVIDER_SOURCES := $(shell find tools/testprovider -name '*.go' ! -name '*_
 CONTROLLER_GEN := $(BIN)/controller-gen
 GOLANGCI_LINT := $(BIN)/golangci-lint
 HELM := $(BIN)/helm
+# helm's default Kubernetes version (for `helm template` and the charts'
+# kubeVersion) is that of its client-go, as helm's own release builds set it.
+HELM_KUBE_MINOR := $(shell sed -n 's/^\tk8s.io\/client-go v0\.\([0-9]*\)\..*/\1/p' tools/helm/go.mod)
+HELM_KUBE_VERSION_FLAGS := $(foreach p,chartutil lint/rules,-X helm.sh/helm/v3/pkg/$(p).k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/$(p).k8sVersionMinor=$(HELM_KUBE_MINOR))
 
 # The release: the charts' version/appVersion is the version of Magos, the
 # tag of its images and, as v$(VERSION), its git tag (docs/installation.md).
@@ -84,16 +88,18 @@ help: ## Show this help.
 ##@ Development
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Regenerate deepcopy, CRDs, RBAC, clients, third-party CRDs and API docs.
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy, CRDs, RBAC, clients, third-party CRDs, API docs, chart versions, schemas and README.
 	cd apis && $(CONTROLLER_GEN) object:headerFile=../tools/hack/boilerplate.go.txt paths=./...
 	rm -f charts/magos-crds/crds/*.yaml
 	cd apis && $(CONTROLLER_GEN) crd paths=./... output:crd:artifacts:config=../charts/magos-crds/crds
+	rm -f charts/magos/files/crds/*.yaml && cp charts/magos-crds/crds/*.yaml charts/magos/files/crds/
 	$(foreach c,$(CONTROLLERS),cd controllers && $(CONTROLLER_GEN) rbac:roleName=magos-$(c)-controller \
 		paths=./internal/$(c)/... paths=./internal/setup/... output:rbac:artifacts:config=../deploy/rbac/$(c) && cd $(ROOT) && \
 		cp deploy/rbac/$(c)/role.yaml charts/magos/charts/$(c)-controller/files/role.yaml;)
 	bash tools/hack/update-codegen.sh
 	bash tools/hack/update-thirdparty-crds.sh $(FLUX_SOURCE_API_VERSION) $(KYVERNO_VERSION) $(FLUX_HELM_API_VERSION)
 	cd tools && GOWORK=off go run ./apidocs -out ../docs/api-reference.md ../apis/magos/v1alpha1
+	cd tools && GOWORK=off go run ./chartgen -root ..
 
 .PHONY: verify
 verify: generate tidy ## Regenerate everything and fail if the tree changed (generated code or go.mod/go.sum).
@@ -194,7 +200,7 @@ $(TESTPROVIDER): tools/testprovider/go.mod tools/testprovider/go.sum $(TESTPROVI
 
 $(HELM): tools/helm/go.mod
 	@echo "Building helm (the chart tests render and lint charts/ with it)"
-	cd tools/helm && GOWORK=off go build -trimpath -ldflags "-s -w" -o $@.tmp helm.sh/helm/v3/cmd/helm && mv $@.tmp $@
+	cd tools/helm && GOWORK=off go build -trimpath -ldflags "-s -w $(HELM_KUBE_VERSION_FLAGS)" -o $@.tmp helm.sh/helm/v3/cmd/helm && mv $@.tmp $@
 
 $(CONTROLLER_GEN): tools/go.mod
 	cd tools && GOWORK=off go build -o $(BIN)/ sigs.k8s.io/controller-tools/cmd/controller-gen

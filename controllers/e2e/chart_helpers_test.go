@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/yaml"
 )
 
@@ -33,8 +34,37 @@ func helm(t *testing.T, args ...string) []byte {
 // helm arguments (such as --set) and returns its objects.
 func renderChart(t *testing.T, release, namespace string, args ...string) []*unstructured.Unstructured {
 	t.Helper()
-	out := helm(t, append([]string{"template", release, "charts/magos", "--namespace", namespace}, args...)...)
-	return decodeObjects(t, out)
+	return decodeObjects(t, renderChartOutput(t, release, namespace, args...))
+}
+
+// renderChartOutput is the YAML `helm template` renders for charts/magos,
+// for the test apiserver's Kubernetes version (the chart's kubeVersion is
+// checked against it).
+func renderChartOutput(t *testing.T, release, namespace string, args ...string) []byte {
+	t.Helper()
+	return helm(t, append([]string{"template", release, "charts/magos", "--namespace", namespace, "--kube-version", serverVersion(t)}, args...)...)
+}
+
+// renderChartError renders charts/magos as renderChart does, requires it
+// to fail and returns helm's output.
+func renderChartError(t *testing.T, release, namespace string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(env.Root, "bin", "helm"),
+		append([]string{"template", release, "charts/magos", "--namespace", namespace, "--kube-version", serverVersion(t)}, args...)...)
+	cmd.Dir = env.Root
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "helm template %v renders:\n%s", args, out)
+	return string(out)
+}
+
+// serverVersion is the test apiserver's Kubernetes version, e.g. v1.36.4.
+func serverVersion(t *testing.T) string {
+	t.Helper()
+	dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
+	require.NoError(t, err)
+	v, err := dc.ServerVersion()
+	require.NoError(t, err)
+	return v.GitVersion
 }
 
 // decodeObjects decodes the objects of a multi-document YAML stream,

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -111,11 +109,8 @@ func TestHelmChartNamespacedRBAC(t *testing.T) {
 	})
 
 	t.Run("namespaced RBAC without namespaces fails to render", func(t *testing.T) {
-		cmd := exec.Command(filepath.Join(env.Root, "bin", "helm"), "template", release, "charts/magos", "--set", "global.rbac.namespaced=true")
-		cmd.Dir = env.Root
-		out, err := cmd.CombinedOutput()
-		require.Error(t, err)
-		assert.Contains(t, string(out), "rbac.namespaced needs the namespaces to watch")
+		out := renderChartError(t, release, ns, "--set", "global.rbac.namespaced=true")
+		assert.Contains(t, out, "rbac.namespaced needs the namespaces to watch")
 	})
 
 	t.Run("the guards reach the workspace-controller's flags", func(t *testing.T) {

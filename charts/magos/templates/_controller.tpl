@@ -87,19 +87,47 @@ watched namespace grants in namespaced mode. Returns YAML of that dict.
 {{- toYaml $out -}}
 {{- end }}
 
+
+{{/*
+magos.setting is the first of .sub (the subchart's value), .global (the
+global value) and .default that is set (neither null nor empty), as a string.
+*/}}
+{{- define "magos.setting" -}}
+{{- $unset := list "<nil>" "" -}}
+{{- if not (has (toString .sub) $unset) }}{{ .sub }}{{ else if not (has (toString .global) $unset) }}{{ .global }}{{ else }}{{ .default }}{{ end -}}
+{{- end }}
+
+{{/* magos.rbacCreate is "true" when the chart creates the controller's RBAC: rbac.create, else global.rbac.create. */}}
+{{- define "magos.rbacCreate" -}}
+{{- $g := (.Values.global | default dict).rbac | default dict -}}
+{{- include "magos.setting" (dict "sub" (.Values.rbac | default dict).create "global" $g.create "default" true) -}}
+{{- end }}
+
+{{/*
+magos.serviceAccountName is serviceAccount.name, else <release>-<controller>
+when the chart creates the ServiceAccount and "default" when it does not.
+*/}}
+{{- define "magos.serviceAccountName" -}}
+{{- $sa := .Values.serviceAccount | default dict -}}
+{{- $sa.name | default (ternary (include "magos.fullname" .) "default" (ne ($sa.create | toString) "false")) -}}
+{{- end }}
+
+{{/*
+magos.controller renders every object of one controller: ServiceAccount,
+RBAC, Deployment, metrics Service and the optional PodDisruptionBudget,
+NetworkPolicy and ServiceMonitor or PodMonitor.
+*/}}
 {{- define "magos.controller" -}}
-{{- $name := include "magos.fullname" . -}}
-{{- $g := .Values.global | default dict -}}
-{{- $sm := $g.serviceMonitor | default dict -}}
 {{- $watch := include "magos.watchNamespaces" . -}}
-{{- $namespaced := eq (include "magos.namespacedRBAC" .) "true" -}}
-{{- if and $namespaced (not $watch) -}}
+{{- if and (eq (include "magos.namespacedRBAC" .) "true") (not $watch) -}}
 {{- fail (printf "%s: rbac.namespaced needs the namespaces to watch: set global.watchNamespaces (or %s.watchNamespaces)" .Chart.Name .Chart.Name) -}}
 {{- end -}}
+{{- if ne ((.Values.serviceAccount | default dict).create | toString) "false" }}
+---
 apiVersion: v1
 kind: ServiceAccount
 metadata:
-  name: {{ $name }}
+  name: {{ include "magos.serviceAccountName" . }}
   namespace: {{ .Release.Namespace }}
   labels:
     {{- include "magos.labels" . | nindent 4 }}
@@ -107,216 +135,16 @@ metadata:
   annotations:
     {{- toYaml . | nindent 4 }}
   {{- end }}
-{{- $split := fromYaml (include "magos.splitRules" .) }}
-{{- if or (not $namespaced) $split.cluster }}
----
-{{- if $namespaced }}
-# rbac.namespaced: only read access to cluster-scoped resources is granted
-# cluster-wide; everything else by the Roles in the watched namespaces.
 {{- end }}
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: {{ $name }}
-  labels:
-    {{- include "magos.labels" . | nindent 4 }}
-rules:
-  {{- if $namespaced }}
-  {{- toYaml $split.cluster | nindent 2 }}
-  {{- else }}
-  {{- include "magos.rbacRules" (dict "ctx" . "kind" "ClusterRole") | nindent 2 }}
-  {{- end }}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: {{ $name }}
-  labels:
-    {{- include "magos.labels" . | nindent 4 }}
-roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: ClusterRole
-  name: {{ $name }}
-subjects:
-  - kind: ServiceAccount
-    name: {{ $name }}
-    namespace: {{ .Release.Namespace }}
+{{- if eq (include "magos.rbacCreate" .) "true" }}
+{{- include "magos.controllerRBAC" . }}
 {{- end }}
-{{- if $namespaced }}
-{{- range $ns := splitList "," $watch }}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata:
-  name: {{ $name }}
-  namespace: {{ $ns }}
-  labels:
-    {{- include "magos.labels" $ | nindent 4 }}
-rules:
-  {{- toYaml $split.namespaced | nindent 2 }}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata:
-  name: {{ $name }}
-  namespace: {{ $ns }}
-  labels:
-    {{- include "magos.labels" $ | nindent 4 }}
-roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: Role
-  name: {{ $name }}
-subjects:
-  - kind: ServiceAccount
-    name: {{ $name }}
-    namespace: {{ $.Release.Namespace }}
-{{- end }}
-{{- end }}
----
-# Leader election: the controller's Lease in the release namespace.
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata:
-  name: {{ $name }}-leader-election
-  namespace: {{ .Release.Namespace }}
-  labels:
-    {{- include "magos.labels" . | nindent 4 }}
-rules:
-  {{- include "magos.rbacRules" (dict "ctx" . "kind" "Role") | nindent 2 }}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata:
-  name: {{ $name }}-leader-election
-  namespace: {{ .Release.Namespace }}
-  labels:
-    {{- include "magos.labels" . | nindent 4 }}
-roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: Role
-  name: {{ $name }}-leader-election
-subjects:
-  - kind: ServiceAccount
-    name: {{ $name }}
-    namespace: {{ .Release.Namespace }}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ $name }}
-  namespace: {{ .Release.Namespace }}
-  labels:
-    {{- include "magos.labels" . | nindent 4 }}
-spec:
-  replicas: {{ .Values.replicas }}
-  selector:
-    matchLabels:
-      {{- include "magos.selectorLabels" . | nindent 6 }}
-  template:
-    metadata:
-      labels:
-        {{- include "magos.selectorLabels" . | nindent 8 }}
-      {{- with .Values.podAnnotations }}
-      annotations:
-        {{- toYaml . | nindent 8 }}
-      {{- end }}
-    spec:
-      serviceAccountName: {{ $name }}
-      {{- with $g.imagePullSecrets }}
-      imagePullSecrets:
-        {{- toYaml . | nindent 8 }}
-      {{- end }}
-      securityContext:
-        runAsNonRoot: true
-        seccompProfile:
-          type: RuntimeDefault
-      containers:
-        - name: manager
-          image: {{ include "magos.image" . }}
-          imagePullPolicy: {{ .Values.image.pullPolicy | default (($g.image | default dict).pullPolicy) | default "IfNotPresent" }}
-          args:
-            - --metrics-bind-address=:8080
-            - --health-probe-bind-address=:8081
-            - --leader-elect={{ .Values.leaderElection.enabled }}
-            - --leader-election-namespace={{ .Release.Namespace }}
-            - --concurrent={{ .Values.concurrency }}
-            {{- with $watch }}
-            - --watch-namespaces={{ . }}
-            {{- end }}
-            {{- with .Values.runner }}
-            - --runner-image={{ .image }}
-            - --runner-versions-dir={{ .versionsDir }}
-            - --default-engine-version={{ .defaultEngineVersion }}
-            {{- with (.resources | default dict).requests }}
-            - --runner-cpu-request={{ .cpu | default "0" }}
-            - --runner-memory-request={{ .memory | default "0" }}
-            {{- end }}
-            {{- with .shutdownWait }}
-            - --runner-shutdown-wait={{ . }}
-            {{- end }}
-            - --run-timeout={{ .timeout }}
-            - --job-ttl={{ .jobTTL }}
-            - --retry-interval={{ .retryInterval }}
-            {{- range $engine, $image := .engineImages }}
-            - {{ printf "--engine-image=%s=%s" $engine (toString $image) | quote }}
-            {{- end }}
-            {{- end }}
-            {{- with .Values.guards }}
-            - --require-project={{ .requireProject | default false }}
-            {{- with .requireProjectNamespaceSelector }}
-            - --require-project-namespace-selector={{ . }}
-            {{- end }}
-            - --no-cross-namespace-refs={{ ternary .noCrossNamespaceRefs true (kindIs "bool" .noCrossNamespaceRefs) }}
-            {{- with .allowedRunnerImages }}
-            - --allowed-runner-images={{ join "," . }}
-            {{- end }}
-            {{- with .clusterPolicySelector }}
-            - --cluster-policy-selector={{ . }}
-            {{- end }}
-            - --allow-destroy-skip-gate={{ .allowDestroySkipGate | default false }}
-            {{- end }}
-            {{- range .Values.extraArgs }}
-            - {{ . | quote }}
-            {{- end }}
-          ports:
-            - name: metrics
-              containerPort: 8080
-            - name: probes
-              containerPort: 8081
-          livenessProbe:
-            httpGet:
-              path: /healthz
-              port: probes
-          readinessProbe:
-            httpGet:
-              path: /readyz
-              port: probes
-          securityContext:
-            allowPrivilegeEscalation: false
-            readOnlyRootFilesystem: true
-            capabilities:
-              drop: ["ALL"]
-          {{- with .Values.resources }}
-          resources:
-            {{- toYaml . | nindent 12 }}
-          {{- end }}
-      {{- with .Values.nodeSelector }}
-      nodeSelector:
-        {{- toYaml . | nindent 8 }}
-      {{- end }}
-      {{- with .Values.tolerations }}
-      tolerations:
-        {{- toYaml . | nindent 8 }}
-      {{- end }}
-      {{- with .Values.affinity }}
-      affinity:
-        {{- toYaml . | nindent 8 }}
-      {{- end }}
+{{- include "magos.deployment" . }}
 ---
 apiVersion: v1
 kind: Service
 metadata:
-  name: {{ $name }}-metrics
+  name: {{ include "magos.fullname" . }}-metrics
   namespace: {{ .Release.Namespace }}
   labels:
     {{- include "magos.labels" . | nindent 4 }}
@@ -327,24 +155,7 @@ spec:
     - name: metrics
       port: 8080
       targetPort: metrics
-{{- if or .Values.serviceMonitor.enabled $sm.enabled }}
----
-apiVersion: monitoring.coreos.com/v1
-kind: ServiceMonitor
-metadata:
-  name: {{ $name }}
-  namespace: {{ .Release.Namespace }}
-  labels:
-    {{- include "magos.labels" . | nindent 4 }}
-    {{- with (merge (dict) (.Values.serviceMonitor.labels | default dict) ($sm.labels | default dict)) }}
-    {{- toYaml . | nindent 4 }}
-    {{- end }}
-spec:
-  selector:
-    matchLabels:
-      {{- include "magos.selectorLabels" . | nindent 6 }}
-  endpoints:
-    - port: metrics
-      interval: {{ .Values.serviceMonitor.interval | default $sm.interval | default "30s" }}
-{{- end }}
+{{- include "magos.podDisruptionBudget" . }}
+{{- include "magos.networkPolicy" . }}
+{{- include "magos.monitors" . }}
 {{- end }}

@@ -1,0 +1,143 @@
+{{/*
+magos.deployment is the controller's Deployment: the manager container with
+its flags, probes, hardened security contexts (podSecurityContext,
+securityContext) and the pod settings of the values.
+*/}}
+{{- define "magos.deployment" -}}
+{{- $g := .Values.global | default dict -}}
+{{- $watch := include "magos.watchNamespaces" . -}}
+{{- $log := .Values.log | default dict -}}
+{{- $glog := $g.log | default dict }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ include "magos.fullname" . }}
+  namespace: {{ .Release.Namespace }}
+  labels:
+    {{- include "magos.labels" . | nindent 4 }}
+spec:
+  replicas: {{ .Values.replicas }}
+  selector:
+    matchLabels:
+      {{- include "magos.selectorLabels" . | nindent 6 }}
+  template:
+    metadata:
+      labels:
+        {{- include "magos.selectorLabels" . | nindent 8 }}
+        {{- with omit (.Values.podLabels | default dict) "app.kubernetes.io/name" "app.kubernetes.io/instance" }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+      {{- with .Values.podAnnotations }}
+      annotations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+    spec:
+      serviceAccountName: {{ include "magos.serviceAccountName" . }}
+      {{- with .Values.priorityClassName }}
+      priorityClassName: {{ . }}
+      {{- end }}
+      {{- with $g.imagePullSecrets }}
+      imagePullSecrets:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with .Values.podSecurityContext }}
+      securityContext:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      containers:
+        - name: manager
+          image: {{ include "magos.image" . }}
+          imagePullPolicy: {{ .Values.image.pullPolicy | default (($g.image | default dict).pullPolicy) | default "IfNotPresent" }}
+          args:
+            - --metrics-bind-address=:8080
+            - --health-probe-bind-address=:8081
+            - --leader-elect={{ .Values.leaderElection.enabled }}
+            - --leader-election-namespace={{ .Release.Namespace }}
+            - --concurrent={{ .Values.concurrency }}
+            - --zap-log-level={{ include "magos.setting" (dict "sub" $log.level "global" $glog.level "default" "info") }}
+            - --zap-encoder={{ include "magos.setting" (dict "sub" $log.encoding "global" $glog.encoding "default" "json") }}
+            {{- with $watch }}
+            - --watch-namespaces={{ . }}
+            {{- end }}
+            {{- with .Values.runner }}
+            - --runner-image={{ .image }}
+            - --runner-versions-dir={{ .versionsDir }}
+            - --default-engine-version={{ .defaultEngineVersion }}
+            {{- with (.resources | default dict).requests }}
+            - --runner-cpu-request={{ .cpu | default "0" }}
+            - --runner-memory-request={{ .memory | default "0" }}
+            {{- end }}
+            {{- with .shutdownWait }}
+            - --runner-shutdown-wait={{ . }}
+            {{- end }}
+            - --run-timeout={{ .timeout }}
+            - --job-ttl={{ .jobTTL }}
+            - --retry-interval={{ .retryInterval }}
+            {{- range $engine, $image := .engineImages }}
+            - {{ printf "--engine-image=%s=%s" $engine (toString $image) | quote }}
+            {{- end }}
+            {{- end }}
+            {{- with .Values.guards }}
+            - --require-project={{ .requireProject | default false }}
+            {{- with .requireProjectNamespaceSelector }}
+            - --require-project-namespace-selector={{ . }}
+            {{- end }}
+            - --no-cross-namespace-refs={{ ternary .noCrossNamespaceRefs true (kindIs "bool" .noCrossNamespaceRefs) }}
+            {{- with .allowedRunnerImages }}
+            - --allowed-runner-images={{ join "," . }}
+            {{- end }}
+            {{- with .clusterPolicySelector }}
+            - --cluster-policy-selector={{ . }}
+            {{- end }}
+            - --allow-destroy-skip-gate={{ .allowDestroySkipGate | default false }}
+            {{- end }}
+            {{- range .Values.extraArgs }}
+            - {{ . | quote }}
+            {{- end }}
+          ports:
+            - name: metrics
+              containerPort: 8080
+            - name: probes
+              containerPort: 8081
+          livenessProbe:
+            httpGet:
+              path: /healthz
+              port: probes
+          readinessProbe:
+            httpGet:
+              path: /readyz
+              port: probes
+          {{- with .Values.securityContext }}
+          securityContext:
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
+          {{- with .Values.extraEnv }}
+          env:
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
+          {{- with .Values.extraVolumeMounts }}
+          volumeMounts:
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
+          {{- with .Values.resources }}
+          resources:
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
+      {{- with .Values.extraVolumes }}
+      volumes:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with .Values.nodeSelector }}
+      nodeSelector:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with .Values.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with .Values.affinity }}
+      affinity:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+{{- end }}
