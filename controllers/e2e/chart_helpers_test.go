@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -21,12 +22,27 @@ import (
 // helm runs bin/helm (built by `make tools`) and returns its stdout.
 func helm(t *testing.T, args ...string) []byte {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(env.Root, "bin", "helm"), args...)
+	return runHelm(t, exec.Command(filepath.Join(env.Root, "bin", "helm"), args...))
+}
+
+// helmOnCluster runs bin/helm against the test apiserver, with helm's own
+// files in a temporary directory, and returns its stdout.
+func helmOnCluster(t *testing.T, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(env.Root, "bin", "helm"), append(args, "--kubeconfig", env.Kubeconfig)...)
+	home := t.TempDir()
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+filepath.Join(home, "cache"),
+		"HELM_CONFIG_HOME="+filepath.Join(home, "config"), "HELM_DATA_HOME="+filepath.Join(home, "data"))
+	return runHelm(t, cmd)
+}
+
+func runHelm(t *testing.T, cmd *exec.Cmd) []byte {
+	t.Helper()
 	cmd.Dir = env.Root
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	require.NoError(t, err, "helm %v: %s%s", args, out, stderr.String())
+	require.NoError(t, err, "%v: %s%s", cmd.Args, out, stderr.String())
 	return out
 }
 
