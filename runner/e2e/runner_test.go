@@ -121,6 +121,11 @@ func TestRunnerPlanApplyDestroy(t *testing.T) {
 		assert.Equal(t, "web-plan", r.Storage)
 		require.True(t, strings.HasPrefix(r.PlanDigest, "sha256:"))
 		planDigest = r.PlanDigest
+		if assert.NotNil(t, r.Steps, "the run reports its step timings") {
+			assert.Positive(t, r.Steps.Fetch, "fetch")
+			assert.Positive(t, r.Steps.Init, "init")
+			assert.Positive(t, r.Steps.Engine, "engine (plan)")
+		}
 
 		p, err := planstore.Load(ctx, secrets, ws)
 		require.NoError(t, err)
@@ -160,6 +165,9 @@ func TestRunnerPlanApplyDestroy(t *testing.T) {
 		assert.Equal(t, magosv1.ResultSucceeded, e.result.Result)
 		assert.Equal(t, []string{"greeting", "size", "token"}, e.result.Outputs)
 		assert.Equal(t, planDigest, e.result.PlanDigest)
+		if assert.NotNil(t, e.result.Steps, "the run reports its step timings") {
+			assert.Positive(t, e.result.Steps.Engine, "engine (apply)")
+		}
 
 		out, err := secrets.Get(ctx, "web-outputs", metav1.GetOptions{})
 		require.NoError(t, err)

@@ -64,6 +64,8 @@ func TestEncodeFitsTheTerminationMessage(t *testing.T) {
 		{name: "long message", result: magosv1.RunResult{Result: magosv1.ResultFailed, Message: strings.Repeat("é\"<", 3000)}},
 		{name: "many outputs", result: magosv1.RunResult{Result: magosv1.ResultSucceeded, Outputs: outputs}},
 		{name: "long lock holder", result: magosv1.RunResult{Result: magosv1.ResultLocked, LockHolder: strings.Repeat("w", 5000), Message: strings.Repeat("m", 5000)}},
+		{name: "long message and step timings", result: magosv1.RunResult{Result: magosv1.ResultFailed, Message: strings.Repeat("m", 5000),
+			Steps: &magosv1.RunSteps{Fetch: 12345.678, Init: 23456.789, Engine: 34567.891}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,6 +75,7 @@ func TestEncodeFitsTheTerminationMessage(t *testing.T) {
 			var back magosv1.RunResult
 			require.NoError(t, json.Unmarshal(b, &back))
 			assert.Equal(t, tt.result.Result, back.Result)
+			assert.Equal(t, tt.result.Steps, back.Steps, "step timings are never dropped")
 		})
 	}
 	b, err := Encode(magosv1.RunResult{Result: magosv1.ResultFailed, Message: "short"})

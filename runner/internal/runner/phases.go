@@ -36,7 +36,11 @@ func (r *runner) plan(ctx context.Context, eng *engine.Engine) error {
 		return report.Failed(magosv1.ReasonPlanFailed, err)
 	}
 	r.log.Info("Planning", "planID", r.cfg.PlanID, "mode", r.cfg.PlanMode, "targets", r.cfg.PlanTargets, "replace", r.cfg.PlanReplace)
-	hasChanges, err := eng.Plan(ctx, planFile, engine.PlanOptions{Destroy: r.cfg.Destroying(), Targets: r.cfg.PlanTargets, Replace: r.cfg.PlanReplace})
+	var hasChanges bool
+	err = timed(&r.result.Steps.Engine, func() (err error) {
+		hasChanges, err = eng.Plan(ctx, planFile, engine.PlanOptions{Destroy: r.cfg.Destroying(), Targets: r.cfg.PlanTargets, Replace: r.cfg.PlanReplace})
+		return err
+	})
 	if err != nil {
 		return r.engineError(magosv1.ReasonPlanFailed, "plan", err)
 	}
@@ -125,7 +129,7 @@ func (r *runner) apply(ctx context.Context, eng *engine.Engine, configDir string
 		return err
 	}
 	r.log.Info("Applying", "planID", p.ID, "digest", p.Digest)
-	if err := eng.Apply(ctx, planFile); err != nil {
+	if err := timed(&r.result.Steps.Engine, func() error { return eng.Apply(ctx, planFile) }); err != nil {
 		if serr := r.saveErroredState(ctx, configDir, "apply", err); serr != nil {
 			return serr
 		}
@@ -201,7 +205,7 @@ func (r *runner) writeOutputs(ctx context.Context, eng *engine.Engine) error {
 // skips the destroy gate.
 func (r *runner) destroy(ctx context.Context, eng *engine.Engine, configDir string) error {
 	r.log.Info("Destroying")
-	if err := eng.Destroy(ctx); err != nil {
+	if err := timed(&r.result.Steps.Engine, func() error { return eng.Destroy(ctx) }); err != nil {
 		if serr := r.saveErroredState(ctx, configDir, "destroy", err); serr != nil {
 			return serr
 		}

@@ -111,6 +111,7 @@ func (r *runner) run(ctx context.Context) error {
 	if cfg.Phase == magosv1.RunPlan || cfg.Phase == magosv1.RunApply {
 		r.result.PlanID = cfg.PlanID
 	}
+	r.result.Steps = &magosv1.RunSteps{}
 	var err error
 	if r.kube = r.opts.Kube; r.kube == nil {
 		if r.kube, err = kube.NewClient(); err != nil {
@@ -126,8 +127,8 @@ func (r *runner) run(ctx context.Context) error {
 		}
 	}
 
-	configDir, err := r.fetchConfig(ctx)
-	if err != nil {
+	var configDir string
+	if err := timed(&r.result.Steps.Fetch, func() (err error) { configDir, err = r.fetchConfig(ctx); return err }); err != nil {
 		return err
 	}
 	binary, err := engine.Resolve(cfg.VersionsDir, cfg.Engine, cfg.EngineVersion, cfg.EngineBinary())
@@ -150,7 +151,7 @@ func (r *runner) run(ctx context.Context) error {
 		return report.Failed(magosv1.ReasonEngineNotFound, fmt.Errorf("running %s: %s", binary, engine.Summary(err)))
 	}
 	r.log.Info("Initialising", "dir", cfg.Path, "engineVersion", version)
-	if err := eng.Init(ctx); err != nil {
+	if err := timed(&r.result.Steps.Init, func() error { return eng.Init(ctx) }); err != nil {
 		return r.engineError(magosv1.ReasonInitFailed, "init", err)
 	}
 	switch cfg.Phase {
