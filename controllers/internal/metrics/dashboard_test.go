@@ -7,13 +7,17 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
+
 	// The packages the four controller binaries (controllers/*/main.go)
 	// import. Their init()s, and those of the packages they link (policy,
 	// observe, controller-runtime's controller and workqueue metrics),
@@ -240,7 +244,13 @@ func exportedTypes(t *testing.T) map[string]string {
 	metrics.TrackWorkspace("dashboard-test/ws", "Idle", true)
 	metrics.TrackWorkspace("dashboard-test/ws", "", false)
 	metrics.RecordPolicyEvaluation(metrics.PolicyResultPassed, 0.01)
-	metrics.RecordPolicyViolation("Deny")
+	metrics.RecordPolicyViolation("dashboard-test", "Deny")
+	metrics.TrackResource("Workspace", &magosv1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "dashboard-test", Name: "ws"}}, metrics.ResourceInfo{Phase: "Idle"})
+	metrics.TrackWorkspaceState("dashboard-test", "ws", metrics.WorkspaceState{
+		Drifted: true, LastApplied: time.Unix(1, 0), Awaiting: "AwaitingApproval", AwaitingSince: time.Unix(1, 0),
+	})
+	metrics.RecordRunFailure("plan", "PlanFailed")
+	metrics.RecordRunStep("plan", metrics.StepFetch, 1)
 	metrics.RecordStageTransition("Progressing")
 	metrics.RecordRolloutDuration(60)
 	metrics.TrackRollout("dashboard-test/ro", false)

@@ -25,8 +25,8 @@ var (
 
 	policyViolations = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "magos_policy_violations_total",
-		Help: "Policy violations found in plans, by validation action (Deny, Audit, Warn).",
-	}, []string{"action"})
+		Help: "Policy violations found in plans, by policy (the ValidatingPolicy's name) and validation action (Deny, Audit, Warn).",
+	}, []string{"policy", "action"})
 
 	policyEvaluationDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "magos_policy_evaluation_duration_seconds",
@@ -42,9 +42,6 @@ func init() {
 	for _, r := range []string{PolicyResultPassed, PolicyResultFailed, PolicyResultError} {
 		policyEvaluations.WithLabelValues(r)
 	}
-	for _, a := range []string{"Deny", "Audit", "Warn"} {
-		policyViolations.WithLabelValues(a)
-	}
 }
 
 // RecordPolicyEvaluation counts one evaluation of a plan with its result
@@ -54,7 +51,8 @@ func RecordPolicyEvaluation(result string, seconds float64) {
 	policyEvaluationDuration.Observe(seconds)
 }
 
-// RecordPolicyViolation counts one violation with its validation action.
-func RecordPolicyViolation(action string) {
-	policyViolations.WithLabelValues(action).Inc()
+// RecordPolicyViolation counts one violation of policy (its name) with its
+// validation action.
+func RecordPolicyViolation(policy, action string) {
+	policyViolations.WithLabelValues(policy, action).Inc()
 }

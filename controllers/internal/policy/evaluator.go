@@ -68,7 +68,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, policies []Policy, planJSON []
 	v := e.evaluate(ctx, policies, planJSON)
 	metrics.RecordPolicyEvaluation(v.result(), time.Since(start).Seconds())
 	for _, viol := range v.Violations {
-		metrics.RecordPolicyViolation(viol.Action)
+		metrics.RecordPolicyViolation(viol.Policy, viol.Action)
 	}
 	return v
 }

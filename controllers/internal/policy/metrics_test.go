@@ -10,41 +10,47 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
-// metricValue reads a counter (or a histogram's sample count) from
-// controller-runtime's registry; label is name=value or "".
-func metricValue(t *testing.T, name, labelName, labelValue string) float64 {
+// metricValue sums a counter (or a histogram's sample count) over the
+// series of controller-runtime's registry that have every label of labels
+// (name, value pairs); 0 when none has them yet.
+func metricValue(t *testing.T, name string, labels ...string) float64 {
 	t.Helper()
 	families, err := ctrlmetrics.Registry.Gather()
 	require.NoError(t, err)
+	sum := 0.0
 	for _, f := range families {
 		if f.GetName() != name {
 			continue
 		}
 		for _, m := range f.GetMetric() {
-			if labelName != "" && !hasLabel(m, labelName, labelValue) {
+			if !hasLabels(m, labels) {
 				continue
 			}
 			if h := m.GetHistogram(); h != nil {
-				return float64(h.GetSampleCount())
+				sum += float64(h.GetSampleCount())
+			} else {
+				sum += m.GetCounter().GetValue()
 			}
-			return m.GetCounter().GetValue()
 		}
 	}
-	t.Fatalf("metric %s{%s=%q} not registered", name, labelName, labelValue)
-	return 0
+	return sum
 }
 
-func hasLabel(m *dto.Metric, name, value string) bool {
+func hasLabels(m *dto.Metric, pairs []string) bool {
+	have := map[string]string{}
 	for _, l := range m.GetLabel() {
-		if l.GetName() == name && l.GetValue() == value {
-			return true
+		have[l.GetName()] = l.GetValue()
+	}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if v, ok := have[pairs[i]]; !ok || v != pairs[i+1] {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // TestEvaluateRecordsMetrics: every evaluation counts its result, its
-// duration and each violation's action.
+// duration and each violation's policy and action.
 func TestEvaluateRecordsMetrics(t *testing.T) {
 	e, err := NewEvaluator()
 	require.NoError(t, err)
@@ -55,10 +61,10 @@ func TestEvaluateRecordsMetrics(t *testing.T) {
 			passed:    metricValue(t, "magos_policy_evaluations_total", "result", "passed"),
 			failed:    metricValue(t, "magos_policy_evaluations_total", "result", "failed"),
 			errored:   metricValue(t, "magos_policy_evaluations_total", "result", "error"),
-			deny:      metricValue(t, "magos_policy_violations_total", "action", "Deny"),
-			audit:     metricValue(t, "magos_policy_violations_total", "action", "Audit"),
-			warn:      metricValue(t, "magos_policy_violations_total", "action", "Warn"),
-			durations: metricValue(t, "magos_policy_evaluation_duration_seconds", "", ""),
+			deny:      metricValue(t, "magos_policy_violations_total", "policy", "deny", "action", "Deny"),
+			audit:     metricValue(t, "magos_policy_violations_total", "policy", "audit", "action", "Audit"),
+			warn:      metricValue(t, "magos_policy_violations_total", "policy", "warn", "action", "Warn"),
+			durations: metricValue(t, "magos_policy_evaluation_duration_seconds"),
 		}
 	}
 	before := take()
