@@ -77,7 +77,7 @@ func (r *Reconciler) failOnPullError(ctx context.Context, ws *magosv1.Workspace,
 		return fmt.Errorf("deleting Job %s: %w", job.Name, err)
 	}
 	res := magosv1.RunResult{Phase: ws.Status.CurrentRun.Phase, Result: magosv1.ResultFailed, Reason: ImagePullFailedReason, Message: msg}
-	return r.recordRunResult(ctx, ws, res, retry)
+	return r.recordRunResult(ctx, ws, res, ImagePullFailedReason, retry)
 }
 
 // runnerPodEvents passes the events of runner Pods that the Workspace acts

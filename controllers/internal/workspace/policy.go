@@ -15,6 +15,7 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/apis/planstore"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
+	"github.com/magos-dev/magos/controllers/internal/metrics"
 	"github.com/magos-dev/magos/controllers/internal/policy"
 )
 
@@ -120,7 +121,8 @@ func (r *Reconciler) planGetter(namespace string) planstore.Getter {
 
 // recordVerdict stores verdict v in status and the PolicyPassed condition
 // (reason, PolicyPassed when it passed), emits an event for a plan it
-// blocks, and returns it as the gate's outcome.
+// blocks, counts a plan with violations as a run failure (PolicyDenied),
+// and returns it as the gate's outcome.
 func (r *Reconciler) recordVerdict(ws *magosv1.Workspace, v policy.Verdict, digest string, outcome gateOutcome, reason string) gateVerdict {
 	plan := ws.Status.Plan
 	msg := policy.StatusMessage(v, 1024)
@@ -137,5 +139,8 @@ func (r *Reconciler) recordVerdict(ws *magosv1.Workspace, v policy.Verdict, dige
 	}
 	conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionFalse, reason, msg)
 	r.event(ws, corev1.EventTypeWarning, reason, "%s blocked: %s", planNoun(plan), msg)
+	if reason == PolicyViolationReason {
+		r.later(func() { metrics.RecordRunFailure(magosv1.RunPlan, PolicyDeniedReason) })
+	}
 	return gateVerdict{Outcome: outcome, Reason: reason, Message: msg}
 }

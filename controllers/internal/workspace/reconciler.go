@@ -54,6 +54,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Get(ctx, req.NamespacedName, ws); err != nil {
 		if apierrors.IsNotFound(err) {
 			metrics.TrackWorkspace(req.String(), "", false)
+			forgetSeries(req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -77,6 +78,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		AfterPatch: func() {
 			rr.reports.afterPatch()
 			metrics.TrackWorkspace(req.String(), string(ws.Status.Phase), ws.Status.Lock != nil)
+			trackSeries(ws)
 		},
 	})
 }

@@ -18,20 +18,26 @@ import (
 const JobMissingReason = "JobMissing"
 
 // readRunResult reads the runner's report from the termination message of
-// the Job's Pod. A run without a report (killed, deadline) gets one built
-// from the Job's status.
+// the Job's Pod, and returns it with that Pod (else the last Pod of the
+// Job that ended, nil if there is none), which says whether the run was
+// stopped from outside. A run without a report (killed, deadline) gets one
+// built from the Job's status.
 //
 // A nil job is one a live read found gone: its Pod's report is still read
 // if the Pod is left (a Job deleted while its Pod stopped), else the run
 // failed with JobMissing.
-func (r *Reconciler) readRunResult(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job, name, phase string) magosv1.RunResult {
+func (r *Reconciler) readRunResult(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job, name, phase string) (magosv1.RunResult, *corev1.Pod) {
 	succeeded := false
 	if job != nil {
 		_, succeeded = jobFinished(job)
 	}
+	var ended *corev1.Pod
 	var pods corev1.PodList
 	if err := r.APIReader.List(ctx, &pods, client.InNamespace(ws.Namespace), client.MatchingLabels{"job-name": name}); err == nil {
-		for _, p := range pods.Items {
+		for i, p := range pods.Items {
+			if podEnded(&pods.Items[i]) {
+				ended = &pods.Items[i]
+			}
 			for _, cs := range p.Status.ContainerStatuses {
 				if t := cs.State.Terminated; t != nil && t.Message != "" {
 					var res magosv1.RunResult
@@ -39,31 +45,32 @@ func (r *Reconciler) readRunResult(ctx context.Context, ws *magosv1.Workspace, j
 						if job != nil && !succeeded && res.Result == magosv1.ResultSucceeded {
 							res.Result = magosv1.ResultFailed
 						}
-						return res
+						return res, &pods.Items[i]
 					}
 				}
 			}
 		}
 	}
 	if job == nil {
-		return magosv1.RunResult{Phase: phase, Result: magosv1.ResultFailed, Reason: JobMissingReason, Message: "the run's Job disappeared before its result was read"}
+		return magosv1.RunResult{Phase: phase, Result: magosv1.ResultFailed, Reason: JobMissingReason, Message: "the run's Job disappeared before its result was read"}, ended
 	}
 	if succeeded {
-		return magosv1.RunResult{Phase: phase, Result: magosv1.ResultFailed, Reason: "NoReport", Message: "the runner exited without a report"}
+		return magosv1.RunResult{Phase: phase, Result: magosv1.ResultFailed, Reason: "NoReport", Message: "the runner exited without a report"}, ended
 	}
-	return magosv1.RunResult{Phase: phase, Result: magosv1.ResultFailed, Reason: RunFailedReason, Message: jobFailureMessage(job)}
+	return magosv1.RunResult{Phase: phase, Result: magosv1.ResultFailed, Reason: RunFailedReason, Message: jobFailureMessage(job)}, ended
 }
 
 // recordResult folds a finished run into status: a new plan, an applied
 // plan, a stale plan to redo or a held lock; history, events and metrics.
 func (r *Reconciler) recordResult(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job, retry retryPolicy) error {
 	cr := ws.Status.CurrentRun
-	return r.recordRunResult(ctx, ws, r.readRunResult(ctx, ws, job, cr.Job, cr.Phase), retry)
+	res, pod := r.readRunResult(ctx, ws, job, cr.Job, cr.Phase)
+	return r.recordRunResult(ctx, ws, res, failureReason(res, job, pod), retry)
 }
 
 // recordRunResult folds res, the result of the current run, into status;
-// a failure is retried by retry.
-func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace, res magosv1.RunResult, retry retryPolicy) error {
+// a failure is counted with failure (failureReason) and retried by retry.
+func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace, res magosv1.RunResult, failure string, retry retryPolicy) error {
 	cr := ws.Status.CurrentRun
 	now := metav1.Now()
 	cr.Finished = &now
@@ -73,6 +80,14 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 	if cr.Started != nil {
 		phase, result, seconds := cr.Phase, res.Result, now.Sub(cr.Started.Time).Seconds()
 		r.later(func() { metrics.RecordRun(phase, result, seconds) })
+	}
+	if steps := res.Steps; steps != nil {
+		phase := cr.Phase
+		r.later(func() {
+			metrics.RecordRunStep(phase, metrics.StepFetch, steps.Fetch)
+			metrics.RecordRunStep(phase, metrics.StepInit, steps.Init)
+			metrics.RecordRunStep(phase, metrics.StepEngine, steps.Engine)
+		})
 	}
 
 	var reserveErr error
@@ -137,6 +152,10 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 			ws.Status.Plan = nil // the state may have moved; re-plan after the retry interval
 		}
 		r.event(ws, corev1.EventTypeWarning, RunFailedReason, "The %s run %s failed: %s", runKind(cr.Phase, cr.Mode, cr.Drift), cr.Job, cr.Message)
+	}
+	if cr.Result == magosv1.ResultFailed || cr.Result == magosv1.ResultLocked {
+		phase := cr.Phase
+		r.later(func() { metrics.RecordRunFailure(phase, failure) })
 	}
 	if res.Result == magosv1.ResultLocked || res.Result == magosv1.ResultFailed {
 		if err := r.observeLock(ctx, ws, res.LockHolder); err != nil {

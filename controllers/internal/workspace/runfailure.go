@@ -1,0 +1,69 @@
+package workspace
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+// Reasons of failed runs that only the controller sees (the reason label of
+// magos_workspace_run_failures_total), besides ImagePullFailedReason.
+const (
+	// DeadlineExceededReason: the run's Job reached activeDeadlineSeconds.
+	DeadlineExceededReason = "DeadlineExceeded"
+	// OOMKilledReason: the kernel killed the runner for exceeding its memory limit.
+	OOMKilledReason = "OOMKilled"
+	// EvictedReason: the runner Pod was evicted, preempted or stopped by its node.
+	EvictedReason = "Evicted"
+	// PolicyDeniedReason: the policy gate refused the plan.
+	PolicyDeniedReason = "PolicyDenied"
+)
+
+// runnerFailureReasons are the RunResult reasons the runner reports for a
+// run that did not succeed, and the controller's ImagePullFailed.
+var runnerFailureReasons = map[string]bool{
+	magosv1.ReasonInvalidConfig: true, magosv1.ReasonKubernetesClient: true,
+	magosv1.ReasonArtifactFetchFailed: true, magosv1.ReasonArtifactDigestMismatch: true, magosv1.ReasonArtifactRejected: true,
+	magosv1.ReasonPathNotFound: true, magosv1.ReasonEngineNotFound: true, magosv1.ReasonBackendFailed: true,
+	magosv1.ReasonInitFailed: true, magosv1.ReasonPlanFailed: true, magosv1.ReasonPlanStoreFailed: true,
+	magosv1.ReasonPlanNotFound: true, magosv1.ReasonPlanCorrupt: true, magosv1.ReasonPlanDigestMismatch: true,
+	magosv1.ReasonPlanBinaryMismatch: true, magosv1.ReasonPlanStale: true, magosv1.ReasonApplyFailed: true,
+	magosv1.ReasonDestroyFailed: true, magosv1.ReasonOutputsFailed: true, magosv1.ReasonStateLocked: true,
+	magosv1.ReasonCanceled: true, magosv1.ReasonRunFailed: true, magosv1.ReasonStateNotSaved: true,
+	magosv1.ReasonStateTooLarge: true, magosv1.ReasonPlanStorageExhausted: true,
+	ImagePullFailedReason: true,
+}
+
+// failureReason is the reason label of a failed run: what stopped it from
+// outside, read from its Job and Pod (DeadlineExceeded, OOMKilled, Evicted),
+// else the reason of its RunResult if it is one of the closed set, else
+// RunFailed. job and pod may be nil (gone, or never read).
+func failureReason(res magosv1.RunResult, job *batchv1.Job, pod *corev1.Pod) string {
+	if job != nil {
+		for _, c := range job.Status.Conditions {
+			if (c.Type == batchv1.JobFailed || c.Type == batchv1.JobFailureTarget) && c.Status == corev1.ConditionTrue && c.Reason == batchv1.JobReasonDeadlineExceeded {
+				return DeadlineExceededReason
+			}
+		}
+	}
+	if pod != nil {
+		for _, cs := range append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
+			if t := cs.State.Terminated; t != nil && t.Reason == OOMKilledReason {
+				return OOMKilledReason
+			}
+		}
+		if pod.Status.Reason == EvictedReason {
+			return EvictedReason
+		}
+		for _, c := range pod.Status.Conditions {
+			if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+				return EvictedReason
+			}
+		}
+	}
+	if runnerFailureReasons[res.Reason] {
+		return res.Reason
+	}
+	return RunFailedReason
+}

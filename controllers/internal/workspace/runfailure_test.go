@@ -1,0 +1,53 @@
+package workspace
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+func TestFailureReason(t *testing.T) {
+	failedJob := func(reason string) *batchv1.Job {
+		return &batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: reason},
+		}}}
+	}
+	terminated := func(reason string) *corev1.Pod {
+		return &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{
+			{Name: "runner", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: reason, ExitCode: 137}}},
+		}}}
+	}
+	disrupted := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Conditions: []corev1.PodCondition{
+		{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: corev1.PodReasonPreemptionByScheduler},
+	}}}
+	canceled := magosv1.RunResult{Result: magosv1.ResultFailed, Reason: magosv1.ReasonCanceled}
+	tests := []struct {
+		name string
+		res  magosv1.RunResult
+		job  *batchv1.Job
+		pod  *corev1.Pod
+		want string
+	}{
+		{"the runner's reason", magosv1.RunResult{Result: magosv1.ResultFailed, Reason: magosv1.ReasonPlanFailed}, failedJob("PodFailurePolicy"), terminated("Error"), magosv1.ReasonPlanFailed},
+		{"artifact rejected", magosv1.RunResult{Result: magosv1.ResultFailed, Reason: magosv1.ReasonArtifactRejected}, nil, nil, magosv1.ReasonArtifactRejected},
+		{"a held lock", magosv1.RunResult{Result: magosv1.ResultLocked, Reason: magosv1.ReasonStateLocked}, nil, nil, magosv1.ReasonStateLocked},
+		{"an image that cannot be pulled", magosv1.RunResult{Result: magosv1.ResultFailed, Reason: ImagePullFailedReason}, nil, nil, ImagePullFailedReason},
+		{"the deadline, though the runner reported Canceled", canceled, failedJob(batchv1.JobReasonDeadlineExceeded), terminated("Error"), DeadlineExceededReason},
+		{"the deadline, without a report", magosv1.RunResult{Result: magosv1.ResultFailed, Reason: RunFailedReason}, failedJob(batchv1.JobReasonDeadlineExceeded), nil, DeadlineExceededReason},
+		{"out of memory", magosv1.RunResult{Result: magosv1.ResultFailed, Reason: RunFailedReason}, failedJob("PodFailurePolicy"), terminated(OOMKilledReason), OOMKilledReason},
+		{"disrupted, though the runner reported Canceled", canceled, failedJob("PodFailurePolicy"), disrupted, EvictedReason},
+		{"evicted by the kubelet", canceled, nil, &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}}, EvictedReason},
+		{"a reason outside the closed set", magosv1.RunResult{Result: magosv1.ResultFailed, Reason: "NoReport"}, nil, nil, RunFailedReason},
+		{"a Job gone before its result was read", magosv1.RunResult{Result: magosv1.ResultFailed, Reason: JobMissingReason}, nil, nil, RunFailedReason},
+		{"no reason at all", magosv1.RunResult{Result: magosv1.ResultFailed}, nil, nil, RunFailedReason},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, failureReason(tt.res, tt.job, tt.pod))
+		})
+	}
+}
