@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/tools/harness/testenv"
@@ -265,17 +264,7 @@ func (f *rolloutFixture) assertStatusTimesInOrder(ro *magosv1.Rollout, revision 
 // name (a counter or gauge), 0 if it has none.
 func metricSum(t *testing.T, name string) float64 {
 	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	require.NoError(t, err)
-	sum := 0.0
-	for _, mf := range families {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			sum += m.GetGauge().GetValue() + m.GetCounter().GetValue()
-		}
-	}
+	sum, _ := seriesValue(t, name, nil)
 	return sum
 }
 
