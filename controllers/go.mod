@@ -3,6 +3,7 @@ module github.com/magos-dev/magos/controllers
 go 1.26.6
 
 require (
+	github.com/fluxcd/pkg/apis/event v0.28.0
 	github.com/kyverno/api v0.0.1-alpha.3.0.20260723090831-fb2785727f98
 	github.com/kyverno/kyverno v1.19.1
 	github.com/magos-dev/magos/apis v0.0.0

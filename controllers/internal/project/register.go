@@ -30,10 +30,11 @@ func Register(mgr ctrl.Manager, opts setup.Options) error {
 	if err := idx.IndexField(ctx, &magosv1.Project{}, variableSetRefsIndex, indexVariableSetRefs); err != nil {
 		return err
 	}
-	r := &Reconciler{
-		Client: mgr.GetClient(),
-		Events: mgr.GetEventRecorder("project-controller"),
+	rec, err := setup.EventRecorder(mgr, "project", opts)
+	if err != nil {
+		return err
 	}
+	r := &Reconciler{Client: mgr.GetClient(), Events: rec}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("project").
 		For(&magosv1.Project{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).

@@ -18,6 +18,7 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
+	"github.com/magos-dev/magos/controllers/internal/notify"
 	"github.com/magos-dev/magos/controllers/internal/reconciletail"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
@@ -160,9 +161,12 @@ func (r *Reconciler) recordTransitions(base, ro *magosv1.Rollout) {
 		if st.Phase == magosv1.StageHalted {
 			eventType = corev1.EventTypeWarning
 		}
-		if r.Events != nil {
-			r.Events.Eventf(ro, nil, eventType, "Stage"+string(st.Phase), "Promote", "Stage %s: %s", st.Name, st.Message)
+		revision := st.AdmittedRevision
+		if revision == "" {
+			revision = ro.Status.Revision
 		}
+		notify.Eventf(r.Events, ro, nil, notify.Meta(notify.RevisionKey, revision, notify.StageKey, st.Name),
+			eventType, "Stage"+string(st.Phase), "Promote", "Stage %s: %s", st.Name, st.Message)
 	}
 	alreadyRolledOut := rolledOut(base) && base.Status.Revision == ro.Status.Revision
 	if rolledOut(ro) && !alreadyRolledOut {

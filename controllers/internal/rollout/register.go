@@ -50,7 +50,11 @@ func Register(mgr ctrl.Manager, opts setup.Options) error {
 	}); err != nil {
 		return err
 	}
-	r := &Reconciler{Client: mgr.GetClient(), Events: mgr.GetEventRecorder("rollout-controller")}
+	rec, err := setup.EventRecorder(mgr, "rollout", opts)
+	if err != nil {
+		return err
+	}
+	r := &Reconciler{Client: mgr.GetClient(), Events: rec}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("rollout").
 		For(&magosv1.Rollout{}, builder.WithPredicates(predicate.Or(

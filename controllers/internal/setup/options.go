@@ -24,6 +24,10 @@ type Options struct {
 	// WatchNamespaces are the namespaces the controller watches; empty
 	// watches all namespaces.
 	WatchNamespaces []string
+	// EventsAddr is the event receiver of Flux's notification-controller
+	// (e.g. http://notification-controller.flux-system.svc.cluster.local./);
+	// empty forwards no events.
+	EventsAddr string
 }
 
 // BindFlags registers the options on fs with their defaults.
@@ -36,6 +40,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.RenewDeadline, "leader-election-renew-deadline", 10*time.Second, "Duration the leader retries refreshing its lease before giving up.")
 	fs.DurationVar(&o.RetryPeriod, "leader-election-retry-period", 2*time.Second, "Duration between leader election attempts.")
 	fs.IntVar(&o.Concurrency, "concurrent", 4, "Number of objects reconciled in parallel.")
+	fs.StringVar(&o.EventsAddr, "events-addr", "", "Address of Flux's notification-controller event receiver to forward events to; empty forwards none.")
 	addNamespaces := func(v string) error {
 		for _, ns := range strings.Split(v, ",") {
 			if ns = strings.TrimSpace(ns); ns != "" {

@@ -35,11 +35,15 @@ func Register(mgr ctrl.Manager, opts setup.Options) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &magosv1.VariableSet{}, referenceIndex, indexReferences); err != nil {
 		return err
 	}
+	rec, err := setup.EventRecorder(mgr, "variableset", opts)
+	if err != nil {
+		return err
+	}
 	r := &Reconciler{
 		Client:    mgr.GetClient(),
 		Metadata:  meta,
 		APIReader: mgr.GetAPIReader(),
-		Events:    mgr.GetEventRecorder("variableset-controller"),
+		Events:    rec,
 		keys:      newKeyMemo(),
 	}
 	b := ctrl.NewControllerManagedBy(mgr).

@@ -58,10 +58,14 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 	if c.Options.PolicyTimeout > 0 {
 		evaluator.Timeout = c.Options.PolicyTimeout
 	}
+	rec, err := setup.EventRecorder(mgr, "workspace", opts)
+	if err != nil {
+		return err
+	}
 	r := &Reconciler{
 		Policies:  evaluator,
 		Client:    mgr.GetClient(),
-		Events:    mgr.GetEventRecorder("workspace-controller"),
+		Events:    rec,
 		Options:   c.Options,
 		APIReader: mgr.GetAPIReader(),
 	}

@@ -1,9 +1,10 @@
 package workspace
 
 import (
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/notify"
 	"github.com/magos-dev/magos/controllers/internal/reconciletail"
 )
 
@@ -37,11 +38,27 @@ func (p *reports) afterPatch() {
 	}
 }
 
-// event records a Kubernetes event on obj (once the status is written).
-func (r *Reconciler) event(obj runtime.Object, eventType, reason, format string, args ...any) {
-	if r.Events != nil {
-		r.Events.Eventf(obj, nil, eventType, reason, reason, format, args...)
+// event records an event on ws (once the status is written), with the
+// revision and plan it is about as metadata (eventMetadata).
+func (r *Reconciler) event(ws *magosv1.Workspace, eventType, reason, format string, args ...any) {
+	notify.Eventf(r.Events, ws, nil, eventMetadata(ws), eventType, reason, reason, format, args...)
+}
+
+// eventMetadata names the run or plan an event on ws is about: the current
+// run's (the run starting or whose result is being recorded), else the
+// plan's in status; the revision falls back to the source's.
+func eventMetadata(ws *magosv1.Workspace) map[string]string {
+	var revision, planID string
+	switch st := &ws.Status; {
+	case st.CurrentRun != nil:
+		revision, planID = st.CurrentRun.Revision, st.CurrentRun.PlanID
+	case st.Plan != nil:
+		revision, planID = st.Plan.Revision, st.Plan.ID
 	}
+	if revision == "" && ws.Status.Source != nil {
+		revision = ws.Status.Source.Revision
+	}
+	return notify.Meta(notify.RevisionKey, revision, notify.PlanIDKey, planID)
 }
 
 // reportNow reports what this reconcile recorded so far, at once: after a
