@@ -106,6 +106,8 @@ type stackOptions struct {
 	AlsoWatch []string
 	// UnpullableImages are images the executor fails to pull.
 	UnpullableImages []string
+	// EventsAddr is where the controllers forward events (--events-addr).
+	EventsAddr string
 }
 
 func newStack(t testing.TB) *stack { return newStackWith(t, stackOptions{}) }
@@ -199,7 +201,7 @@ func (s *stack) startController() {
 	s.stopCtrl = env.StartManagerIn(s.t, setup.Scheme(), append([]string{s.ns}, s.opts.AlsoWatch...), func(mgr ctrl.Manager) error {
 		c := workspace.NewController()
 		c.Options = s.workspaceOptions()
-		opts := setup.Options{Concurrency: s.concurrency}
+		opts := setup.Options{Concurrency: s.concurrency, EventsAddr: s.opts.EventsAddr}
 		err := errors.Join(c.Register(mgr, opts), project.Register(mgr, opts), rollout.Register(mgr, opts))
 		if s.opts.NoVariableSetController {
 			return err
