@@ -60,6 +60,9 @@ spec:
             {{- with $watch }}
             - --watch-namespaces={{ . }}
             {{- end }}
+            {{- with $g.eventsAddr }}
+            - --events-addr={{ . }}
+            {{- end }}
             {{- with .Values.runner }}
             - --runner-image={{ .image }}
             - --runner-versions-dir={{ .versionsDir }}
