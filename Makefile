@@ -14,6 +14,8 @@ TOFU_VERSION := 1.10.6
 KYVERNO_VERSION := 1.19.1
 FLUX_SOURCE_API_VERSION := 1.9.6
 FLUX_HELM_API_VERSION := 1.6.5
+# The Prometheus release whose promtool checks and unit-tests the alerting rules.
+PROMETHEUS_VERSION := 0.316.0
 
 KUBE_ASSETS := $(BIN)/k8s
 # kube_version_flags stamps a Kubernetes version into a binary (it reports it
@@ -34,6 +36,7 @@ TESTPROVIDER_SOURCES := $(shell find tools/testprovider -name '*.go' ! -name '*_
 CONTROLLER_GEN := $(BIN)/controller-gen
 GOLANGCI_LINT := $(BIN)/golangci-lint
 HELM := $(BIN)/helm
+PROMTOOL := $(BIN)/promtool
 # helm's default Kubernetes version (for `helm template` and the charts'
 # kubeVersion) is that of its client-go, as helm's own release builds set it.
 HELM_KUBE_MINOR := $(shell sed -n 's/^\tk8s.io\/client-go v0\.\([0-9]*\)\..*/\1/p' tools/helm/go.mod)
@@ -88,7 +91,7 @@ help: ## Show this help.
 ##@ Development
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Regenerate deepcopy, CRDs, RBAC, clients, third-party CRDs, API docs, chart versions, schemas and README.
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy, CRDs, RBAC, clients, third-party CRDs, API docs, and the chart's versions, schemas, README and copies of the alerts and dashboards.
 	cd apis && $(CONTROLLER_GEN) object:headerFile=../tools/hack/boilerplate.go.txt paths=./...
 	rm -f charts/magos-crds/crds/*.yaml
 	cd apis && $(CONTROLLER_GEN) crd paths=./... output:crd:artifacts:config=../charts/magos-crds/crds
@@ -96,10 +99,17 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy, CRDs, RBAC, clients, third-p
 	$(foreach c,$(CONTROLLERS),cd controllers && $(CONTROLLER_GEN) rbac:roleName=magos-$(c)-controller \
 		paths=./internal/$(c)/... paths=./internal/setup/... output:rbac:artifacts:config=../deploy/rbac/$(c) && cd $(ROOT) && \
 		cp deploy/rbac/$(c)/role.yaml charts/magos/charts/$(c)-controller/files/role.yaml;)
+	$(MAKE) --no-print-directory chart-files
 	bash tools/hack/update-codegen.sh
 	bash tools/hack/update-thirdparty-crds.sh $(FLUX_SOURCE_API_VERSION) $(KYVERNO_VERSION) $(FLUX_HELM_API_VERSION)
 	cd tools && GOWORK=off go run ./apidocs -out ../docs/api-reference.md ../apis/magos/v1alpha1
 	cd tools && GOWORK=off go run ./chartgen -root ..
+
+.PHONY: chart-files
+chart-files: ## Copy the alerting rules and Grafana dashboards into the magos chart (part of generate).
+	cp deploy/prometheus/alerts.yaml charts/magos/files/alerts.yaml
+	rm -rf charts/magos/files/dashboards && mkdir -p charts/magos/files/dashboards
+	cp deploy/grafana/*.json charts/magos/files/dashboards/
 
 .PHONY: verify
 verify: generate tidy ## Regenerate everything and fail if the tree changed (generated code or go.mod/go.sum).
@@ -157,12 +167,12 @@ bench: tools ## Run the benchmarks and print their figures.
 .PHONY: tools
 # The tools the demo needs, and what the tests need on top of them.
 DEMO_TOOLS := $(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/etcd $(KUBE_ASSETS)/kubectl $(TOFU)
-TEST_TOOLS := $(DEMO_TOOLS) $(TESTPROVIDER) $(HELM)
+TEST_TOOLS := $(DEMO_TOOLS) $(TESTPROVIDER) $(HELM) $(PROMTOOL)
 # Tool builds run two at a time: each go build is parallel inside, but its
 # link and dependency-resolution steps are not, so two overlap well on 2 cores.
 TOOL_JOBS ?= 2
 
-tools: ## Build kube-apiserver, etcd, kubectl, OpenTofu, helm and the test provider into bin/ (cached).
+tools: ## Build kube-apiserver, etcd, kubectl, OpenTofu, helm, promtool and the test provider into bin/ (cached).
 	@$(MAKE) --no-print-directory -j$(TOOL_JOBS) $(TEST_TOOLS)
 
 # Static (CGO_ENABLED=0) like kube-node below, so the three builds of the
@@ -201,6 +211,12 @@ $(TESTPROVIDER): tools/testprovider/go.mod tools/testprovider/go.sum $(TESTPROVI
 $(HELM): tools/helm/go.mod
 	@echo "Building helm (the chart tests render and lint charts/ with it)"
 	cd tools/helm && GOWORK=off go build -trimpath -ldflags "-s -w $(HELM_KUBE_VERSION_FLAGS)" -o $@.tmp helm.sh/helm/v3/cmd/helm && mv $@.tmp $@
+
+$(PROMTOOL):
+	@echo "Building promtool from Prometheus v$(PROMETHEUS_VERSION)'s Go module (the alert rule tests run it; ~5 minutes)"
+	@mkdir -p $(dir $@)
+	dir=$$(GOWORK=off GOFLAGS=-mod=mod go mod download -json github.com/prometheus/prometheus@v$(PROMETHEUS_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
+		cd $$dir && GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $@.tmp ./cmd/promtool && mv $@.tmp $@
 
 $(CONTROLLER_GEN): tools/go.mod
 	cd tools && GOWORK=off go build -o $(BIN)/ sigs.k8s.io/controller-tools/cmd/controller-gen
