@@ -2,7 +2,9 @@ package metrics_test
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -29,10 +31,19 @@ import (
 	_ "github.com/magos-dev/magos/controllers/internal/workspace"
 )
 
-const dashboardPath = "../../../deploy/grafana/magos.json"
+const dashboardsDir = "../../../deploy/grafana"
 
-// dashboardRows are the dashboard's rows, in order.
-var dashboardRows = []string{"Overview", "Runs", "Policy", "Controllers", "Rollouts"}
+// dashboardRows are the rows of each dashboard in deploy/grafana, in order.
+var dashboardRows = map[string][]string{
+	"magos.json":           {"Overview", "Runs", "Policy", "Controllers", "Rollouts"},
+	"magos-workspace.json": {"Workspace", "Runs (all Workspaces)"},
+}
+
+// dashboardVariables are the variables of each dashboard besides datasource.
+var dashboardVariables = map[string][]string{
+	"magos.json":           nil,
+	"magos-workspace.json": {"namespace", "workspace"},
+}
 
 // controllerRuntimeMetrics are the metrics controller-runtime v0.24 registers
 // with its registry, and their types: pkg/internal/controller/metrics/metrics.go
@@ -55,7 +66,12 @@ var controllerRuntimeMetrics = map[string]string{
 	"workqueue_unfinished_work_seconds":           "gauge",
 	"workqueue_longest_running_processor_seconds": "gauge",
 	"workqueue_retries_total":                     "counter",
+	// pkg/metrics/leaderelection.go: 1 on the leader, 0 on a standby.
+	"leader_election_master_status": "gauge",
 }
+
+// scrapeSeries are the series Prometheus itself records for every target.
+var scrapeSeries = []string{"up"}
 
 type dashboard struct {
 	Title         string     `json:"title"`
@@ -104,13 +120,27 @@ type target struct {
 
 var promDatasource = datasourceRef{Type: "prometheus", UID: "${datasource}"}
 
-func loadDashboard(t *testing.T) dashboard {
+// forEachDashboard runs test as a subtest for every dashboard in
+// deploy/grafana, and fails if the directory holds one dashboardRows does
+// not know.
+func forEachDashboard(t *testing.T, test func(t *testing.T, file string, d dashboard)) {
 	t.Helper()
-	raw, err := os.ReadFile(dashboardPath)
+	files, err := filepath.Glob(filepath.Join(dashboardsDir, "*.json"))
 	require.NoError(t, err)
-	var d dashboard
-	require.NoError(t, json.Unmarshal(raw, &d), "the dashboard is not valid JSON")
-	return d
+	var names []string
+	for _, path := range files {
+		names = append(names, filepath.Base(path))
+	}
+	require.ElementsMatch(t, slices.Collect(maps.Keys(dashboardRows)), names, "dashboards in deploy/grafana")
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join(dashboardsDir, name))
+			require.NoError(t, err)
+			var d dashboard
+			require.NoError(t, json.Unmarshal(raw, &d), "the dashboard is not valid JSON")
+			test(t, name, d)
+		})
+	}
 }
 
 // flatten lists every panel, rows first and the panels of collapsed rows
@@ -124,8 +154,21 @@ func flatten(panels []panel) []panel {
 	return all
 }
 
-func TestDashboardIsAGrafanaDashboard(t *testing.T) {
-	d := loadDashboard(t)
+func TestDashboardsAreGrafanaDashboards(t *testing.T) {
+	uids := map[string]string{}
+	forEachDashboard(t, func(t *testing.T, file string, d dashboard) {
+		checkDashboard(t, file, d)
+		if other, dup := uids[d.UID]; dup {
+			t.Errorf("%s and %s share uid %s", other, file, d.UID)
+		}
+		uids[d.UID] = file
+	})
+}
+
+// checkDashboard checks the structure of dashboard file: ids, grid,
+// datasources, queries, rows and variables.
+func checkDashboard(t *testing.T, file string, d dashboard) {
+	t.Helper()
 	assert.NotEmpty(t, d.Title, "title")
 	assert.NotEmpty(t, d.UID, "uid")
 	assert.LessOrEqual(t, len(d.UID), 40, "Grafana uids are at most 40 characters")
@@ -168,7 +211,18 @@ func TestDashboardIsAGrafanaDashboard(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, dashboardRows, rows, "rows")
+	assert.Equal(t, dashboardRows[file], rows, "rows")
+
+	var vars []string
+	for _, v := range d.Templating.List {
+		if v.Name == "datasource" {
+			continue
+		}
+		vars = append(vars, v.Name)
+		assert.Equal(t, "query", v.Type, "variable %s", v.Name)
+		assert.NotEmpty(t, v.Query, "variable %s has no query", v.Name)
+	}
+	assert.Equal(t, dashboardVariables[file], vars, "variables")
 }
 
 var (
@@ -178,15 +232,16 @@ var (
 	// metricName matches the identifiers the dashboard queries metrics by:
 	// everything Magos and controller-runtime export starts with one of
 	// these prefixes, and no PromQL function, keyword or label the
-	// dashboard uses does.
-	metricName = regexp.MustCompile(`(?:^|[^a-zA-Z0-9_:])((?:magos|controller_runtime|workqueue)_[a-zA-Z0-9_:]*)`)
+	// dashboard uses does. Prometheus's own up is matched where it is
+	// selected with braces.
+	metricName = regexp.MustCompile(`(?:^|[^a-zA-Z0-9_:])((?:magos|controller_runtime|workqueue|leader_election)_[a-zA-Z0-9_:]*|up\s*\{)`)
 )
 
 // metricNames lists the metric (series) names expr selects.
 func metricNames(expr string) []string {
 	var names []string
 	for _, m := range metricName.FindAllStringSubmatch(quoted.ReplaceAllString(expr, `""`), -1) {
-		names = append(names, m[1])
+		names = append(names, strings.TrimRight(m[1], " \t{"))
 	}
 	return names
 }
@@ -197,6 +252,8 @@ func TestMetricNames(t *testing.T) {
 		`histogram_quantile(0.95, sum by (le) (rate(magos_policy_evaluation_duration_seconds_bucket[$__rate_interval])))`: {"magos_policy_evaluation_duration_seconds_bucket"},
 		`sum(rate(magos_workspace_runs_total{result="Failed"}[5m])) / sum(rate(magos_workspace_runs_total[5m]))`:          {"magos_workspace_runs_total", "magos_workspace_runs_total"},
 		`sum by (name) (workqueue_depth{name="magos_lookalike"}) + controller_runtime_active_workers`:                     {"workqueue_depth", "controller_runtime_active_workers"},
+		`max by (name) (leader_election_master_status{job=~"magos-.+"}) == 0`:                                             {"leader_election_master_status"},
+		`up{job="x"} == 0 or group_left(up) setup_total`:                                                                  {"up"},
 		`not_magos_metric`: nil,
 	} {
 		assert.Equal(t, want, metricNames(expr), expr)
@@ -284,6 +341,9 @@ var seriesSuffixes = map[string][]string{
 // summary with a suffix that type has.
 func checkExported(t *testing.T, types map[string]string, name, where string) {
 	t.Helper()
+	if slices.Contains(scrapeSeries, name) {
+		return
+	}
 	if registered(t, name) {
 		typ, known := types[name]
 		switch {
@@ -312,8 +372,26 @@ func checkExported(t *testing.T, types map[string]string, name, where string) {
 }
 
 func TestDashboardQueriesNameExportedMetrics(t *testing.T) {
-	d := loadDashboard(t)
 	types := exportedTypes(t)
+	forEachDashboard(t, func(t *testing.T, _ string, d dashboard) {
+		checkDashboardQueries(t, types, d)
+	})
+}
+
+// checkDashboardQueries fails unless every query and variable of d names
+// metrics the binaries export.
+func checkDashboardQueries(t *testing.T, types map[string]string, d dashboard) {
+	t.Helper()
+	for _, v := range d.Templating.List {
+		if v.Type != "query" {
+			continue
+		}
+		names := metricNames(v.Query)
+		assert.NotEmpty(t, names, "variable %s: %q names no metric", v.Name, v.Query)
+		for _, name := range names {
+			checkExported(t, types, name, "variable "+v.Name)
+		}
+	}
 	queried := 0
 	for _, p := range flatten(d.Panels) {
 		for _, tg := range p.Targets {
