@@ -3,8 +3,8 @@ module github.com/magos-dev/magos/runner
 go 1.26.0
 
 require (
-	github.com/fluxcd/pkg/tar v1.2.0
 	github.com/hashicorp/terraform-exec v0.25.3
+	github.com/klauspost/compress v1.19.1
 	github.com/magos-dev/magos/apis v0.0.0
 	github.com/magos-dev/magos/tools/harness v0.0.0
 	github.com/stretchr/testify v1.11.1
@@ -27,7 +27,6 @@ require (
 
 require (
 	github.com/apparentlymart/go-textseg/v15 v15.0.0 // indirect
-	github.com/cyphar/filepath-securejoin v0.6.1 // indirect
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
 	github.com/emicklei/go-restful/v3 v3.13.0 // indirect
 	github.com/fluxcd/pkg/apis/acl v0.10.0 // indirect

@@ -9,8 +9,9 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 
-	fluxtar "github.com/fluxcd/pkg/tar"
+	"github.com/klauspost/compress/gzip"
 )
 
 // ErrRejected means the artifact is unsafe or too large to extract.
@@ -39,78 +40,206 @@ type link struct {
 	hard   bool
 }
 
-// extractor carries the state of one extraction through fluxtar's filter.
-type extractor struct {
-	limits Limits
-	files  int
-	links  []link
-	// refused is the first reason to refuse the archive; once set, reading
-	// stops.
-	refused error
-}
-
 // Extract unpacks the gzip'd tar archive r into dir, which must not exist
 // yet or be empty. Unsafe or oversized archives return an error wrapping
 // ErrRejected; dir may then hold a partial tree and should be discarded.
+//
+// Every file and directory is made through an os.Root on dir, and links are
+// created only after the last regular file, so nothing is ever written
+// outside dir or through a link.
 func Extract(r io.Reader, dir string, limits Limits) error {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return err
 	}
-	e := &extractor{limits: limits}
-	// fluxtar cannot stop from its filter, so the reader fails as soon as the
-	// filter has refused an entry.
-	src := &stopReader{r: r, stop: func() error { return e.refused }}
-	err := fluxtar.Untar(src, dir, fluxtar.WithMaxUntarSize(int(limits.MaxBytes)), fluxtar.WithFilter(e.filter))
-	if e.refused != nil {
-		return e.refused
+	fsys, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer fsys.Close()
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return fmt.Errorf("%w: not a gzip stream: %w", ErrRejected, err)
+	}
+	x := &extraction{fsys: fsys, limits: limits, buf: make([]byte, copyBufferSize), dirs: map[string]*os.Root{}, written: map[string]bool{}}
+	defer x.close()
+	x.writers = startWriters(x)
+	err = x.entries(tar.NewReader(zr))
+	if werr := x.writers.stop(); err == nil {
+		err = werr
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrRejected, err)
+		return err
 	}
-	return e.createLinks(dir)
+	return x.createLinks(dir)
 }
 
-// filter sees every entry before fluxtar extracts it. It returns true to
-// skip the entry: links are skipped and created later, and once the archive
-// is refused everything is skipped.
-func (e *extractor) filter(name string, fi os.FileInfo) bool {
-	if e.refused != nil {
-		return true
+// entries extracts every entry of tr, stopping at the first error of its
+// own or of a writer.
+func (x *extraction) entries(tr *tar.Reader) error {
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%w: reading the archive: %w", ErrRejected, err)
+		}
+		if err := x.entry(hdr, tr); err != nil {
+			return err
+		}
+		if err := x.writers.failed(); err != nil {
+			return err
+		}
 	}
-	refuse := func(format string, args ...any) bool {
-		e.refused = fmt.Errorf("%w: %s", ErrRejected, fmt.Sprintf(format, args...))
-		return true
+}
+
+// copyBufferSize is the chunk files are written in: most configuration
+// files fit in one write.
+const copyBufferSize = 256 << 10
+
+// extraction is the state of one Extract.
+type extraction struct {
+	fsys    *os.Root
+	limits  Limits
+	writers *writers
+	// buf is the reading goroutine's buffer for files too large to queue.
+	buf   []byte
+	count int
+	bytes int64
+	// written holds the regular files extracted so far: a name listed
+	// twice waits for the first write, so the later entry wins, as in tar.
+	written map[string]bool
+	links   []link
+
+	mu   sync.Mutex // guards dirs
+	dirs map[string]*os.Root
+}
+
+// entry checks one tar entry and extracts it: directories and regular
+// files at once, links after the last entry; anything else refuses the
+// archive.
+func (x *extraction) entry(hdr *tar.Header, r io.Reader) error {
+	if hdr.Typeflag == tar.TypeXGlobalHeader {
+		// Metadata only (git archive writes the commit ID in one).
+		return nil
 	}
-	e.files++
-	if e.limits.MaxFiles > 0 && e.files > e.limits.MaxFiles {
-		return refuse("more than %d entries", e.limits.MaxFiles)
+	refuse := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrRejected, fmt.Sprintf(format, args...))
 	}
-	clean, err := cleanName(name)
+	x.count++
+	if x.limits.MaxFiles > 0 && x.count > x.limits.MaxFiles {
+		return refuse("more than %d entries", x.limits.MaxFiles)
+	}
+	name, err := cleanName(hdr.Name)
 	if err != nil {
 		return refuse("%v", err)
 	}
-	hdr, _ := fi.Sys().(*tar.Header)
-	if hdr == nil {
-		return refuse("entry %q has no tar header", name)
-	}
+	perm := hdr.FileInfo().Mode().Perm()
 	switch hdr.Typeflag {
-	case tar.TypeReg, tar.TypeDir:
-		return false
-	case tar.TypeXGlobalHeader:
-		// Metadata only (git archive writes the commit ID in one).
-		return true
+	case tar.TypeDir:
+		if name == "." {
+			return nil
+		}
+		// The owner can always traverse and write what it extracted, so
+		// the tree can be removed whatever the archive says.
+		if err := x.fsys.MkdirAll(name, perm|0o700); err != nil {
+			return refuse("directory %q: %v", name, err)
+		}
+		return nil
+	case tar.TypeReg:
+		x.bytes += hdr.Size
+		if x.limits.MaxBytes > 0 && x.bytes > x.limits.MaxBytes {
+			return refuse("more than %d bytes of content", x.limits.MaxBytes)
+		}
+		if x.written[name] {
+			if err := x.writers.wait(); err != nil {
+				return err
+			}
+		}
+		x.written[name] = true
+		if hdr.Size <= smallFile {
+			return x.writers.queue(name, perm, hdr.Size, r)
+		}
+		return x.writeFile(name, perm, hdr.Size, r)
 	case tar.TypeSymlink:
-		e.links = append(e.links, link{name: clean, target: hdr.Linkname})
-		return true
+		x.links = append(x.links, link{name: name, target: hdr.Linkname})
+		return nil
 	case tar.TypeLink:
-		e.links = append(e.links, link{name: clean, target: hdr.Linkname, hard: true})
-		return true
+		x.links = append(x.links, link{name: name, target: hdr.Linkname, hard: true})
+		return nil
 	case tar.TypeChar, tar.TypeBlock:
-		return refuse("entry %q is a device file", name)
+		return refuse("entry %q is a device file", hdr.Name)
 	case tar.TypeFifo:
-		return refuse("entry %q is a named pipe", name)
+		return refuse("entry %q is a named pipe", hdr.Name)
 	default:
-		return refuse("entry %q has unsupported type %q", name, string(hdr.Typeflag))
+		return refuse("entry %q has unsupported type %q", hdr.Name, string(hdr.Typeflag))
+	}
+}
+
+// writeFile writes one regular file of size bytes from r as it reads it.
+func (x *extraction) writeFile(name string, perm os.FileMode, size int64, r io.Reader) error {
+	f, err := x.create(name, perm)
+	if err != nil {
+		return err
+	}
+	n, err := copyBuffer(f, r, x.buf)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%w: writing %q: %w", ErrRejected, name, err)
+	}
+	if n != size {
+		return fmt.Errorf("%w: %q is %d bytes, its header says %d", ErrRejected, name, n, size)
+	}
+	return nil
+}
+
+// dir returns the directory name of the tree, made if missing, as an
+// os.Root of its own: a file is then created with one openat instead of
+// one per path element. The handles stay open until Extract returns.
+func (x *extraction) dir(name string) (*os.Root, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if d, ok := x.dirs[name]; ok {
+		return d, nil
+	}
+	if err := x.fsys.MkdirAll(name, 0o750); err != nil {
+		return nil, err
+	}
+	d, err := x.fsys.OpenRoot(name)
+	if err != nil {
+		return nil, err
+	}
+	x.dirs[name] = d
+	return d, nil
+}
+
+// close releases the directory handles.
+func (x *extraction) close() {
+	for _, d := range x.dirs {
+		_ = d.Close()
+	}
+}
+
+// copyBuffer copies r to w in chunks of buf.
+func copyBuffer(w io.Writer, r io.Reader, buf []byte) (int64, error) {
+	var n int64
+	for {
+		nr, rerr := io.ReadFull(r, buf)
+		if nr > 0 {
+			nw, werr := w.Write(buf[:nr])
+			n += int64(nw)
+			if werr != nil {
+				return n, werr
+			}
+		}
+		switch {
+		case errors.Is(rerr, io.EOF), errors.Is(rerr, io.ErrUnexpectedEOF):
+			return n, nil
+		case rerr != nil:
+			return n, rerr
+		}
 	}
 }
 
@@ -135,7 +264,7 @@ func cleanName(name string) (string, error) {
 // that each one resolves inside dir. Every directory and link is made
 // through an os.Root on dir, so nothing is created outside it even when
 // links already made would lead there.
-func (e *extractor) createLinks(dir string) error {
+func (x *extraction) createLinks(dir string) error {
 	root, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return err
@@ -146,7 +275,7 @@ func (e *extractor) createLinks(dir string) error {
 	}
 	defer fsys.Close()
 	for _, hard := range []bool{true, false} {
-		for _, l := range e.links {
+		for _, l := range x.links {
 			if l.hard != hard {
 				continue
 			}
@@ -157,7 +286,7 @@ func (e *extractor) createLinks(dir string) error {
 	}
 	// Every symlink now exists, so each can be resolved completely; a link
 	// through other links that ends outside the root is refused here.
-	for _, l := range e.links {
+	for _, l := range x.links {
 		if l.hard {
 			continue
 		}
@@ -219,17 +348,4 @@ func createLink(fsys *os.Root, root string, l link) error {
 func within(root, p string) bool {
 	rel, err := filepath.Rel(root, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
-}
-
-// stopReader reads from r until stop returns an error.
-type stopReader struct {
-	r    io.Reader
-	stop func() error
-}
-
-func (s *stopReader) Read(p []byte) (int, error) {
-	if err := s.stop(); err != nil {
-		return 0, err
-	}
-	return s.r.Read(p)
 }

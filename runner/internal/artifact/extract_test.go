@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -89,6 +90,21 @@ func TestExtractKeepsSafeTrees(t *testing.T) {
 	assert.Equal(t, real, got)
 }
 
+// A name listed twice keeps the later entry, as tar does, and a file larger
+// than the copy buffer arrives whole.
+func TestExtractWritesWhatTarWould(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "root")
+	data := archive(t, dir("d/"), file("d/a.tf", "first"), file("d/a.tf", "second"), file("big.tf", strings.Repeat("x", 3*copyBufferSize+7)))
+	require.NoError(t, Extract(bytes.NewReader(data), root, DefaultLimits()))
+
+	b, err := os.ReadFile(filepath.Join(root, "d", "a.tf"))
+	require.NoError(t, err)
+	assert.Equal(t, "second", string(b), "a name listed twice keeps the later entry")
+	fi, err := os.Stat(filepath.Join(root, "big.tf"))
+	require.NoError(t, err)
+	assert.EqualValues(t, 3*copyBufferSize+7, fi.Size(), "a file larger than the copy buffer is written whole")
+}
+
 func TestExtractRefuses(t *testing.T) {
 	small := Limits{MaxArchiveBytes: 1 << 20, MaxBytes: 100, MaxFiles: 3}
 	tests := []struct {
@@ -97,11 +113,11 @@ func TestExtractRefuses(t *testing.T) {
 		entries []entry
 		wantErr string
 	}{
-		{name: "parent traversal", entries: []entry{file("../evil.tf", "x")}, wantErr: "invalid name"},
-		{name: "nested parent traversal", entries: []entry{file("a/../../evil.tf", "x")}, wantErr: "invalid name"},
+		{name: "parent traversal", entries: []entry{file("../evil.tf", "x")}, wantErr: "leaves the root"},
+		{name: "nested parent traversal", entries: []entry{file("a/../../evil.tf", "x")}, wantErr: "leaves the root"},
 		{name: "trailing parent element", entries: []entry{dir("a/..")}, wantErr: "leaves the root"},
-		{name: "absolute path", entries: []entry{file("/tmp/evil.tf", "x")}, wantErr: "invalid name"},
-		{name: "backslash", entries: []entry{file(`..\evil.tf`, "x")}, wantErr: "invalid name"},
+		{name: "absolute path", entries: []entry{file("/tmp/evil.tf", "x")}, wantErr: "absolute path"},
+		{name: "backslash", entries: []entry{file(`..\evil.tf`, "x")}, wantErr: "is invalid"},
 		{name: "symlink to a parent", entries: []entry{symlink("l", "../outside")}, wantErr: "points outside the artifact"},
 		{name: "symlink to an absolute path", entries: []entry{symlink("l", "/etc/passwd")}, wantErr: "absolute path"},
 		{
@@ -120,7 +136,8 @@ func TestExtractRefuses(t *testing.T) {
 		{name: "character device", entries: []entry{{name: "dev", typ: tar.TypeChar}}, wantErr: "device file"},
 		{name: "block device", entries: []entry{{name: "dev", typ: tar.TypeBlock}}, wantErr: "device file"},
 		{name: "named pipe", entries: []entry{{name: "fifo", typ: tar.TypeFifo}}, wantErr: "named pipe"},
-		{name: "oversized content", limits: small, entries: []entry{file("a", string(make([]byte, 60))), file("b", string(make([]byte, 60)))}, wantErr: "bigger than max archive size"},
+		{name: "oversized content", limits: small, entries: []entry{file("a", string(make([]byte, 60))), file("b", string(make([]byte, 60)))}, wantErr: "more than 100 bytes of content"},
+		{name: "file over a directory", entries: []entry{dir("d/"), file("d", "x")}, wantErr: `file "d"`},
 		{name: "too many files", limits: small, entries: []entry{file("a", ""), file("b", ""), file("c", ""), file("d", "")}, wantErr: "more than 3 entries"},
 	}
 	for _, tt := range tests {

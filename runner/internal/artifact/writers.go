@@ -1,0 +1,151 @@
+package artifact
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"runtime"
+	"sync"
+)
+
+// Creating a file costs the filesystem more than decompressing it costs the
+// runner (on ext4, ~250µs per small file against ~30µs), so small files are
+// read into memory and written by a few goroutines while the archive is
+// read on. Larger files are written as they are read.
+const (
+	// smallFile is the largest file handed to the writers.
+	smallFile = 256 << 10
+	// queuedFiles bounds the files read but not yet written, so at most
+	// (queuedFiles + writers) × smallFile bytes are held in memory.
+	queuedFiles = 64
+)
+
+// fileJob is one small file to write.
+type fileJob struct {
+	name string
+	perm os.FileMode
+	data *[]byte
+}
+
+// writers writes small files concurrently and remembers the first error.
+type writers struct {
+	x    *extraction
+	jobs chan fileJob
+	// done counts the writer goroutines; pending counts jobs not written.
+	done, pending sync.WaitGroup
+	// free holds the buffers of written files for reuse: at most
+	// queuedFiles + writers + 1 are ever made.
+	free chan *[]byte
+
+	mu  sync.Mutex
+	err error
+}
+
+func startWriters(x *extraction) *writers {
+	n := min(max(runtime.GOMAXPROCS(0), 1), 4)
+	w := &writers{x: x, jobs: make(chan fileJob, queuedFiles), free: make(chan *[]byte, queuedFiles+n+1)}
+	for range n {
+		w.done.Go(func() {
+			for job := range w.jobs {
+				if w.failed() == nil {
+					w.fail(w.write(job))
+				}
+				w.release(job.data)
+				w.pending.Done()
+			}
+		})
+	}
+	return w
+}
+
+// queue reads the size bytes of name from r and hands them to a writer.
+func (w *writers) queue(name string, perm os.FileMode, size int64, r io.Reader) error {
+	data := w.buffer()
+	*data = (*data)[:size]
+	if _, err := io.ReadFull(r, *data); err != nil {
+		w.release(data)
+		return fmt.Errorf("%w: reading %q: %w", ErrRejected, name, err)
+	}
+	w.pending.Add(1)
+	w.jobs <- fileJob{name: name, perm: perm, data: data}
+	return nil
+}
+
+// buffer returns a free buffer of capacity smallFile.
+func (w *writers) buffer() *[]byte {
+	select {
+	case b := <-w.free:
+		return b
+	default:
+		b := make([]byte, 0, smallFile)
+		return &b
+	}
+}
+
+// release keeps b for the next file.
+func (w *writers) release(b *[]byte) {
+	select {
+	case w.free <- b:
+	default:
+	}
+}
+
+// write creates one file with its content.
+func (w *writers) write(job fileJob) error {
+	f, err := w.x.create(job.name, job.perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(*job.data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%w: writing %q: %w", ErrRejected, job.name, err)
+	}
+	return nil
+}
+
+// wait returns once every queued file is written, with the first error.
+func (w *writers) wait() error {
+	w.pending.Wait()
+	return w.failed()
+}
+
+// stop ends the writers after the queued files and returns the first error.
+func (w *writers) stop() error {
+	close(w.jobs)
+	w.done.Wait()
+	return w.failed()
+}
+
+func (w *writers) fail(err error) {
+	if err == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+func (w *writers) failed() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// create creates (or truncates) the regular file name, making its directory.
+func (x *extraction) create(name string, perm os.FileMode) (*os.File, error) {
+	parent, err := x.dir(path.Dir(name))
+	if err != nil {
+		return nil, fmt.Errorf("%w: directory of %q: %w", ErrRejected, name, err)
+	}
+	f, err := parent.OpenFile(path.Base(name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return nil, fmt.Errorf("%w: file %q: %w", ErrRejected, name, err)
+	}
+	return f, nil
+}
