@@ -49,6 +49,11 @@ func TestRunnerKilledMidApplyLeavesLockThatUnlockRecovers(t *testing.T) {
 	assert.Contains(t, readyMessage(ws), workspace.UnlockAnnotation, "the message says how to unlock")
 	holder := ws.Status.Lock.Holder
 	require.NotEmpty(t, holder)
+	lockSeries := map[string]string{"namespace": s.ns, "name": "slow"}
+	assert.Eventually(t, func() bool {
+		held, ok := seriesValue(t, "magos_workspace_state_lock_held", lockSeries)
+		return ok && held == 1
+	}, 10*time.Second, 100*time.Millisecond, "magos_workspace_state_lock_held names the Workspace")
 	require.Never(t, func() bool { return applyJobs(t, s.ns, "slow") > 1 }, 4*time.Second, 250*time.Millisecond,
 		"no run starts while the lock is held")
 
@@ -58,6 +63,10 @@ func TestRunnerKilledMidApplyLeavesLockThatUnlockRecovers(t *testing.T) {
 	ws = s.waitWorkspace("slow", 3*time.Minute, "recovers after the unlock", appliedRevision(rev))
 	assert.Nil(t, ws.Status.Lock)
 	assert.False(t, lockHeld(s.ns, "slow"))
+	assert.Eventually(t, func() bool {
+		_, ok := seriesValue(t, "magos_workspace_state_lock_held", lockSeries)
+		return !ok
+	}, 10*time.Second, 100*time.Millisecond, "the released lock's series is removed")
 }
 
 func TestControllerRestartAdoptsRunningJob(t *testing.T) {

@@ -304,7 +304,7 @@ func exportedTypes(t *testing.T) map[string]string {
 	metrics.RecordPolicyViolation("dashboard-test", "Deny")
 	metrics.TrackResource("Workspace", &magosv1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "dashboard-test", Name: "ws"}}, metrics.ResourceInfo{Phase: "Idle"})
 	metrics.TrackWorkspaceState("dashboard-test", "ws", metrics.WorkspaceState{
-		Drifted: true, LastApplied: time.Unix(1, 0), Awaiting: "AwaitingApproval", AwaitingSince: time.Unix(1, 0),
+		Drifted: true, LastApplied: time.Unix(1, 0), Awaiting: "AwaitingApproval", AwaitingSince: time.Unix(1, 0), LockHeld: true,
 	})
 	metrics.RecordRunFailure("plan", "PlanFailed")
 	metrics.RecordRunStep("plan", metrics.StepFetch, 1)

@@ -14,7 +14,7 @@ import (
 //
 // Cardinality: the per-object series (magos_resource_info, and for
 // Workspaces magos_workspace_last_applied_timestamp_seconds plus, only while
-// it applies, drifted and awaiting_since) are about 4 per Workspace, so
+// it applies, drifted, awaiting_since and state_lock_held) are about 4 per Workspace, so
 // 10,000 Workspaces export about 40,000 series: well within what one
 // Prometheus handles, and each object has one series at a time. The
 // controllers export them rather than a kube-state-metrics custom-resource

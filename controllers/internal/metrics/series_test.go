@@ -70,13 +70,15 @@ func TestTrackResourceReplacesAndForgets(t *testing.T) {
 func TestTrackWorkspaceStateRemovesWhatNoLongerHolds(t *testing.T) {
 	const ns = "state-test"
 	applied, planned := time.Unix(1700000000, 500_000_000), time.Unix(1700000100, 0)
-	TrackWorkspaceState(ns, "web", WorkspaceState{Drifted: true, LastApplied: applied, Awaiting: "AwaitingApproval", AwaitingSince: planned})
+	TrackWorkspaceState(ns, "web", WorkspaceState{Drifted: true, LastApplied: applied, Awaiting: "AwaitingApproval", AwaitingSince: planned, LockHeld: true})
 	assert.Equal(t, 1.0, testutil.ToFloat64(workspaceDrifted.WithLabelValues(ns, "web")))
+	assert.Equal(t, 1.0, testutil.ToFloat64(workspaceStateLockHeld.WithLabelValues(ns, "web")))
 	assert.Equal(t, 1700000000.5, testutil.ToFloat64(workspaceLastApplied.WithLabelValues(ns, "web")))
 	assert.Equal(t, 1700000100.0, testutil.ToFloat64(workspaceAwaitingSince.WithLabelValues(ns, "web", "AwaitingApproval")))
 
 	TrackWorkspaceState(ns, "web", WorkspaceState{LastApplied: applied, Awaiting: "AwaitingPromotion", AwaitingSince: planned})
 	assert.False(t, workspaceDrifted.DeleteLabelValues(ns, "web"), "no drifted series once the condition is gone")
+	assert.False(t, workspaceStateLockHeld.DeleteLabelValues(ns, "web"), "no lock series once the lock is released")
 	assert.False(t, workspaceAwaitingSince.DeleteLabelValues(ns, "web", "AwaitingApproval"), "the old reason's series is deleted")
 	assert.Equal(t, 1700000100.0, testutil.ToFloat64(workspaceAwaitingSince.WithLabelValues(ns, "web", "AwaitingPromotion")))
 

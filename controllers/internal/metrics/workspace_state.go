@@ -23,13 +23,19 @@ var (
 		Help: "Unix time since when the Workspace's current plan has waited, by reason (AwaitingApproval, AwaitingPromotion); no series when it does not wait.",
 	}, []string{"namespace", "name", "reason"})
 
+	workspaceStateLockHeld = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "magos_workspace_state_lock_held",
+		Help: "1 while the Workspace's state lock is held by a run that is gone; no series otherwise.",
+	}, []string{"namespace", "name"})
+
 	drifted       = newObjectSeries(workspaceDrifted)
 	lastApplied   = newObjectSeries(workspaceLastApplied)
 	awaitingSince = newObjectSeries(workspaceAwaitingSince)
+	lockHeld      = newObjectSeries(workspaceStateLockHeld)
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(workspaceDrifted, workspaceLastApplied, workspaceAwaitingSince)
+	ctrlmetrics.Registry.MustRegister(workspaceDrifted, workspaceLastApplied, workspaceAwaitingSince, workspaceStateLockHeld)
 }
 
 // WorkspaceState is what the per-Workspace series say of one Workspace.
@@ -43,6 +49,9 @@ type WorkspaceState struct {
 	// plan waits, since AwaitingSince; "" when it does not wait.
 	Awaiting      string
 	AwaitingSince time.Time
+	// LockHeld: the state lock is held by a run that is gone (status.lock
+	// is set).
+	LockHeld bool
 }
 
 // TrackWorkspaceState sets the per-Workspace series of namespace/name to
@@ -53,6 +62,11 @@ func TrackWorkspaceState(namespace, name string, s WorkspaceState) {
 		drifted.set(key, 1, namespace, name)
 	} else {
 		drifted.forget(key)
+	}
+	if s.LockHeld {
+		lockHeld.set(key, 1, namespace, name)
+	} else {
+		lockHeld.forget(key)
 	}
 	if !s.LastApplied.IsZero() {
 		lastApplied.set(key, unixSeconds(s.LastApplied), namespace, name)

@@ -24,10 +24,14 @@ func forgetSeries(namespace, name string) {
 }
 
 // workspaceState is what the per-Workspace series say of ws: drifted,
-// when it last applied, and since when its plan waits for approval or
-// promotion (since the plan was made).
+// whether a run that is gone holds its state lock, when it last applied,
+// and since when its plan waits for approval or promotion (since the plan
+// was made).
 func workspaceState(ws *magosv1.Workspace) metrics.WorkspaceState {
-	s := metrics.WorkspaceState{Drifted: conditions.IsTrue(ws, magosv1.DriftedCondition)}
+	s := metrics.WorkspaceState{
+		Drifted:  conditions.IsTrue(ws, magosv1.DriftedCondition),
+		LockHeld: ws.Status.Lock != nil,
+	}
 	if a := ws.Status.LastApplied; a != nil {
 		s.LastApplied = a.Time.Time
 	}

@@ -26,6 +26,8 @@ func TestWorkspaceState(t *testing.T) {
 			metrics.WorkspaceState{LastApplied: applied.Time, Awaiting: "AwaitingApproval", AwaitingSince: planned.Time}},
 		{"awaiting promotion", magosv1.WorkspaceStatus{Phase: magosv1.PhaseAwaitingPromotion, Plan: &magosv1.PlanStatus{Time: &planned}},
 			metrics.WorkspaceState{Awaiting: "AwaitingPromotion", AwaitingSince: planned.Time}},
+		{"a state lock left by a run that died", magosv1.WorkspaceStatus{Phase: magosv1.PhaseFailed, Lock: &magosv1.LockStatus{Holder: "web-apply-1", Lease: "web-lock"}},
+			metrics.WorkspaceState{LockHeld: true}},
 		{"a plan that no longer waits", magosv1.WorkspaceStatus{Phase: magosv1.PhaseApplying, Plan: &magosv1.PlanStatus{Time: &planned}}, metrics.WorkspaceState{}},
 	}
 	for _, tt := range tests {
