@@ -260,6 +260,14 @@ func (f *rolloutFixture) assertStatusTimesInOrder(ro *magosv1.Rollout, revision 
 	}
 }
 
+// rolloutPhaseSeries reports whether magos_resource_info has Rollout
+// "release" of ns in phase.
+func rolloutPhaseSeries(t *testing.T, ns, phase string) bool {
+	t.Helper()
+	_, ok := seriesValue(t, "magos_resource_info", map[string]string{"kind": magosv1.RolloutKind, "namespace": ns, "name": "release", "phase": phase})
+	return ok
+}
+
 // metricSum is the sum of every series of the in-process metric family
 // name (a counter or gauge), 0 if it has none.
 func metricSum(t *testing.T, name string) float64 {

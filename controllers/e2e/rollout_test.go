@@ -155,6 +155,8 @@ func TestRolloutHalts(t *testing.T) {
 		assert.Equal(t, magosv1.StagePending, stageOf(ro, "prod").Phase)
 		assert.Eventually(t, func() bool { return hasEvent(t, f.ns, "release", "StageHalted") }, 10*time.Second, 250*time.Millisecond)
 		assert.Equal(t, haltedBefore+1, metricSum(t, "magos_rollouts_halted"), "the halted Rollout is counted")
+		assert.Eventually(t, func() bool { return rolloutPhaseSeries(t, f.ns, "Halted") }, 10*time.Second, 100*time.Millisecond,
+			"magos_resource_info names the halted Rollout")
 
 		ws := f.waitWorkspace("prod-a", time.Minute, "plans ahead, keeps the old revision", awaitingPromotion(rev2, rev1))
 		assert.Contains(t, conditionOf(ws.Status.Conditions, magosv1.ReadyCondition).Message, "stage prod")
@@ -166,6 +168,8 @@ func TestRolloutHalts(t *testing.T) {
 		setPolicyValidation(t, policy, `object.resource_changes.size() >= 0`, "anything goes")
 		f.waitRollout(3*time.Minute, "rolled out after the fix", rolledOut(rev2))
 		assert.Equal(t, haltedBefore, metricSum(t, "magos_rollouts_halted"), "the resumed Rollout is no longer counted")
+		assert.Eventually(t, func() bool { return rolloutPhaseSeries(t, f.ns, "Succeeded") && !rolloutPhaseSeries(t, f.ns, "Halted") },
+			10*time.Second, 100*time.Millisecond, "magos_resource_info says the Rollout succeeded")
 		assert.Positive(t, metricSum(t, "magos_rollout_stage_transitions_total"))
 		f.assertStagesInOrder(rev2)
 	})

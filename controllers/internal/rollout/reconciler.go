@@ -37,8 +37,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	ro := &magosv1.Rollout{}
 	if err := r.Get(ctx, req.NamespacedName, ro); err != nil {
 		if apierrors.IsNotFound(err) {
-			metrics.TrackRollout(req.String(), false)
-			metrics.ForgetResource(magosv1.RolloutKind, req.Namespace, req.Name)
+			forgetSeries(req.String(), req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -55,8 +54,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			OptimisticLock: true,
 			AfterPatch: func() {
 				r.recordTransitions(base, ro)
-				metrics.TrackRollout(req.String(), haltedStage(ro.Status.Stages) != nil)
-				metrics.TrackResource(magosv1.RolloutKind, ro, metrics.ResourceInfo{Suspended: ro.Spec.Suspend, Revision: ro.Status.Revision})
+				trackSeries(req.String(), ro)
 			},
 		})
 	}()
