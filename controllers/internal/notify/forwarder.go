@@ -15,6 +15,8 @@ import (
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/magos-dev/magos/controllers/internal/metrics"
 )
 
 // Forwarder defaults.
@@ -75,13 +77,14 @@ func NewForwarder(addr string, opts ForwarderOptions) (*Forwarder, error) {
 }
 
 // Forward queues ev to be posted and returns at once. When the queue is
-// full it drops ev and returns false.
+// full it drops ev, counts it as dropped and returns false.
 func (f *Forwarder) Forward(ev eventv1.Event) bool {
 	select {
 	case f.queue <- ev:
 		return true
 	default:
 		f.log.Info("Dropping event: the forward queue is full", eventKeys(ev)...)
+		metrics.RecordEventForwarded(metrics.EventDropped)
 		return false
 	}
 }
@@ -90,15 +93,22 @@ func (f *Forwarder) Forward(ev eventv1.Event) bool {
 // recorded, and only the leader's reconcilers record them.
 func (f *Forwarder) NeedLeaderElection() bool { return false }
 
-// Start posts queued events until ctx ends.
+// Start posts queued events until ctx ends, counting each delivered or
+// failed one in magos_events_forwarded_total; a post cut short by the end
+// of ctx counts as neither.
 func (f *Forwarder) Start(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case ev := <-f.queue:
-			if err := f.post(ctx, ev); err != nil && ctx.Err() == nil {
+			err := f.post(ctx, ev)
+			switch {
+			case err == nil:
+				metrics.RecordEventForwarded(metrics.EventDelivered)
+			case ctx.Err() == nil:
 				f.log.Error(err, "Unable to forward event", eventKeys(ev)...)
+				metrics.RecordEventForwarded(metrics.EventFailed)
 			}
 		}
 	}

@@ -16,8 +16,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/metrics"
 	"github.com/magos-dev/magos/controllers/internal/notify"
 )
 
@@ -132,6 +134,28 @@ func TestRecorderForwardsFluxEventsWithMetadata(t *testing.T) {
 	assert.Equal(t, "Normal Applied Applied plan p-7", <-kube.Events)
 }
 
+// forwarded is magos_events_forwarded_total{result} as the metrics
+// endpoint serves it.
+func forwarded(t *testing.T, result string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	require.NoError(t, err)
+	for _, mf := range families {
+		if mf.GetName() != "magos_events_forwarded_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "result" && l.GetValue() == result {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("magos_events_forwarded_total{result=%q} is not served", result)
+	return 0
+}
+
 func TestForwarderRetriesServerErrorsOnly(t *testing.T) {
 	fast := notify.ForwarderOptions{Attempts: 3, Backoff: time.Millisecond}
 	for _, tc := range []struct {
@@ -139,13 +163,16 @@ func TestForwarderRetriesServerErrorsOnly(t *testing.T) {
 		answers   []int
 		posts     int
 		delivered bool
+		// counted is the result the first event is counted with.
+		counted string
 	}{
-		{"a server error is retried", []int{503, 500}, 3, true},
-		{"it gives up after the attempts", []int{503, 503, 503}, 3, false},
-		{"a refusal is not retried", []int{400}, 1, false},
-		{"a rate-limited duplicate is done", []int{429}, 1, false},
+		{"a server error is retried", []int{503, 500}, 3, true, metrics.EventDelivered},
+		{"it gives up after the attempts", []int{503, 503, 503}, 3, false, metrics.EventFailed},
+		{"a refusal is not retried", []int{400}, 1, false, metrics.EventFailed},
+		{"a rate-limited duplicate is done", []int{429}, 1, false, metrics.EventDelivered},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			delivered, failed := forwarded(t, metrics.EventDelivered), forwarded(t, metrics.EventFailed)
 			rcv := newReceiver(t, tc.answers...)
 			fwd := startForwarder(t, rcv.URL, fast)
 			rec := notify.NewRecorder(nil, fwd, scheme(t), "workspace-controller")
@@ -160,6 +187,15 @@ func TestForwarderRetriesServerErrorsOnly(t *testing.T) {
 			posts, got := rcv.state()
 			assert.Equal(t, tc.posts+1, posts, "posts of the first event, then the second")
 			assert.Equal(t, tc.delivered, len(got) == 2 && got[0].Reason == "First")
+
+			// The second event is counted once its post returns.
+			require.Eventually(t, func() bool {
+				return forwarded(t, metrics.EventDelivered)+forwarded(t, metrics.EventFailed)-delivered-failed == 2
+			}, 5*time.Second, 10*time.Millisecond, "both events are counted")
+			want := map[string]float64{metrics.EventDelivered: 1, metrics.EventFailed: 0}
+			want[tc.counted]++
+			assert.Equal(t, want[metrics.EventDelivered], forwarded(t, metrics.EventDelivered)-delivered, "delivered")
+			assert.Equal(t, want[metrics.EventFailed], forwarded(t, metrics.EventFailed)-failed, "failed")
 		})
 	}
 }
@@ -171,6 +207,7 @@ func TestForwardNeverBlocks(t *testing.T) {
 	t.Cleanup(func() { close(hold) })
 	fwd := startForwarder(t, slow.URL, notify.ForwarderOptions{QueueSize: 2, Timeout: time.Minute})
 	rec := notify.NewRecorder(nil, fwd, scheme(t), "workspace-controller")
+	dropped := forwarded(t, metrics.EventDropped)
 
 	start := time.Now()
 	for range 50 {
@@ -178,6 +215,10 @@ func TestForwardNeverBlocks(t *testing.T) {
 	}
 	assert.Less(t, time.Since(start), time.Second, "a stuck receiver does not slow the recorder")
 	assert.False(t, fwd.Forward(eventv1.Event{Reason: "Extra"}), "a full queue drops the event")
+	// Of the 51 events, 2 wait in the queue and at most one is being
+	// posted: every other one is counted as dropped.
+	n := forwarded(t, metrics.EventDropped) - dropped
+	assert.True(t, n == 48 || n == 49, "dropped events counted: %v", n)
 }
 
 func TestNewForwarderWantsAnHTTPURL(t *testing.T) {
