@@ -143,7 +143,7 @@ func (x *extraction) entry(hdr *tar.Header, r io.Reader) error {
 		// The owner can always traverse and write what it extracted, so
 		// the tree can be removed whatever the archive says.
 		if err := x.fsys.MkdirAll(name, perm|0o700); err != nil {
-			return refuse("directory %q: %v", name, err)
+			return writeError("directory", name, err)
 		}
 		return nil
 	case tar.TypeReg:
@@ -187,7 +187,7 @@ func (x *extraction) writeFile(name string, perm os.FileMode, size int64, r io.R
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("%w: writing %q: %w", ErrRejected, name, err)
+		return writeError("writing", name, err)
 	}
 	if n != size {
 		return fmt.Errorf("%w: %q is %d bytes, its header says %d", ErrRejected, name, n, size)
@@ -195,24 +195,33 @@ func (x *extraction) writeFile(name string, perm os.FileMode, size int64, r io.R
 	return nil
 }
 
-// dir returns the directory name of the tree, made if missing, as an
-// os.Root of its own: a file is then created with one openat instead of
-// one per path element. The handles stay open until Extract returns.
-func (x *extraction) dir(name string) (*os.Root, error) {
+// maxDirHandles bounds the directories kept open by parent.
+const maxDirHandles = 256
+
+// parent makes the directory of the file name and returns where to create
+// it: the directory as an os.Root of its own, so the file costs one openat
+// instead of one per path element, and the file's base name. Past
+// maxDirHandles open directories it returns the tree's root and the whole
+// name. The handles stay open until Extract returns.
+func (x *extraction) parent(name string) (*os.Root, string, error) {
+	dir, base := path.Dir(name), path.Base(name)
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if d, ok := x.dirs[name]; ok {
-		return d, nil
+	if d, ok := x.dirs[dir]; ok {
+		return d, base, nil
 	}
-	if err := x.fsys.MkdirAll(name, 0o750); err != nil {
-		return nil, err
+	if err := x.fsys.MkdirAll(dir, 0o750); err != nil {
+		return nil, "", err
 	}
-	d, err := x.fsys.OpenRoot(name)
+	if len(x.dirs) >= maxDirHandles {
+		return x.fsys, name, nil
+	}
+	d, err := x.fsys.OpenRoot(dir)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	x.dirs[name] = d
-	return d, nil
+	x.dirs[dir] = d
+	return d, base, nil
 }
 
 // close releases the directory handles.

@@ -4,9 +4,12 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -182,4 +185,33 @@ func TestConfigDirStaysInside(t *testing.T) {
 	assert.ErrorContains(t, err, "leaves the artifact")
 	_, err = ConfigDir(root, "a")
 	assert.NoError(t, err)
+}
+
+// More directories than are kept open still extract whole.
+func TestExtractManyDirectories(t *testing.T) {
+	var entries []entry
+	for i := range maxDirHandles + 50 {
+		entries = append(entries, file(fmt.Sprintf("m%03d/main.tf", i), fmt.Sprint(i)))
+	}
+	root := filepath.Join(t.TempDir(), "root")
+	require.NoError(t, Extract(bytes.NewReader(archive(t, entries...)), root, DefaultLimits()))
+	for i := range maxDirHandles + 50 {
+		b, err := os.ReadFile(filepath.Join(root, fmt.Sprintf("m%03d", i), "main.tf"))
+		require.NoError(t, err)
+		assert.Equal(t, fmt.Sprint(i), string(b))
+	}
+}
+
+// A tree the archive cannot make rejects it; a failure of the runner's own
+// filesystem does not, so the run is retried rather than stalled.
+func TestWriteErrorRejectsOnlyTheArchivesFaults(t *testing.T) {
+	for errno, rejected := range map[syscall.Errno]bool{
+		syscall.ENOTDIR: true, syscall.EISDIR: true, syscall.EEXIST: true, syscall.ENAMETOOLONG: true,
+		syscall.ENOSPC: false, syscall.EMFILE: false, syscall.EIO: false, syscall.EDQUOT: false,
+	} {
+		err := writeError("file", "a/b.tf", &os.PathError{Op: "openat", Path: "b.tf", Err: errno})
+		assert.Equal(t, rejected, errors.Is(err, ErrRejected), "%v", errno)
+		assert.ErrorIs(t, err, errno)
+		assert.ErrorContains(t, err, `"a/b.tf"`)
+	}
 }

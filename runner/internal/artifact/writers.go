@@ -1,12 +1,13 @@
 package artifact
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"runtime"
 	"sync"
+	"syscall"
 )
 
 // Creating a file costs the filesystem more than decompressing it costs the
@@ -102,7 +103,7 @@ func (w *writers) write(job fileJob) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("%w: writing %q: %w", ErrRejected, job.name, err)
+		return writeError("writing", job.name, err)
 	}
 	return nil
 }
@@ -139,13 +140,26 @@ func (w *writers) failed() error {
 
 // create creates (or truncates) the regular file name, making its directory.
 func (x *extraction) create(name string, perm os.FileMode) (*os.File, error) {
-	parent, err := x.dir(path.Dir(name))
+	parent, base, err := x.parent(name)
 	if err != nil {
-		return nil, fmt.Errorf("%w: directory of %q: %w", ErrRejected, name, err)
+		return nil, writeError("directory of", name, err)
 	}
-	f, err := parent.OpenFile(path.Base(name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	f, err := parent.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
 	if err != nil {
-		return nil, fmt.Errorf("%w: file %q: %w", ErrRejected, name, err)
+		return nil, writeError("file", name, err)
 	}
 	return f, nil
+}
+
+// writeError describes a failure to create or write name. One the
+// archive's own tree causes (a file where a directory must be, a name too
+// long) rejects the artifact; any other (a full disk, too many open files)
+// is the runner's and is worth retrying, so it does not wrap ErrRejected.
+func writeError(what, name string, err error) error {
+	for _, tree := range []error{syscall.ENOTDIR, syscall.EISDIR, syscall.EEXIST, syscall.ENAMETOOLONG, syscall.ELOOP} {
+		if errors.Is(err, tree) {
+			return fmt.Errorf("%w: %s %q: %w", ErrRejected, what, name, err)
+		}
+	}
+	return fmt.Errorf("extracting the artifact: %s %q: %w", what, name, err)
 }
