@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,6 +108,27 @@ func TestPolicyGate(t *testing.T) {
 		approve(t, s.ns, "denied", ws.Status.Plan.ID)
 		require.Never(t, func() bool { return applyJobs(t, s.ns, "denied") > 0 }, 4*time.Second, 250*time.Millisecond,
 			"a denied plan is never applied, even when approvedPlan names it")
+	})
+
+	t.Run("a denied plan counts one PolicyDenied however often it is re-evaluated", func(t *testing.T) {
+		denials := func() float64 {
+			n, _ := seriesValue(t, "magos_workspace_run_failures_total", map[string]string{"reason": workspace.PolicyDeniedReason})
+			return n
+		}
+		before := denials()
+		label := rand.String(8)
+		p := validatingPolicy(t, "v1", label, "Deny", forbidsSecret, "first refusal")
+		s.newWorkspace("denied-once", "infra", selecting(label))
+		s.waitWorkspace("denied-once", 3*time.Minute, "is blocked", func(ws *magosv1.Workspace) bool {
+			return ws.Status.Plan != nil && ws.Status.Plan.Policy != nil && ws.Status.Phase == magosv1.PhaseFailed
+		})
+		require.Eventually(t, func() bool { return denials() == before+1 }, 10*time.Second, 100*time.Millisecond, "the denial is counted")
+
+		setPolicyValidation(t, p, forbidsSecret, "second refusal")
+		s.waitWorkspace("denied-once", 3*time.Minute, "is re-evaluated", func(ws *magosv1.Workspace) bool {
+			return ws.Status.Plan != nil && ws.Status.Plan.Policy != nil && strings.Contains(ws.Status.Plan.Policy.Message, "second refusal")
+		})
+		assert.Equal(t, before+1, denials(), "the same plan denied again is not a second failure")
 	})
 
 	t.Run("an Audit-only violation is recorded and the plan applies", func(t *testing.T) {

@@ -121,10 +121,12 @@ func (r *Reconciler) planGetter(namespace string) planstore.Getter {
 
 // recordVerdict stores verdict v in status and the PolicyPassed condition
 // (reason, PolicyPassed when it passed), emits an event for a plan it
-// blocks, counts a plan with violations as a run failure (PolicyDenied),
-// and returns it as the gate's outcome.
+// blocks, counts a plan with violations as a run failure (PolicyDenied)
+// once, however often changed policies re-evaluate it, and returns it as
+// the gate's outcome.
 func (r *Reconciler) recordVerdict(ws *magosv1.Workspace, v policy.Verdict, digest string, outcome gateOutcome, reason string) gateVerdict {
 	plan := ws.Status.Plan
+	deniedBefore := plan.Policy != nil && len(plan.Policy.Violations) > 0 && !plan.Policy.Passed
 	msg := policy.StatusMessage(v, 1024)
 	pv := &magosv1.PolicyVerdict{Passed: v.Passed, Policies: v.Policies, Message: msg, PoliciesDigest: digest}
 	for _, viol := range v.Violations {
@@ -139,7 +141,7 @@ func (r *Reconciler) recordVerdict(ws *magosv1.Workspace, v policy.Verdict, dige
 	}
 	conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionFalse, reason, msg)
 	r.event(ws, corev1.EventTypeWarning, reason, "%s blocked: %s", planNoun(plan), msg)
-	if reason == PolicyViolationReason {
+	if reason == PolicyViolationReason && !deniedBefore {
 		r.later(func() { metrics.RecordRunFailure(magosv1.RunPlan, PolicyDeniedReason) })
 	}
 	return gateVerdict{Outcome: outcome, Reason: reason, Message: msg}
