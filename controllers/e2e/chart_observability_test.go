@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -50,8 +51,9 @@ func TestHelmChartPrometheusRule(t *testing.T) {
 		assert.Nil(t, chartObject(objs, "PrometheusRule", "magos-alerts"))
 	})
 
-	t.Run("release magos renders deploy/prometheus/alerts.yaml as it is", func(t *testing.T) {
-		objs := renderChart(t, "magos", ns, "--set", "prometheusRule.enabled=true")
+	t.Run("with the file's job matcher renders deploy/prometheus/alerts.yaml as it is", func(t *testing.T) {
+		objs := renderChart(t, "magos", ns, "--set", "prometheusRule.enabled=true",
+			"--set-string", `prometheusRule.controllerJobMatcher=job=~"magos-.+-controller-metrics"`)
 		rule := chartObject(objs, "PrometheusRule", "magos-alerts")
 		require.NotNil(t, rule)
 		assert.Equal(t, ns, rule.GetNamespace())
@@ -83,15 +85,19 @@ func TestHelmChartPrometheusRule(t *testing.T) {
 		assert.Equal(t, map[string]any{"severity": "critical", "team": "platform"}, rules["MagosWorkspaceNotReady"]["labels"])
 		assert.Equal(t, map[string]any{"severity": "critical", "team": "platform"}, rules["MagosControllerDown"]["labels"])
 		assert.Equal(t, "5m", rules["MagosWorkspaceStalled"]["for"], "alerts without overrides keep the file's values")
-		for _, alert := range []string{"MagosControllerDown", "MagosControllerNoLeader"} {
+		// A ServiceMonitor's job is the Service's name, a PodMonitor's
+		// <namespace>/<name>, whichever of them each controller enables.
+		jobs := `job=~"` + release + `-.+-controller-metrics|` + ns + `/` + release + `-.+-controller"`
+		for _, alert := range []string{"MagosControllerDown", "MagosControllerMetricsAbsent", "MagosControllerNoLeader"} {
 			expr := rules[alert]["expr"].(string)
-			assert.Contains(t, expr, `job=~"`+release+`-.+-controller-metrics"`, "%s selects the release's ServiceMonitor jobs", alert)
+			assert.Contains(t, expr, jobs, "%s selects the release's ServiceMonitor and PodMonitor jobs", alert)
 			assert.NotContains(t, expr, `job=~"magos-`, alert)
 		}
-
-		objs = renderChart(t, release, ns, "--set", "prometheusRule.enabled=true", "--set", "global.podMonitor.enabled=true")
-		assert.Contains(t, renderedRules(t, chartObject(objs, "PrometheusRule", release+"-alerts"))["MagosControllerDown"]["expr"],
-			`up{job=~"`+ns+`/`+release+`-.+-controller"}`, "a PodMonitor's job is <namespace>/<name>")
+		jobRegexp := regexp.MustCompile(`^(?:` + strings.TrimSuffix(strings.TrimPrefix(jobs, `job=~"`), `"`) + `)$`)
+		for _, job := range []string{release + "-workspace-controller-metrics", ns + "/" + release + "-workspace-controller"} {
+			assert.Regexp(t, jobRegexp, job)
+		}
+		assert.NotRegexp(t, jobRegexp, "other-"+release+"-workspace-controller-metrics")
 		objs = renderChart(t, release, ns, "--set", "prometheusRule.enabled=true",
 			"--set-string", `prometheusRule.controllerJobMatcher=job="magos"`)
 		assert.Contains(t, renderedRules(t, chartObject(objs, "PrometheusRule", release+"-alerts"))["MagosControllerDown"]["expr"],

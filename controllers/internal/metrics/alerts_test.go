@@ -26,6 +26,7 @@ const (
 var shippedAlerts = []string{
 	"MagosWorkspaceNotReady", "MagosWorkspaceStalled", "MagosWorkspaceDrifted", "MagosWorkspaceAwaitingApproval",
 	"MagosStateLockHeld", "MagosRunFailureRatioHigh", "MagosRolloutHalted", "MagosEventsDropped", "MagosControllerNoLeader", "MagosControllerDown",
+	"MagosControllerMetricsAbsent",
 }
 
 var severities = []string{"critical", "warning", "info"}
