@@ -25,7 +25,7 @@ var (
 
 	policyViolations = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "magos_policy_violations_total",
-		Help: "Policy violations found in plans, by policy (the ValidatingPolicy's name) and validation action (Deny, Audit, Warn).",
+		Help: "Policy violations found in plans, by policy (the ValidatingPolicy's name, or namespace/name of a NamespacedValidatingPolicy) and validation action (Deny, Audit, Warn).",
 	}, []string{"policy", "action"})
 
 	policyEvaluationDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
@@ -51,8 +51,8 @@ func RecordPolicyEvaluation(result string, seconds float64) {
 	policyEvaluationDuration.Observe(seconds)
 }
 
-// RecordPolicyViolation counts one violation of policy (its name) with its
-// validation action.
+// RecordPolicyViolation counts one violation of policy (its name, or
+// namespace/name of a namespaced policy) with its validation action.
 func RecordPolicyViolation(policy, action string) {
 	policyViolations.WithLabelValues(policy, action).Inc()
 }
