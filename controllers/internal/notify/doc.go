@@ -9,7 +9,11 @@
 // it from a bounded queue with retries; a full queue or an unreachable
 // receiver drops events and never slows or fails a reconcile.
 //
-// Event messages are secret-free (the controllers never format a secret
-// value into one), and the forwarder sends nothing else from the object
-// than its reference and its event.toolkit.fluxcd.io/ annotations.
+// The controllers never format a secret value into an event message, and
+// the forwarder sends nothing else from the object than its reference and
+// its event.toolkit.fluxcd.io/ annotations. A RunFailed message carries the
+// engine's error text as the runner reported it, which the runner masks
+// only for the values it knows as secret (sensitive variables, backend
+// credentials) of at least 4 characters; docs/observability.md says what
+// holds.
 package notify
