@@ -12,11 +12,12 @@ import (
 // the old series first, so a label change never leaves a stale one behind,
 // and forgetting the object deletes its series.
 //
-// Cardinality: the per-object series (magos_resource_info, and for
-// Workspaces magos_workspace_last_applied_timestamp_seconds plus, only while
-// it applies, drifted, awaiting_since and state_lock_held) are about 4 per Workspace, so
-// 10,000 Workspaces export about 40,000 series: well within what one
-// Prometheus handles, and each object has one series at a time. The
+// Cardinality: a Workspace has 2 per-object series in the steady state
+// (magos_resource_info and, once it has applied,
+// magos_workspace_last_applied_timestamp_seconds) and at most 5 (plus
+// drifted, awaiting_since and state_lock_held while those hold), one of
+// each at a time, so 10,000 Workspaces export 20,000 to 50,000 series: well
+// within what one Prometheus handles. The
 // controllers export them rather than a kube-state-metrics custom-resource
 // configuration, which would need another component to run and its own
 // RBAC to list every Magos custom resource in the cluster.
