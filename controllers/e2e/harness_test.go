@@ -187,6 +187,8 @@ func (s *stack) workspaceOptions() workspace.Options {
 		JobTTL:               time.Hour,
 		RetryInterval:        3 * time.Second,
 		Guards:               workspace.Guards{NoCrossNamespaceRefs: true},
+		// The flag's default: every run passes the run queue.
+		MaxConcurrentRuns: 20,
 	}
 	if s.opts.Workspace != nil {
 		s.opts.Workspace(&o)

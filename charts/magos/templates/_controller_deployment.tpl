@@ -81,6 +81,11 @@ spec:
             - {{ printf "--engine-image=%s=%s" $engine (toString $image) | quote }}
             {{- end }}
             {{- end }}
+            {{- with .Values.runs }}
+            - --max-concurrent-runs={{ .maxConcurrent }}
+            - --max-concurrent-runs-per-project={{ .maxConcurrentPerProject }}
+            - --drift-jitter={{ .driftJitter }}
+            {{- end }}
             {{- with .Values.guards }}
             - --require-project={{ .requireProject | default false }}
             {{- with .requireProjectNamespaceSelector }}

@@ -159,6 +159,8 @@ type decision struct {
 	// HandlesRequest: carrying out the action handles the pending
 	// reconcile request (status.lastHandledReconcileAt).
 	HandlesRequest bool
+	// Queued: the run this decision would start waits in the run queue.
+	Queued bool
 }
 
 // note is an event to record.

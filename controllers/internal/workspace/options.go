@@ -65,6 +65,14 @@ type Options struct {
 	// runner is told to (SIGTERM); zero means magosv1.DefaultShutdownWait.
 	// The Pod's grace period is this plus magosv1.ShutdownMargin.
 	RunnerShutdownWait time.Duration
+	// MaxConcurrentRuns bounds the runs in progress of this controller
+	// (shard); MaxConcurrentRunsPerProject those of one Project's
+	// Workspaces. Zero is unbounded. Runs over the bound wait in the run
+	// queue (runqueue), applies and requested runs first.
+	MaxConcurrentRuns, MaxConcurrentRunsPerProject int
+	// DriftJitter is the part of a drift interval by which a re-plan may
+	// come early, so Workspaces planned together do not re-plan together.
+	DriftJitter float64
 	// Guards are the cluster-level rules no Workspace can opt out of.
 	Guards Guards
 }
@@ -174,7 +182,24 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"How long the engine may take to stop (finish operations in flight, write state, unlock) when its run is stopped; "+
 			"the runner Pod's grace period is this plus "+magosv1.ShutdownMargin.String()+".")
 	fs.DurationVar(&o.RetryInterval, "retry-interval", 5*time.Minute, "How long a failed run waits before it is retried with unchanged inputs.")
+	fs.IntVar(&o.MaxConcurrentRuns, "max-concurrent-runs", 20,
+		"Most runs (plan, apply, destroy Jobs) this controller has in progress at once; more wait in a queue, applies and requested runs first, drift re-plans last. 0 is unbounded.")
+	fs.IntVar(&o.MaxConcurrentRunsPerProject, "max-concurrent-runs-per-project", 0,
+		"Most runs the Workspaces of one Project have in progress at once; 0 is unbounded (the controller's bound still holds).")
+	fs.Float64Var(&o.DriftJitter, "drift-jitter", 0.1,
+		"Part of a drift interval (0 to 1) by which a drift re-plan may come early, so Workspaces planned at the same time do not all re-plan at the same time.")
 	o.Guards.BindFlags(fs)
+}
+
+// Validate refuses option values no flag parser catches.
+func (o Options) Validate() error {
+	if o.MaxConcurrentRuns < 0 || o.MaxConcurrentRunsPerProject < 0 {
+		return fmt.Errorf("--max-concurrent-runs and --max-concurrent-runs-per-project must be 0 (unbounded) or more")
+	}
+	if o.DriftJitter < 0 || o.DriftJitter > 1 {
+		return fmt.Errorf("--drift-jitter must be between 0 and 1, got %g", o.DriftJitter)
+	}
+	return o.Guards.Validate(o.RunnerImage)
 }
 
 // requestFlag sets the default request of one resource; 0 removes it.

@@ -40,6 +40,9 @@ type Reconciler struct {
 	Options   Options
 	// Policies evaluates plans against Kyverno ValidatingPolicies.
 	Policies *policy.Evaluator
+	// Runs bounds and orders the runs in progress; nil starts every run
+	// when it is due.
+	Runs *scheduler
 
 	// reports is set in the copy of the Reconciler each reconcile works
 	// with: events and metrics wait there for the status patch.
@@ -55,6 +58,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			metrics.TrackWorkspace(req.String(), "", false)
 			forgetSeries(req.Namespace, req.Name)
+			r.Runs.settle(nil, req.String(), decision{})
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -76,6 +80,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		Events:         &rr.reports.events,
 		Recorder:       r.Events,
 		AfterPatch: func() {
+			r.Runs.settle(ws, req.String(), obs.Decision)
 			rr.reports.afterPatch()
 			metrics.TrackWorkspace(req.String(), string(ws.Status.Phase), ws.Status.Lock != nil)
 			trackSeries(ws)

@@ -17,6 +17,7 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/index"
 	"github.com/magos-dev/magos/controllers/internal/policy"
+	"github.com/magos-dev/magos/controllers/internal/runqueue"
 	"github.com/magos-dev/magos/controllers/internal/setup"
 )
 
@@ -48,7 +49,7 @@ func (c *Controller) BindFlags(fs *flag.FlagSet) { c.Options.BindFlags(fs) }
 
 // Register wires the Workspace reconciler into mgr.
 func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
-	if err := c.Options.Guards.Validate(c.Options.RunnerImage); err != nil {
+	if err := c.Options.Validate(); err != nil {
 		return err
 	}
 	evaluator, err := policy.NewEvaluator()
@@ -69,6 +70,9 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 		Options:   c.Options,
 		APIReader: mgr.GetAPIReader(),
 	}
+	if c.Options.MaxConcurrentRuns > 0 || c.Options.MaxConcurrentRunsPerProject > 0 {
+		r.Runs = newScheduler(runqueue.Limits{Total: c.Options.MaxConcurrentRuns, PerProject: c.Options.MaxConcurrentRunsPerProject})
+	}
 	if err := indexSourceRefs(mgr); err != nil {
 		return err
 	}
@@ -88,6 +92,9 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 		Watches(&magosv1.VariableSet{}, handler.EnqueueRequestsFromMapFunc(r.workspacesInNamespace)).
 		Watches(&magosv1.Rollout{}, r.rolloutHandler()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency})
+	if r.Runs != nil {
+		b = b.WatchesRawSource(r.Runs.source())
+	}
 	for _, kind := range fluxsource.Kinds {
 		b = b.Watches(fluxsource.NewObject(kind), handler.EnqueueRequestsFromMapFunc(r.workspacesForSource(kind)),
 			builder.WithPredicates(fluxsource.ArtifactChanged{}))

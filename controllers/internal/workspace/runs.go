@@ -82,6 +82,10 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 		case actWait:
 			return requeueAfter(d.After), nil
 		case actStart:
+			if q, ok := r.Runs.admit(ctx, r.Client, ws, d, f); !ok {
+				obs.Decision = q
+				return requeueAfter(q.After), nil
+			}
 			d.Run.Artifact = art
 			started, err := r.startRun(ctx, ws, d.Run, inputs, s, &f)
 			if started && d.HandlesRequest {
@@ -134,6 +138,9 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 		Plan: st.Plan, Applied: st.LastApplied,
 		Approval: s.Approval, ApprovedPlan: ws.Spec.ApprovedPlan, Interval: s.Interval, Deletion: del,
 		Mode: modeOf(ws),
+	}
+	if st.Plan != nil {
+		f.Interval = jitteredInterval(s.Interval, string(ws.UID)+"/"+st.Plan.ID, r.Options.DriftJitter)
 	}
 	if rq := ws.Spec.PlanRequest; rq != nil && rq.ID != st.LastHandledPlanRequest && del == nil {
 		f.Request = rq

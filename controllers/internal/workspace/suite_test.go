@@ -51,7 +51,9 @@ type fixture struct {
 	// Revision is the GitRepository's current artifact revision.
 	Revision string
 	retry    time.Duration
-	stop     func()
+	// tune, if set, adjusts the controller's options.
+	tune func(*workspace.Options)
+	stop func()
 }
 
 // newFixture creates a namespace with a GitRepository that has an
@@ -59,8 +61,15 @@ type fixture struct {
 // interval. Without the environment (-short) the test is skipped.
 func newFixture(t testing.TB, retry time.Duration) *fixture {
 	t.Helper()
+	return newTunedFixture(t, retry, nil)
+}
+
+// newTunedFixture is newFixture with the controller's options adjusted by
+// tune.
+func newTunedFixture(t testing.TB, retry time.Duration, tune func(*workspace.Options)) *fixture {
+	t.Helper()
 	env.Require(t)
-	f := &fixture{t: t, ns: env.NewNamespace(t), retry: retry}
+	f := &fixture{t: t, ns: env.NewNamespace(t), retry: retry, tune: tune}
 	src, err := localsource.New(env.Client, localsource.Options{})
 	require.NoError(t, err)
 	require.NoError(t, src.Start())
@@ -86,7 +95,7 @@ func newFixture(t testing.TB, retry time.Duration) *fixture {
 
 // options are the workspace-controller's settings in these tests.
 func (f *fixture) options() workspace.Options {
-	return workspace.Options{
+	o := workspace.Options{
 		RunnerImage:          "magos-runner:test",
 		VersionsDir:          "/opt/magos/engines",
 		EngineImages:         map[magosv1.Engine]string{magosv1.EngineOpenTofu: workspace.DefaultOpenTofuImage},
@@ -95,6 +104,10 @@ func (f *fixture) options() workspace.Options {
 		JobTTL:               time.Hour,
 		RetryInterval:        f.retry,
 	}
+	if f.tune != nil {
+		f.tune(&o)
+	}
+	return o
 }
 
 // startController runs the workspace-controller in-process, watching only

@@ -1,0 +1,46 @@
+package e2e
+
+import (
+	"flag"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/magos-dev/magos/controllers/internal/setup"
+	"github.com/magos-dev/magos/controllers/internal/workspace"
+)
+
+// TestHelmChartRunQueue: the workspace-controller's runs values become its
+// run queue flags, and the binary's own flag set accepts every argument
+// the chart renders for it.
+func TestHelmChartRunQueue(t *testing.T) {
+	env.Require(t)
+	release := "m" + rand.String(5)
+	parse := func(args []string) workspace.Options {
+		fs := flag.NewFlagSet("workspace-controller", flag.ContinueOnError)
+		var so setup.Options
+		so.BindFlags(fs)
+		c := workspace.NewController()
+		c.BindFlags(fs)
+		(&zap.Options{}).BindFlags(fs)
+		require.NoError(t, fs.Parse(args))
+		return c.Options
+	}
+
+	def := parse(deployment(t, renderChart(t, release, "magos-system"), release, "workspace").Spec.Template.Spec.Containers[0].Args)
+	assert.Equal(t, 20, def.MaxConcurrentRuns)
+	assert.Equal(t, 0, def.MaxConcurrentRunsPerProject)
+	assert.InDelta(t, 0.1, def.DriftJitter, 1e-9)
+
+	set := parse(deployment(t, renderChart(t, release, "magos-system",
+		"--set", "workspace-controller.runs.maxConcurrent=4",
+		"--set", "workspace-controller.runs.maxConcurrentPerProject=2",
+		"--set", "workspace-controller.runs.driftJitter=0.25"), release, "workspace").Spec.Template.Spec.Containers[0].Args)
+	assert.Equal(t, 4, set.MaxConcurrentRuns)
+	assert.Equal(t, 2, set.MaxConcurrentRunsPerProject)
+	assert.InDelta(t, 0.25, set.DriftJitter, 1e-9)
+	require.NoError(t, set.Validate())
+}

@@ -1,0 +1,181 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/metrics"
+	"github.com/magos-dev/magos/controllers/internal/runqueue"
+)
+
+// QueuedReason: a run is due but waits for a slot under the controller's or
+// the Project's bound on runs in progress.
+const QueuedReason = "Queued"
+
+// queuedRecheck is how often a queued Workspace looks again on its own; a
+// freed slot wakes it sooner.
+const queuedRecheck = 5 * time.Minute
+
+// scheduler admits runs through the run queue and wakes the Workspaces it
+// admits. Nil admits every run at once.
+type scheduler struct {
+	queue *runqueue.Queue
+	// wakes carries the Workspaces a freed slot may admit to the controller.
+	wakes chan event.TypedGenericEvent[reconcile.Request]
+	// seeded takes the runs in progress from the cache once, before the
+	// first admission.
+	seeded sync.Once
+	limits runqueue.Limits
+}
+
+// newScheduler bounds runs by l.
+func newScheduler(l runqueue.Limits) *scheduler {
+	s := &scheduler{wakes: make(chan event.TypedGenericEvent[reconcile.Request], 1024), limits: l}
+	s.queue = &runqueue.Queue{Limits: l, Wake: s.wake, Observe: metrics.ObserveRunQueueWait}
+	metrics.RegisterRunQueue(s.queue.Depth)
+	return s
+}
+
+// wake tells the controller to reconcile keys; a full channel drops them
+// (queuedRecheck still brings them back).
+func (s *scheduler) wake(keys []string) {
+	for _, k := range keys {
+		ns, name, _ := strings.Cut(k, "/")
+		select {
+		case s.wakes <- event.TypedGenericEvent[reconcile.Request]{Object: reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}:
+		default:
+		}
+	}
+}
+
+// source is the controller's watch of the wakes.
+func (s *scheduler) source() source.TypedSource[reconcile.Request] {
+	return source.TypedChannel(s.wakes, handler.TypedFuncs[reconcile.Request, reconcile.Request]{
+		GenericFunc: func(_ context.Context, e event.TypedGenericEvent[reconcile.Request], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			q.Add(e.Object)
+		},
+	})
+}
+
+// seed takes the runs in progress from the Jobs in the cache: after a
+// restart they hold their slots before anything new is admitted.
+func (s *scheduler) seed(ctx context.Context, c client.Reader) {
+	s.seeded.Do(func() {
+		var jobs batchv1.JobList
+		if err := c.List(ctx, &jobs, client.HasLabels{magosv1.WorkspaceLabel}); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Listing the runs in progress for the run queue")
+			return
+		}
+		var keys []string
+		for i := range jobs.Items {
+			job := &jobs.Items[i]
+			if done, _ := jobFinished(job); !done && job.DeletionTimestamp == nil {
+				keys = append(keys, job.Namespace+"/"+job.Labels[magosv1.WorkspaceLabel])
+			}
+		}
+		s.queue.Seed(keys)
+	})
+}
+
+// admit asks for a slot for ws's run rn; ok is false and d the queued
+// decision when it must wait.
+func (s *scheduler) admit(ctx context.Context, c client.Reader, ws *magosv1.Workspace, d decision, f facts) (decision, bool) {
+	if s == nil {
+		return d, true
+	}
+	s.seed(ctx, c)
+	p := runPriority(d, f)
+	v := s.queue.Admit(workspaceKey(ws), projectKey(ws), p)
+	if v.Admitted {
+		return d, true
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("Run queued", "phase", d.Run.Phase, "priority", p.String(), "position", v.Position, "waiting", v.Waiting)
+	return queuedDecision(d, f, p, s.limits, v), false
+}
+
+// settle tells the queue what the reconcile left: a run in progress holds
+// its slot, a queued run keeps its place, anything else frees both.
+func (s *scheduler) settle(ws *magosv1.Workspace, key string, d decision) {
+	if s == nil {
+		return
+	}
+	switch {
+	case ws != nil && ws.Status.CurrentRun != nil && ws.Status.CurrentRun.Result == magosv1.ResultRunning:
+		s.queue.Hold(key, projectKey(ws))
+	case ws != nil && d.Queued:
+	default:
+		s.queue.Release(key)
+	}
+}
+
+// runPriority is a run's place in the queue: applies, destroys and runs a
+// person asked for first, drift re-plans last.
+func runPriority(d decision, f facts) runqueue.Priority {
+	switch {
+	case d.Run.Phase != magosv1.RunPlan, d.HandlesRequest, f.Request != nil, f.Deletion != nil:
+		return runqueue.Urgent
+	case d.Run.Drift:
+		return runqueue.Drift
+	}
+	return runqueue.Normal
+}
+
+// queuedDecision is d held in the queue: Waiting (Queued), except that a
+// queued drift re-plan leaves an applied Workspace Idle and Ready, its
+// message saying the check is queued. The message names the bound that
+// holds the run, not its position, which changes with every admission and
+// would cost a status write each time.
+func queuedDecision(d decision, f facts, p runqueue.Priority, l runqueue.Limits, v runqueue.Verdict) decision {
+	bound := fmt.Sprintf("this controller runs at most %d runs at once (--max-concurrent-runs)", l.Total)
+	if v.ByProject {
+		bound = fmt.Sprintf("the Workspaces of this Project run at most %d runs at once (--max-concurrent-runs-per-project)", l.PerProject)
+	}
+	kind := runKind(d.Run.Phase, d.Run.Mode, d.Run.Drift)
+	if p == runqueue.Drift {
+		return decision{Phase: magosv1.PhaseIdle, Action: actWait, After: queuedRecheck, Queued: true,
+			Message: fmt.Sprintf("%s; the %s is queued: %s", settledMessage(f), kind, bound)}
+	}
+	return decision{
+		Phase: magosv1.PhaseWaiting, Reason: QueuedReason, Action: actWait, After: queuedRecheck, Queued: true,
+		Message: fmt.Sprintf("The %s run is queued (priority %s): %s; applies and requested runs go first, drift re-plans last", kind, p, bound),
+	}
+}
+
+// jitteredInterval is the drift interval of the plan seeded by seed,
+// shortened by up to fraction of it: Workspaces planned at the same moment
+// re-plan spread over that part of the interval, and each plan draws again,
+// so they drift apart. It is never longer than interval.
+func jitteredInterval(interval time.Duration, seed string, fraction float64) time.Duration {
+	if interval <= 0 || fraction <= 0 {
+		return interval
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(seed))
+	u := float64(h.Sum64()>>11) / (1 << 53)
+	return interval - time.Duration(float64(interval)*min(fraction, 1)*u)
+}
+
+func workspaceKey(ws *magosv1.Workspace) string { return ws.Namespace + "/" + ws.Name }
+
+// projectKey groups a Workspace's runs under its Project; "" without one.
+func projectKey(ws *magosv1.Workspace) string {
+	if ws.Spec.ProjectRef == nil {
+		return ""
+	}
+	return ws.Namespace + "/" + ws.Spec.ProjectRef.Name
+}

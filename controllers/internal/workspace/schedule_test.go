@@ -1,0 +1,78 @@
+package workspace
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/runqueue"
+)
+
+func TestRunPriority(t *testing.T) {
+	plan := startDecision(run{Phase: magosv1.RunPlan})
+	requested := plan
+	requested.HandlesRequest = true
+	tests := []struct {
+		name string
+		d    decision
+		f    facts
+		want runqueue.Priority
+	}{
+		{"an apply", startDecision(run{Phase: magosv1.RunApply}), facts{}, runqueue.Urgent},
+		{"a destroy without a plan", startDecision(run{Phase: magosv1.RunDestroy}), facts{}, runqueue.Urgent},
+		{"a plan of a reconcile request", requested, facts{}, runqueue.Urgent},
+		{"a plan of a plan request", plan, facts{Request: &magosv1.PlanRequest{ID: "r1"}}, runqueue.Urgent},
+		{"a destroy plan of a deleted Workspace", plan, facts{Deletion: &deletionFacts{}}, runqueue.Urgent},
+		{"a plan of a new revision", plan, facts{}, runqueue.Normal},
+		{"a drift re-plan", startDecision(run{Phase: magosv1.RunPlan, Drift: true}), facts{}, runqueue.Drift},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { assert.Equal(t, tt.want, runPriority(tt.d, tt.f)) })
+	}
+}
+
+func TestQueuedDecision(t *testing.T) {
+	limits := runqueue.Limits{Total: 4, PerProject: 2}
+	f := facts{Revision: "main@sha1:abc"}
+
+	d := queuedDecision(startDecision(run{Phase: magosv1.RunPlan}), f, runqueue.Normal, limits, runqueue.Verdict{Position: 3})
+	assert.Equal(t, magosv1.PhaseWaiting, d.Phase)
+	assert.Equal(t, QueuedReason, d.Reason)
+	assert.True(t, d.Queued)
+	assert.Equal(t, actWait, d.Action)
+	assert.Contains(t, d.Message, "The plan run is queued (priority normal): this controller runs at most 4 runs at once")
+	assert.NotContains(t, d.Message, "3", "the position is not in status: it changes with every admission")
+
+	d = queuedDecision(startDecision(run{Phase: magosv1.RunApply}), f, runqueue.Urgent, limits, runqueue.Verdict{ByProject: true})
+	assert.Contains(t, d.Message, "The apply run is queued (priority urgent): the Workspaces of this Project run at most 2 runs at once")
+
+	d = queuedDecision(startDecision(run{Phase: magosv1.RunPlan, Drift: true}), f, runqueue.Drift, limits, runqueue.Verdict{})
+	assert.Equal(t, magosv1.PhaseIdle, d.Phase, "a queued drift check leaves the Workspace Ready")
+	assert.Empty(t, d.Reason)
+	assert.True(t, d.Queued)
+	assert.Equal(t, "Applied revision main@sha1:abc; the drift plan is queued: this controller runs at most 4 runs at once (--max-concurrent-runs)", d.Message)
+}
+
+func TestJitteredInterval(t *testing.T) {
+	const interval = time.Hour
+	assert.Equal(t, interval, jitteredInterval(interval, "a", 0), "no jitter")
+	assert.Equal(t, time.Duration(0), jitteredInterval(0, "a", 0.1), "no interval")
+	assert.Equal(t, jitteredInterval(interval, "ws/plan-1", 0.1), jitteredInterval(interval, "ws/plan-1", 0.1), "one plan waits one interval, however often it is reconciled")
+
+	// 1,000 Workspaces planned at once re-plan over the last tenth of the
+	// interval, never later than it, spread over every minute of it.
+	minutes := map[int]int{}
+	for i := range 1000 {
+		d := jitteredInterval(interval, fmt.Sprintf("uid-%d/plan", i), 0.1)
+		assert.LessOrEqual(t, d, interval)
+		assert.GreaterOrEqual(t, d, interval-6*time.Minute)
+		minutes[int((interval-d)/time.Minute)]++
+	}
+	assert.Len(t, minutes, 6)
+	for m, n := range minutes {
+		assert.Less(t, n, 250, "minute %d has %d of 1,000 re-plans", m, n)
+	}
+}
