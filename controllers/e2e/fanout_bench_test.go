@@ -36,7 +36,7 @@ func BenchmarkFanOut(b *testing.B) {
 	lone := fanOutRun(b, 1, 0).last
 	b.ReportMetric(lone.Seconds(), "lone-s")
 	b.ReportMetric(rawCPU, "raw-tofu-cpu-s")
-	for _, bound := range []int{0, 4} {
+	for _, bound := range []int{0, 4, 8} {
 		r := fanOutRun(b, fanOut, bound)
 		name := "unbounded"
 		if bound > 0 {
