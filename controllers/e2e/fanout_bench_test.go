@@ -20,8 +20,8 @@ const fanOut = 30
 
 // BenchmarkFanOut creates 30 Workspaces of a 10-resource configuration at
 // once and reports, in one run, a lone Workspace's time from creation to
-// Applied, then for the fan-out without a bound on runs and with the run
-// queue's bound: the first, median and last Workspace to be Applied, the
+// Applied, then for the fan-out without a bound on runs and with bounds of
+// 4 and 8: the first, median and last Workspace to be Applied, the
 // first over the lone time (target ≤ 2), and the CPU seconds per
 // Workspace of this process and its children (controllers, executor,
 // runners, OpenTofu; not the apiserver) over raw OpenTofu's (target ≤ 2).
