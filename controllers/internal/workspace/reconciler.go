@@ -58,7 +58,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			metrics.TrackWorkspace(req.String(), "", false)
 			forgetSeries(req.Namespace, req.Name)
-			r.Runs.settle(nil, req.String(), decision{})
+			r.Runs.forget(req.String())
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -80,7 +80,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		Events:         &rr.reports.events,
 		Recorder:       r.Events,
 		AfterPatch: func() {
-			r.Runs.settle(ws, req.String(), obs.Decision)
+			r.Runs.settle(ws, obs.Decision)
 			rr.reports.afterPatch()
 			metrics.TrackWorkspace(req.String(), string(ws.Status.Phase), ws.Status.Lock != nil)
 			trackSeries(ws)

@@ -40,12 +40,11 @@ type scheduler struct {
 	// seeded takes the runs in progress from the cache once, before the
 	// first admission.
 	seeded sync.Once
-	limits runqueue.Limits
 }
 
 // newScheduler bounds runs by l.
 func newScheduler(l runqueue.Limits) *scheduler {
-	s := &scheduler{wakes: make(chan event.TypedGenericEvent[reconcile.Request], 1024), limits: l}
+	s := &scheduler{wakes: make(chan event.TypedGenericEvent[reconcile.Request], 1024)}
 	s.queue = &runqueue.Queue{Limits: l, Wake: s.wake, Observe: metrics.ObserveRunQueueWait}
 	metrics.RegisterRunQueue(s.queue.Depth)
 	return s
@@ -105,20 +104,24 @@ func (s *scheduler) admit(ctx context.Context, c client.Reader, ws *magosv1.Work
 		return d, true
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("Run queued", "phase", d.Run.Phase, "priority", p.String(), "position", v.Position, "waiting", v.Waiting)
-	return queuedDecision(d, f, p, s.limits, v), false
+	return queuedDecision(d, f, p, s.queue.Limits, v), false
 }
 
 // settle tells the queue what the reconcile left: a run in progress holds
 // its slot, a queued run keeps its place, anything else frees both.
-func (s *scheduler) settle(ws *magosv1.Workspace, key string, d decision) {
-	if s == nil {
-		return
-	}
+func (s *scheduler) settle(ws *magosv1.Workspace, d decision) {
 	switch {
-	case ws != nil && ws.Status.CurrentRun != nil && ws.Status.CurrentRun.Result == magosv1.ResultRunning:
-		s.queue.Hold(key, projectKey(ws))
-	case ws != nil && d.Queued:
-	default:
+	case s == nil:
+	case ws.Status.CurrentRun != nil && ws.Status.CurrentRun.Result == magosv1.ResultRunning:
+		s.queue.Hold(workspaceKey(ws), projectKey(ws))
+	case !d.Queued:
+		s.queue.Release(workspaceKey(ws))
+	}
+}
+
+// forget frees the slot or place of the deleted Workspace key.
+func (s *scheduler) forget(key string) {
+	if s != nil {
 		s.queue.Release(key)
 	}
 }
