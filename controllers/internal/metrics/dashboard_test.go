@@ -294,7 +294,7 @@ func TestControllerRuntimeMetricsAreRegistered(t *testing.T) {
 // of every family it can tell: gathered ones and controller-runtime's.
 func exportedTypes(t *testing.T) map[string]string {
 	t.Helper()
-	metrics.SetBuildInfo("dashboard-test", "test")
+	metrics.SetBuildInfo("dashboard-test", "", "test")
 	metrics.RecordReconcile("Workspace", nil)
 	metrics.RecordRun("plan", "Succeeded", 1)
 	metrics.RecordDrift()

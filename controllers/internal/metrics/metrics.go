@@ -10,8 +10,8 @@ import (
 var (
 	buildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "magos_build_info",
-		Help: "Always 1; labels say which controller and version is running.",
-	}, []string{"controller", "version"})
+		Help: "Always 1; labels say which controller, shard (empty: unsharded or the default shard) and version is running.",
+	}, []string{"controller", "shard", "version"})
 
 	reconcileResults = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "magos_reconcile_results_total",
@@ -23,9 +23,9 @@ func init() {
 	ctrlmetrics.Registry.MustRegister(buildInfo, reconcileResults)
 }
 
-// SetBuildInfo records which controller binary and version is running.
-func SetBuildInfo(controller, version string) {
-	buildInfo.WithLabelValues(controller, version).Set(1)
+// SetBuildInfo records which controller binary, shard and version is running.
+func SetBuildInfo(controller, shard, version string) {
+	buildInfo.WithLabelValues(controller, shard, version).Set(1)
 }
 
 // RecordReconcile counts one reconciliation of kind by the outcome of its

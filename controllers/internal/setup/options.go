@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 )
@@ -28,6 +29,13 @@ type Options struct {
 	// (e.g. http://notification-controller.flux-system.svc.cluster.local./);
 	// empty forwards no events.
 	EventsAddr string
+	// WatchLabelSelector selects the objects of the controller's own kind
+	// it reconciles (its shard); nil selects all. The other kinds it reads
+	// are not filtered.
+	WatchLabelSelector labels.Selector
+	// Shard names the shard for its leader election Lease; empty for an
+	// unsharded controller and the default shard.
+	Shard string
 }
 
 // BindFlags registers the options on fs with their defaults.
@@ -41,6 +49,14 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.RetryPeriod, "leader-election-retry-period", 2*time.Second, "Duration between leader election attempts.")
 	fs.IntVar(&o.Concurrency, "concurrent", 4, "Number of objects reconciled in parallel.")
 	fs.StringVar(&o.EventsAddr, "events-addr", "", "Address of Flux's notification-controller event receiver to forward events to; empty forwards none.")
+	fs.Func("watch-label-selector", "Label selector of the objects of the controller's own kind (Workspace, Project, Rollout or VariableSet) it reconciles, e.g. "+
+		ShardKeyLabel+"=a for shard a and !"+ShardKeyLabel+" for the default shard; empty reconciles all. The other kinds it reads are not filtered.",
+		func(v string) (err error) {
+			o.WatchLabelSelector, err = parseWatchLabelSelector(v)
+			return err
+		})
+	fs.StringVar(&o.Shard, "shard", "", "Name of this shard (needs --watch-label-selector): the leader election Lease is magos-<controller>-controller-shard-<shard>. "+
+		"Empty keeps magos-<controller>-controller, the Lease of an unsharded controller and of the default shard.")
 	addNamespaces := func(v string) error {
 		for _, ns := range strings.Split(v, ",") {
 			if ns = strings.TrimSpace(ns); ns != "" {

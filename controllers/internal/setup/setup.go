@@ -50,9 +50,10 @@ func Scheme() *runtime.Scheme {
 }
 
 // Run parses flags, builds the manager for the controller called name
-// (e.g. "workspace"), registers its reconcilers and blocks until the
-// process is signalled. It returns the process exit code.
-func Run(name string, c Controller) int {
+// (e.g. "workspace") that owns objects like owns (its kind, which
+// --watch-label-selector filters), registers its reconcilers and blocks
+// until the process is signalled. It returns the process exit code.
+func Run(name string, owns client.Object, c Controller) int {
 	var opts Options
 	opts.BindFlags(flag.CommandLine)
 	c.BindFlags(flag.CommandLine)
@@ -63,7 +64,7 @@ func Run(name string, c Controller) int {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)).WithValues("controller", name))
 	log := ctrl.Log.WithName("setup")
 
-	mgr, err := NewManager(name, opts)
+	mgr, err := NewManager(name, owns, opts)
 	if err != nil {
 		log.Error(err, "Unable to create manager")
 		return 1
@@ -72,9 +73,10 @@ func Run(name string, c Controller) int {
 		log.Error(err, "Unable to register reconcilers")
 		return 1
 	}
-	metrics.SetBuildInfo(name, Version)
+	metrics.SetBuildInfo(name, opts.Shard, Version)
 
-	log.Info("Starting manager", "version", Version, "leaderElection", opts.LeaderElect)
+	log.Info("Starting manager", "version", Version, "leaderElection", opts.LeaderElect,
+		"lease", LeaseName(name, opts.Shard), "watchLabelSelector", selectorString(opts.WatchLabelSelector))
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		log.Error(err, "Manager exited with an error")
 		return 1
@@ -87,9 +89,19 @@ func Run(name string, c Controller) int {
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// NewManager builds a manager with the shared options: one leader election
-// Lease per controller, health and ready probes and the metrics endpoint.
-func NewManager(name string, opts Options) (ctrl.Manager, error) {
+// NewManager builds a manager with the shared options for the controller
+// called name that owns objects like owns: one leader election Lease per
+// controller and shard, a cache of owns's kind filtered by
+// opts.WatchLabelSelector, health and ready probes and the metrics
+// endpoint.
+func NewManager(name string, owns client.Object, opts Options) (ctrl.Manager, error) {
+	if err := opts.validateShard(); err != nil {
+		return nil, err
+	}
+	byObject, err := opts.CacheByObject(owns)
+	if err != nil {
+		return nil, err
+	}
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig: %w", err)
@@ -101,7 +113,7 @@ func NewManager(name string, opts Options) (ctrl.Manager, error) {
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:        opts.ProbeAddr,
 		LeaderElection:                opts.LeaderElect,
-		LeaderElectionID:              LeaseName(name),
+		LeaderElectionID:              LeaseName(name, opts.Shard),
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		LeaseDuration:                 &opts.LeaseDuration,
@@ -112,12 +124,7 @@ func NewManager(name string, opts Options) (ctrl.Manager, error) {
 	if ns := opts.CacheNamespaces(); ns != nil {
 		mgrOpts.Cache.DefaultNamespaces = ns
 	}
-	// The only Pods a controller reads are runner Pods: cache no others.
-	runnerPods, err := labels.NewRequirement(magosv1.WorkspaceLabel, selection.Exists, nil)
-	if err != nil {
-		return nil, err
-	}
-	mgrOpts.Cache.ByObject = map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: labels.NewSelector().Add(*runnerPods)}}
+	mgrOpts.Cache.ByObject = byObject
 	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
 		return nil, err
@@ -131,5 +138,25 @@ func NewManager(name string, opts Options) (ctrl.Manager, error) {
 	return mgr, nil
 }
 
-// LeaseName is the leader election Lease of the controller called name.
-func LeaseName(name string) string { return "magos-" + name + "-controller" }
+// CacheByObject are the cache's per-kind filters: runner Pods only (the
+// only Pods a controller reads) and, with a WatchLabelSelector, the
+// objects of owns's kind in this shard only.
+func (o Options) CacheByObject(owns client.Object) (map[client.Object]cache.ByObject, error) {
+	runnerPods, err := labels.NewRequirement(magosv1.WorkspaceLabel, selection.Exists, nil)
+	if err != nil {
+		return nil, err
+	}
+	byObject := map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: labels.NewSelector().Add(*runnerPods)}}
+	if o.WatchLabelSelector != nil {
+		byObject[owns] = cache.ByObject{Label: o.WatchLabelSelector}
+	}
+	return byObject, nil
+}
+
+// selectorString is sel as a flag value, "" for nil.
+func selectorString(sel labels.Selector) string {
+	if sel == nil {
+		return ""
+	}
+	return sel.String()
+}

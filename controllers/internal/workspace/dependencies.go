@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -97,7 +98,7 @@ func (r *Reconciler) gatherDependencies(ctx context.Context, ws *magosv1.Workspa
 		if err != nil {
 			return d, err
 		}
-		d.States = append(d.States, dependencyState(ref.Name, dep, revision))
+		d.States = append(d.States, dependencyState(ref.Name, dep, revision, r.Shard))
 	}
 	cycle, err := findCycle(ws.Name, get)
 	d.Cycle = cycle
@@ -118,16 +119,17 @@ func (r *Reconciler) sourceRevisionOf(ctx context.Context, dep *magosv1.Workspac
 	return a.Revision, err
 }
 
-// dependencyState is what a dependent sees of dependency dep (nil: it does
-// not exist) whose source's artifact is at sourceRevision: it must be Ready
+// dependencyState is what a dependent in shard (nil: unsharded) sees of
+// dependency dep (nil: not in the cache) whose source's artifact is at
+// sourceRevision: it must be Ready
 // with that revision applied. A Ready dependency that has not seen a new
 // revision of its source yet is not ready: its dependents, often on the
 // same source, would plan against outputs about to change. A plan-only
 // dependency never applies; Ready is enough.
-func dependencyState(name string, dep *magosv1.Workspace, sourceRevision string) magosv1.DependencyStatus {
+func dependencyState(name string, dep *magosv1.Workspace, sourceRevision string, shard labels.Selector) magosv1.DependencyStatus {
 	st := magosv1.DependencyStatus{Name: name}
 	if dep == nil {
-		st.Message = fmt.Sprintf("Workspace %s does not exist", name)
+		st.Message = fmt.Sprintf("Workspace %s %s", name, workspaceMissing(shard))
 		return st
 	}
 	switch ready := conditions.Get(dep, magosv1.ReadyCondition); {

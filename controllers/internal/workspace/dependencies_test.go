@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
@@ -106,17 +107,26 @@ func TestDependencyState(t *testing.T) {
 		revision string
 		ready    bool
 		message  string
+		shard    string
 	}{
-		{"missing", nil, "", false, "Workspace network does not exist"},
-		{"not Ready", dep("", metav1.ConditionFalse, "r1"), "r1", false, "Workspace network is Idle: m"},
-		{"Ready at the source's revision", dep("", metav1.ConditionTrue, "r1"), "r1", true, ""},
-		{"Ready, but its source moved on", dep("", metav1.ConditionTrue, "r1"), "r2", false, "Workspace network has not applied revision r2 of its source yet"},
-		{"Ready, nothing applied", dep("", metav1.ConditionTrue, ""), "r1", false, "has not applied revision r1"},
-		{"source without an artifact", dep("", metav1.ConditionTrue, "r1"), "", false, "source has no artifact"},
-		{"plan-only: Ready is enough", dep(magosv1.ModePlanOnly, metav1.ConditionTrue, ""), "r2", true, ""},
+		{"missing", nil, "", false, "Workspace network does not exist", ""},
+		{"missing in a shard: maybe in another", nil, "", false,
+			"Workspace network does not exist or is not in this controller's shard (sharding.fluxcd.io/key=a); keep a Workspace and its dependencies in one shard (label sharding.fluxcd.io/key)",
+			"sharding.fluxcd.io/key=a"},
+		{"not Ready", dep("", metav1.ConditionFalse, "r1"), "r1", false, "Workspace network is Idle: m", ""},
+		{"Ready at the source's revision", dep("", metav1.ConditionTrue, "r1"), "r1", true, "", ""},
+		{"Ready, but its source moved on", dep("", metav1.ConditionTrue, "r1"), "r2", false, "Workspace network has not applied revision r2 of its source yet", ""},
+		{"Ready, nothing applied", dep("", metav1.ConditionTrue, ""), "r1", false, "has not applied revision r1", ""},
+		{"source without an artifact", dep("", metav1.ConditionTrue, "r1"), "", false, "source has no artifact", ""},
+		{"plan-only: Ready is enough", dep(magosv1.ModePlanOnly, metav1.ConditionTrue, ""), "r2", true, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := dependencyState("network", tc.dep, tc.revision)
+			shard, err := labels.Parse(tc.shard)
+			require.NoError(t, err)
+			if tc.shard == "" {
+				shard = nil
+			}
+			st := dependencyState("network", tc.dep, tc.revision, shard)
 			assert.Equal(t, tc.ready, st.Ready)
 			assert.Contains(t, st.Message, tc.message)
 		})

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
@@ -55,7 +56,7 @@ func (r *Reconciler) outputSecrets(ctx context.Context, ws *magosv1.Workspace) (
 		if err != nil {
 			return nil, err
 		}
-		if why := outputUnavailable(dep, ref); why != "" {
+		if why := outputUnavailable(dep, ref, r.Shard); why != "" {
 			return nil, rerror.Wait(OutputNotAvailableReason, fmt.Sprintf("Variable %s waits for output %s of Workspace %s: %s", v.Name, ref.Output, ref.Workspace, why), 0)
 		}
 		secrets[ref.Workspace] = dep.Spec.Outputs.SecretName
@@ -63,12 +64,12 @@ func (r *Reconciler) outputSecrets(ctx context.Context, ws *magosv1.Workspace) (
 	return secrets, nil
 }
 
-// outputUnavailable says why dep (nil: missing) cannot give output ref yet,
-// or "".
-func outputUnavailable(dep *magosv1.Workspace, ref *magosv1.OutputReference) string {
+// outputUnavailable says why dep (nil: not in the cache of shard, nil when
+// unsharded) cannot give output ref yet, or "".
+func outputUnavailable(dep *magosv1.Workspace, ref *magosv1.OutputReference, shard labels.Selector) string {
 	switch {
 	case dep == nil:
-		return "it does not exist"
+		return "it " + workspaceMissing(shard)
 	case dep.Spec.Outputs == nil:
 		return "it writes no outputs (spec.outputs is unset)"
 	case !slices.Contains(dep.Status.Outputs, ref.Output):

@@ -55,11 +55,11 @@ func TestOutputUnavailable(t *testing.T) {
 		return &magosv1.Workspace{Spec: magosv1.WorkspaceSpec{Outputs: outputs}, Status: magosv1.WorkspaceStatus{Outputs: written}}
 	}
 	spec := &magosv1.OutputsSpec{SecretName: "network-outputs"}
-	assert.Contains(t, outputUnavailable(nil, ref), "does not exist")
-	assert.Contains(t, outputUnavailable(with(nil), ref), "spec.outputs is unset")
-	assert.Contains(t, outputUnavailable(with(spec), ref), "no outputs yet")
-	assert.Contains(t, outputUnavailable(with(spec, "label", "vpc"), ref), "it has label, vpc")
-	assert.Empty(t, outputUnavailable(with(spec, "label", "subnets"), ref))
+	assert.Contains(t, outputUnavailable(nil, ref, nil), "does not exist")
+	assert.Contains(t, outputUnavailable(with(nil), ref, nil), "spec.outputs is unset")
+	assert.Contains(t, outputUnavailable(with(spec), ref, nil), "no outputs yet")
+	assert.Contains(t, outputUnavailable(with(spec, "label", "vpc"), ref, nil), "it has label, vpc")
+	assert.Empty(t, outputUnavailable(with(spec, "label", "subnets"), ref, nil))
 }
 
 func TestVariableEnvRendersOutputRefsAsSecretKeyRefs(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -43,6 +44,10 @@ type Reconciler struct {
 	// Runs bounds and orders the runs in progress; nil starts every run
 	// when it is due.
 	Runs *scheduler
+	// Shard selects the Workspaces this controller owns
+	// (--watch-label-selector); nil when unsharded. The cache holds only
+	// those.
+	Shard labels.Selector
 
 	// reports is set in the copy of the Reconciler each reconcile works
 	// with: events and metrics wait there for the status patch.

@@ -69,6 +69,7 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 		Events:    rec,
 		Options:   c.Options,
 		APIReader: mgr.GetAPIReader(),
+		Shard:     opts.WatchLabelSelector,
 	}
 	if c.Options.MaxConcurrentRuns > 0 || c.Options.MaxConcurrentRunsPerProject > 0 {
 		r.Runs = newScheduler(runqueue.Limits{Total: c.Options.MaxConcurrentRuns, PerProject: c.Options.MaxConcurrentRunsPerProject})
