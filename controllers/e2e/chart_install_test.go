@@ -22,6 +22,7 @@ global:
   log: {level: debug, encoding: console}
 workspace-controller:
   replicas: 2
+  shards: [a]
   priorityClassName: system-cluster-critical
   podLabels: {team: platform}
   extraEnv: [{name: HTTPS_PROXY, value: "http://proxy:3128"}]
@@ -111,6 +112,8 @@ func TestHelmChartInstallAndCRDUpgrade(t *testing.T) {
 		{"PodDisruptionBudget", release + "-workspace-controller"},
 		{"PodDisruptionBudget", release + "-project-controller"},
 		{"NetworkPolicy", release + "-workspace-controller"},
+		{"Deployment", release + "-workspace-controller-shard-a"},
+		{"NetworkPolicy", release + "-workspace-controller-shard-a"},
 		{"NetworkPolicy", release + "-rollout-controller"},
 		{"ServiceAccount", "magos-projects"},
 		{"CustomResourceDefinition", "rollouts.magos.dev"},

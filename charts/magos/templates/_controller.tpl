@@ -113,9 +113,49 @@ when the chart creates the ServiceAccount and "default" when it does not.
 {{- end }}
 
 {{/*
+Shards. A controller with shards renders, besides its main Deployment, one
+Deployment per name in .Values.shards, each with the objects that go with
+it (metrics Service, PodDisruptionBudget, NetworkPolicy, monitor). Those
+templates are called with a unit context: the chart's context plus .Shard,
+the shard's name ("" for the main Deployment).
+*/}}
+
+{{/* magos.unitName is magos.fullname, with -shard-<shard> for a shard. */}}
+{{- define "magos.unitName" -}}
+{{- $name := include "magos.fullname" . -}}
+{{- if .Shard }}{{ $name = printf "%s-shard-%s" $name .Shard }}{{ end -}}
+{{- $name | trunc 63 | trimSuffix "-" -}}
+{{- end }}
+
+{{/*
+magos.unitSelectorLabels select the unit's Pods: a shard's app.kubernetes.io/name
+is <controller>-shard-<shard>, so no two Deployments select the same Pods.
+*/}}
+{{- define "magos.unitSelectorLabels" -}}
+{{- if .Shard -}}
+app.kubernetes.io/name: {{ printf "%s-shard-%s" .Chart.Name .Shard | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- else -}}
+{{- include "magos.selectorLabels" . -}}
+{{- end -}}
+{{- end }}
+
+{{/* magos.unitLabels are magos.labels with the unit's name and, for a shard, magos.dev/shard. */}}
+{{- define "magos.unitLabels" -}}
+{{- if .Shard -}}
+{{- $labels := merge (fromYaml (include "magos.unitSelectorLabels" .)) (fromYaml (include "magos.labels" .)) -}}
+{{- $_ := set $labels "magos.dev/shard" .Shard -}}
+{{- toYaml $labels -}}
+{{- else -}}
+{{- include "magos.labels" . -}}
+{{- end -}}
+{{- end }}
+
+{{/*
 magos.controller renders every object of one controller: ServiceAccount,
-RBAC, Deployment, metrics Service and the optional PodDisruptionBudget,
-NetworkPolicy and ServiceMonitor or PodMonitor.
+RBAC, and per unit (the main Deployment and each shard) the Deployment,
+metrics Service and the optional PodDisruptionBudget, NetworkPolicy and
+ServiceMonitor or PodMonitor.
 */}}
 {{- define "magos.controller" -}}
 {{- $watch := include "magos.watchNamespaces" . -}}
@@ -139,18 +179,24 @@ metadata:
 {{- if eq (include "magos.rbacCreate" .) "true" }}
 {{- include "magos.controllerRBAC" . }}
 {{- end }}
+{{- $main := dict "Values" .Values "Release" .Release "Chart" .Chart "Files" .Files "Capabilities" .Capabilities "Template" .Template "Shard" "" -}}
+{{- $units := list $main -}}
+{{- range (.Values.shards | default list) }}
+{{- $units = append $units (merge (dict "Shard" .) $main) -}}
+{{- end -}}
+{{- range $units }}
 {{- include "magos.deployment" . }}
 ---
 apiVersion: v1
 kind: Service
 metadata:
-  name: {{ include "magos.fullname" . }}-metrics
+  name: {{ include "magos.unitName" . }}-metrics
   namespace: {{ .Release.Namespace }}
   labels:
-    {{- include "magos.labels" . | nindent 4 }}
+    {{- include "magos.unitLabels" . | nindent 4 }}
 spec:
   selector:
-    {{- include "magos.selectorLabels" . | nindent 4 }}
+    {{- include "magos.unitSelectorLabels" . | nindent 4 }}
   ports:
     - name: metrics
       port: 8080
@@ -158,4 +204,5 @@ spec:
 {{- include "magos.podDisruptionBudget" . }}
 {{- include "magos.networkPolicy" . }}
 {{- include "magos.monitors" . }}
+{{- end }}
 {{- end }}

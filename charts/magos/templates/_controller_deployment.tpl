@@ -1,7 +1,8 @@
 {{/*
-magos.deployment is the controller's Deployment: the manager container with
-its flags, probes, hardened security contexts (podSecurityContext,
-securityContext) and the pod settings of the values.
+magos.deployment is the Deployment of a unit (the main Deployment or a
+shard, see magos.unitName): the manager container with its flags, probes,
+hardened security contexts (podSecurityContext, securityContext) and the
+pod settings of the values.
 */}}
 {{- define "magos.deployment" -}}
 {{- $g := .Values.global | default dict -}}
@@ -12,19 +13,22 @@ securityContext) and the pod settings of the values.
 apiVersion: apps/v1
 kind: Deployment
 metadata:
-  name: {{ include "magos.fullname" . }}
+  name: {{ include "magos.unitName" . }}
   namespace: {{ .Release.Namespace }}
   labels:
-    {{- include "magos.labels" . | nindent 4 }}
+    {{- include "magos.unitLabels" . | nindent 4 }}
 spec:
   replicas: {{ .Values.replicas }}
   selector:
     matchLabels:
-      {{- include "magos.selectorLabels" . | nindent 6 }}
+      {{- include "magos.unitSelectorLabels" . | nindent 6 }}
   template:
     metadata:
       labels:
-        {{- include "magos.selectorLabels" . | nindent 8 }}
+        {{- include "magos.unitSelectorLabels" . | nindent 8 }}
+        {{- with .Shard }}
+        magos.dev/shard: {{ . }}
+        {{- end }}
         {{- with omit (.Values.podLabels | default dict) "app.kubernetes.io/name" "app.kubernetes.io/instance" }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
@@ -54,6 +58,12 @@ spec:
             - --health-probe-bind-address=:8081
             - --leader-elect={{ .Values.leaderElection.enabled }}
             - --leader-election-namespace={{ .Release.Namespace }}
+            {{- if .Shard }}
+            - --watch-label-selector=sharding.fluxcd.io/key={{ .Shard }}
+            - --shard={{ .Shard }}
+            {{- else if .Values.shards }}
+            - "--watch-label-selector=!sharding.fluxcd.io/key"
+            {{- end }}
             - --concurrent={{ .Values.concurrency }}
             - --zap-log-level={{ include "magos.setting" (dict "sub" $log.level "global" $glog.level "default" "info") }}
             - --zap-encoder={{ include "magos.setting" (dict "sub" $log.encoding "global" $glog.encoding "default" "json") }}

@@ -10,10 +10,10 @@ single replica would block every node drain).
 apiVersion: policy/v1
 kind: PodDisruptionBudget
 metadata:
-  name: {{ include "magos.fullname" . }}
+  name: {{ include "magos.unitName" . }}
   namespace: {{ .Release.Namespace }}
   labels:
-    {{- include "magos.labels" . | nindent 4 }}
+    {{- include "magos.unitLabels" . | nindent 4 }}
 spec:
   {{- if not (kindIs "invalid" $pdb.maxUnavailable) }}
   maxUnavailable: {{ $pdb.maxUnavailable }}
@@ -22,7 +22,7 @@ spec:
   {{- end }}
   selector:
     matchLabels:
-      {{- include "magos.selectorLabels" . | nindent 6 }}
+      {{- include "magos.unitSelectorLabels" . | nindent 6 }}
 {{- end }}
 {{- end }}
 
@@ -39,14 +39,14 @@ Kubernetes API (networkPolicy.apiServer) and networkPolicy.extraEgress.
 apiVersion: networking.k8s.io/v1
 kind: NetworkPolicy
 metadata:
-  name: {{ include "magos.fullname" $ }}
+  name: {{ include "magos.unitName" $ }}
   namespace: {{ $.Release.Namespace }}
   labels:
-    {{- include "magos.labels" $ | nindent 4 }}
+    {{- include "magos.unitLabels" $ | nindent 4 }}
 spec:
   podSelector:
     matchLabels:
-      {{- include "magos.selectorLabels" $ | nindent 6 }}
+      {{- include "magos.unitSelectorLabels" $ | nindent 6 }}
   policyTypes:
     - Ingress
     - Egress
@@ -101,17 +101,17 @@ global.podMonitor) for the controller's metrics; not both.
 apiVersion: monitoring.coreos.com/v1
 kind: {{ .kind }}
 metadata:
-  name: {{ include "magos.fullname" $ }}
+  name: {{ include "magos.unitName" $ }}
   namespace: {{ $.Release.Namespace }}
   labels:
-    {{- include "magos.labels" $ | nindent 4 }}
+    {{- include "magos.unitLabels" $ | nindent 4 }}
     {{- with .labels }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
 spec:
   selector:
     matchLabels:
-      {{- include "magos.selectorLabels" $ | nindent 6 }}
+      {{- include "magos.unitSelectorLabels" $ | nindent 6 }}
   {{ ternary "endpoints" "podMetricsEndpoints" (eq .kind "ServiceMonitor") }}:
     - port: metrics
       interval: {{ .interval }}
