@@ -27,16 +27,24 @@ func (e *Environment) StartManager(t testing.TB, scheme *runtime.Scheme, namespa
 // StartManagerIn is StartManager with a cache that sees several namespaces.
 func (e *Environment) StartManagerIn(t testing.TB, scheme *runtime.Scheme, namespaces []string, register func(ctrl.Manager) error) (stop func()) {
 	t.Helper()
-	e.Require(t)
 	watched := map[string]cache.Config{}
 	for _, ns := range namespaces {
 		watched[ns] = cache.Config{}
 	}
+	return e.StartManagerWithCache(t, scheme, cache.Options{DefaultNamespaces: watched}, register)
+}
+
+// StartManagerWithCache is StartManager with the cache options given: the
+// namespaces it sees and per-kind filters (such as a shard's label
+// selector).
+func (e *Environment) StartManagerWithCache(t testing.TB, scheme *runtime.Scheme, cacheOpts cache.Options, register func(ctrl.Manager) error) (stop func()) {
+	t.Helper()
+	e.Require(t)
 	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Cache:                  cache.Options{DefaultNamespaces: watched},
+		Cache:                  cacheOpts,
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
