@@ -34,8 +34,9 @@ import (
 // controllerNames are the four controller binaries, by directory.
 var controllerNames = []string{"workspace", "project", "rollout", "variableset"}
 
-// buildControllers compiles the controller binaries into a temp dir.
-func buildControllers(t *testing.T) string {
+// buildControllers compiles the controller binaries, and the policy engine
+// the workspace-controller finds next to itself, into a temp dir.
+func buildControllers(t testing.TB) string {
 	t.Helper()
 	env.Require(t)
 	out := t.TempDir()
@@ -43,6 +44,7 @@ func buildControllers(t *testing.T) string {
 	for _, n := range controllerNames {
 		args = append(args, "./"+n)
 	}
+	args = append(args, "./"+workspace.PolicyEngineBinary)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = filepath.Join(env.Root, "controllers")
 	b, err := cmd.CombinedOutput()
@@ -51,7 +53,7 @@ func buildControllers(t *testing.T) string {
 }
 
 // freeAddr returns a loopback address with a port that was free just now.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -67,7 +69,7 @@ type controllerProcess struct {
 
 // startController runs a controller binary with kubeconfig, its leader
 // election Lease in leaseNamespace, and extra flags.
-func startController(t *testing.T, binDir, name, kubeconfig, leaseNamespace string, extra ...string) *controllerProcess {
+func startController(t testing.TB, binDir, name, kubeconfig, leaseNamespace string, extra ...string) *controllerProcess {
 	t.Helper()
 	p := &controllerProcess{name: name, metricsAddr: freeAddr(t), probeAddr: freeAddr(t), logs: &testenv.LogBuffer{}}
 	p.cmd = exec.Command(filepath.Join(binDir, name), append([]string{
@@ -107,7 +109,7 @@ func startChartControllers(t *testing.T, binDir, release, ns string, extra ...st
 }
 
 // waitReady waits until the controller's readiness probe answers OK.
-func (p *controllerProcess) waitReady(t *testing.T) {
+func (p *controllerProcess) waitReady(t testing.TB) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		code, _ := httpGet("http://" + p.probeAddr + "/readyz")

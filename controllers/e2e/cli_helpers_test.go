@@ -14,7 +14,7 @@ import (
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
-var cliBinary = &goBinary{dir: "controllers", pkg: "./kubectl-magos", name: "kubectl-magos"}
+var cliBinary = &testenv.Binary{Dir: "controllers", Pkg: "./kubectl-magos", Name: "kubectl-magos"}
 
 // cliResult is what one kubectl-magos invocation printed and its exit code.
 type cliResult struct {
@@ -29,7 +29,7 @@ func (r cliResult) String() string {
 // cliCommand is kubectl-magos with the admin kubeconfig and the stack's
 // namespace, then args.
 func (s *stack) cliCommand(ctx context.Context, stdin string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, cliBinary.build(s.t), append([]string{"--kubeconfig", env.Kubeconfig, "-n", s.ns}, args...)...)
+	cmd := exec.CommandContext(ctx, cliBinary.Build(s.t), append([]string{"--kubeconfig", env.Kubeconfig, "-n", s.ns}, args...)...)
 	cmd.Stdin = strings.NewReader(stdin)
 	return cmd
 }

@@ -50,7 +50,7 @@ func TestCLIPlanPolicyTreeLogs(t *testing.T) {
 	planFile := filepath.Join(t.TempDir(), "plan.json")
 	require.NoError(t, os.WriteFile(planFile, []byte(r.stdout), 0o600))
 
-	r = s.magos("policy", "test", planFile, "--policy", filepath.Join(env.Root, "controllers", "internal", "policy", "testdata", "cookbook", "forbidden-resource-types.yaml"))
+	r = s.magos("policy", "test", planFile, "--policy", filepath.Join(env.Root, "controllers", "internal", "policyengine", "testdata", "cookbook", "forbidden-resource-types.yaml"))
 	assert.Equal(t, 1, r.code, "%s", r)
 	assert.Contains(t, r.stdout, "FAILED")
 	assert.Contains(t, r.stdout, "terraform_data.greeting")

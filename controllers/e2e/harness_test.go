@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -40,38 +38,10 @@ func init() {
 	ctrl.SetLogger(zap.New(zap.WriteTo(controllerLogs)))
 }
 
-// goBinary is a program the tests build once per test binary.
-type goBinary struct {
-	dir, pkg, name string // go build -o <tmp>/name pkg, in env.Root/dir
-	once           sync.Once
-	path           string
-	err            error
-}
-
-// build compiles the program the first time and returns its path.
-func (b *goBinary) build(t testing.TB) string {
-	t.Helper()
-	b.once.Do(func() {
-		dir, err := os.MkdirTemp("", "magos-"+b.name+"-")
-		if err != nil {
-			b.err = err
-			return
-		}
-		b.path = filepath.Join(dir, b.name)
-		cmd := exec.Command("go", "build", "-o", b.path, b.pkg)
-		cmd.Dir = filepath.Join(env.Root, b.dir)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go build %s: %v: %s", b.name, err, out)
-		}
-	})
-	require.NoError(t, b.err)
-	return b.path
-}
-
-var runnerBinary = &goBinary{dir: "runner", pkg: ".", name: "runner"}
+var runnerBinary = &testenv.Binary{Dir: "runner", Pkg: ".", Name: "runner"}
 
 // buildRunner compiles the runner binary once per test binary.
-func buildRunner(t testing.TB) string { return runnerBinary.build(t) }
+func buildRunner(t testing.TB) string { return runnerBinary.Build(t) }
 
 // stack is one test's Magos: a namespace, a local source, the local Job
 // executor and the workspace-controller, all on the shared control plane.
@@ -186,6 +156,7 @@ func (s *stack) workspaceOptions() workspace.Options {
 		RunTimeout:           5 * time.Minute,
 		JobTTL:               time.Hour,
 		RetryInterval:        3 * time.Second,
+		PolicyEnginePath:     testenv.PolicyEngine.Build(s.t),
 		Guards:               workspace.Guards{NoCrossNamespaceRefs: true},
 		// The flag's default: every run passes the run queue.
 		MaxConcurrentRuns: 20,

@@ -69,9 +69,10 @@ func (c *laggingClient) List(ctx context.Context, list client.ObjectList, opts .
 // APIReader) from the apiserver.
 func (s *stack) laggingReconciler(c *laggingClient) *workspace.Reconciler {
 	s.t.Helper()
-	evaluator, err := policy.NewEvaluator()
-	require.NoError(s.t, err)
-	return &workspace.Reconciler{Client: c, APIReader: env.Client, Options: s.workspaceOptions(), Policies: evaluator}
+	opts := s.workspaceOptions()
+	engine := policy.NewEngineClient(opts.PolicyEnginePath)
+	s.t.Cleanup(func() { _ = engine.Close() })
+	return &workspace.Reconciler{Client: c, APIReader: env.Client, Options: opts, Policies: engine}
 }
 
 // reconcileOnce runs one reconcile of Workspace name with r.

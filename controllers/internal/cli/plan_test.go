@@ -43,7 +43,7 @@ func writeFile(t *testing.T, name, content string) string {
 func TestPolicyTest(t *testing.T) {
 	plan := writeFile(t, "plan.json", `{"format_version":"1.2","resource_changes":[
 		{"address":"terraform_data.greeting","type":"terraform_data","change":{"actions":["create"]}}]}`)
-	cookbook := filepath.Join("..", "policy", "testdata", "cookbook", "forbidden-resource-types.yaml")
+	cookbook := filepath.Join("..", "policyengine", "testdata", "cookbook", "forbidden-resource-types.yaml")
 
 	code, out, stderr := run("policy", "test", plan, "--policy", cookbook)
 	assert.Equal(t, ExitFailure, code, stderr)

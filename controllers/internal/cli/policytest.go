@@ -1,17 +1,13 @@
 package cli
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/magos-dev/magos/controllers/internal/policy"
+	"github.com/magos-dev/magos/controllers/internal/policyengine"
 )
 
 func newPolicyCommand(f *factory) *cobra.Command {
@@ -65,7 +61,7 @@ func testPolicies(cmd *cobra.Command, f *factory, planFile string, files []strin
 	if len(policies) == 0 {
 		return usageError("no ValidatingPolicy found in %v", files)
 	}
-	e, err := policy.NewEvaluator()
+	e, err := policyengine.NewEvaluator()
 	if err != nil {
 		return err
 	}
@@ -92,24 +88,5 @@ func readPolicies(file string) ([]policy.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var out []policy.Policy
-	for {
-		u := &unstructured.Unstructured{}
-		err := dec.Decode(&u.Object)
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
-		p, err := policy.FromUnstructured(u)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
+	return policy.DecodeYAML(data)
 }

@@ -1,7 +1,10 @@
 // Package policy is the policy gate the workspace-controller runs after
 // every plan: it selects Kyverno ValidatingPolicies (policies.kyverno.io)
-// by label and evaluates the plan JSON (`tofu show -json`) against them with
-// Kyverno's own CEL engine, used as a library.
+// by label and has the plan JSON (`tofu show -json`) evaluated against them
+// by the policy engine, a process of its own (controllers/policy-engine,
+// package policyengine) that holds Kyverno's CEL engine. This package
+// links only Kyverno's API types, so a controller whose Workspaces no
+// policy selects never loads the engine.
 //
 // # Selection
 //
@@ -16,18 +19,13 @@
 //
 // # Evaluation
 //
-// An [Evaluator] compiles each policy once (cached by name and spec) and
-// evaluates the plan JSON, bound to the CEL variable `object`, exactly as
-// Kyverno does in JSON mode: matchConditions, variables, validations with
-// message or messageExpression, the first failing validation reported.
-// validationActions decide the effect of a failure: Deny blocks apply;
-// Audit and Warn are recorded as violations but do not block.
-//
-// The gate fails closed: a policy that does not compile or errors while
-// evaluating, a matchCondition that errors (spec.failurePolicy: Ignore is
-// not honoured), a plan JSON that cannot be parsed, or a cancelled context
-// all give a [Verdict] with Passed=false and Errored=true. Selecting no
-// policy passes. PolicyExceptions are not applied.
+// An [EngineClient] starts the policy engine with the first evaluation that
+// has a policy, sends it each plan with the selected policies and a
+// deadline (engine_protocol.go), and returns its [Verdict]. The engine
+// keeps compiled policies between evaluations. The gate fails closed: an
+// engine that cannot start, dies or overruns its deadline gives a verdict
+// with Passed=false and Errored=true, and the next evaluation starts a new
+// engine. Selecting no policy passes.
 //
 // Every evaluation is counted in the magos_policy_* metrics.
 package policy

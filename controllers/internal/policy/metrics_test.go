@@ -1,4 +1,4 @@
-package policy
+package policy_test
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/magos-dev/magos/controllers/internal/policy"
+	"github.com/magos-dev/magos/controllers/internal/policy/policytest"
 )
 
 // metricValue sums a counter (or a histogram's sample count) over the
@@ -50,11 +53,11 @@ func hasLabels(m *dto.Metric, pairs []string) bool {
 }
 
 // TestEvaluateRecordsMetrics: every evaluation counts its result, its
-// duration and each violation's policy and action.
+// duration and each violation's policy and action, in the process that
+// asked for it.
 func TestEvaluateRecordsMetrics(t *testing.T) {
-	e, err := NewEvaluator()
-	require.NoError(t, err)
-	untagged := plan(t, tfUntagged)
+	e := startedEngine(t)
+	untagged := planOf(3, map[string]string{"owner": "team-a"})
 	type snapshot struct{ passed, failed, errored, deny, audit, warn, durations float64 }
 	take := func() snapshot {
 		return snapshot{
@@ -68,13 +71,10 @@ func TestEvaluateRecordsMetrics(t *testing.T) {
 		}
 	}
 	before := take()
-	e.Evaluate(context.Background(), policiesOf(jsonPolicySpec{"ok", specAlwaysPass})(t), untagged)
-	e.Evaluate(context.Background(), policiesOf(
-		jsonPolicySpec{"deny", specRequireEnv},
-		jsonPolicySpec{"audit", withActions(specRequireEnv, "[Audit]")},
-	)(t), untagged)
-	e.Evaluate(context.Background(), policiesOf(jsonPolicySpec{"warn", withActions(specRequireEnv, "[Warn]")})(t), untagged)
-	e.Evaluate(context.Background(), policiesOf(jsonPolicySpec{"broken", specBadCEL})(t), untagged)
+	e.Evaluate(context.Background(), []policy.Policy{policytest.JSONPolicy(t, "ok", policytest.SpecAlwaysPass)}, untagged)
+	e.Evaluate(context.Background(), []policy.Policy{policytest.JSONPolicy(t, "deny", policytest.SpecRequireEnv), policytest.JSONPolicy(t, "audit", policytest.WithActions(policytest.SpecRequireEnv, "[Audit]"))}, untagged)
+	e.Evaluate(context.Background(), []policy.Policy{policytest.JSONPolicy(t, "warn", policytest.WithActions(policytest.SpecRequireEnv, "[Warn]"))}, untagged)
+	e.Evaluate(context.Background(), []policy.Policy{policytest.JSONPolicy(t, "broken", policytest.SpecBadCEL)}, untagged)
 	after := take()
 
 	assert.Equal(t, snapshot{passed: 2, failed: 1, errored: 1, deny: 1, audit: 1, warn: 1, durations: 4}, snapshot{

@@ -1,4 +1,4 @@
-package policy
+package policy_test
 
 import (
 	"context"
@@ -14,6 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/magos-dev/magos/controllers/internal/policy"
+	"github.com/magos-dev/magos/controllers/internal/policy/policytest"
 )
 
 // testLabel scopes the cluster-scoped policies a test creates to that test.
@@ -25,7 +28,7 @@ const testLabel = "policy.magos.dev/test"
 func createPolicy(t *testing.T, version, kind, namespace, name, mode string, labels map[string]string, spec string) {
 	t.Helper()
 	doc := fmt.Sprintf("apiVersion: %s/%s\nkind: %s\nmetadata:\n  name: %s\nspec:\n  evaluation:\n    mode: %s\n%s",
-		Group, version, kind, name, mode, indent(spec, "  "))
+		policy.Group, version, kind, name, mode, policytest.Indent(spec, "  "))
 	u := &unstructured.Unstructured{}
 	require.NoError(t, yamlUnmarshal([]byte(doc), &u.Object))
 	u.SetNamespace(namespace)
@@ -54,13 +57,13 @@ func TestSelect(t *testing.T) {
 		}
 		return l
 	}
-	createPolicy(t, "v1", KindValidatingPolicy, "", ns+"-project", "JSON", with("layer", "project"), specAlwaysPass)
-	createPolicy(t, "v1beta1", KindValidatingPolicy, "", ns+"-workspace", "JSON", with("layer", "workspace"), specAlwaysPass)
-	createPolicy(t, "v1", KindValidatingPolicy, "", ns+"-both", "JSON", with("layer", "workspace", "baseline", "true"), specAlwaysPass)
-	createPolicy(t, "v1", KindValidatingPolicy, "", ns+"-unselected", "JSON", with("layer", "other"), specRequireEnv)
-	createPolicy(t, "v1", KindValidatingPolicy, "", ns+"-admission", "Kubernetes", with("layer", "project"), specAlwaysPass)
-	createPolicy(t, "v1beta1", KindNamespacedValidatingPolicy, ns, "team", "JSON", with("layer", "workspace"), specAlwaysPass)
-	createPolicy(t, "v1", KindNamespacedValidatingPolicy, other, "elsewhere", "JSON", with("layer", "workspace"), specAlwaysPass)
+	createPolicy(t, "v1", policy.KindValidatingPolicy, "", ns+"-project", "JSON", with("layer", "project"), policytest.SpecAlwaysPass)
+	createPolicy(t, "v1beta1", policy.KindValidatingPolicy, "", ns+"-workspace", "JSON", with("layer", "workspace"), policytest.SpecAlwaysPass)
+	createPolicy(t, "v1", policy.KindValidatingPolicy, "", ns+"-both", "JSON", with("layer", "workspace", "baseline", "true"), policytest.SpecAlwaysPass)
+	createPolicy(t, "v1", policy.KindValidatingPolicy, "", ns+"-unselected", "JSON", with("layer", "other"), policytest.SpecRequireEnv)
+	createPolicy(t, "v1", policy.KindValidatingPolicy, "", ns+"-admission", "Kubernetes", with("layer", "project"), policytest.SpecAlwaysPass)
+	createPolicy(t, "v1beta1", policy.KindNamespacedValidatingPolicy, ns, "team", "JSON", with("layer", "workspace"), policytest.SpecAlwaysPass)
+	createPolicy(t, "v1", policy.KindNamespacedValidatingPolicy, other, "elsewhere", "JSON", with("layer", "workspace"), policytest.SpecAlwaysPass)
 
 	sel := func(kv ...string) *metav1.LabelSelector { return &metav1.LabelSelector{MatchLabels: with(kv...)} }
 	tests := []struct {
@@ -119,7 +122,7 @@ func TestSelect(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Select(context.Background(), env.Client, tt.namespace, tt.selectors...)
+			got, err := policy.Select(context.Background(), env.Client, tt.namespace, tt.selectors...)
 			require.NoError(t, err)
 			names := []string{}
 			for _, p := range got {
@@ -136,7 +139,7 @@ func TestSelect(t *testing.T) {
 	}
 
 	t.Run("an invalid selector is an error", func(t *testing.T) {
-		_, err := Select(context.Background(), env.Client, ns, &metav1.LabelSelector{
+		_, err := policy.Select(context.Background(), env.Client, ns, &metav1.LabelSelector{
 			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "layer", Operator: "Near"}},
 		})
 		require.ErrorContains(t, err, "invalid policy selector")
@@ -148,23 +151,22 @@ func TestSelect(t *testing.T) {
 func TestSelectThenEvaluate(t *testing.T) {
 	env.Require(t)
 	ns := env.NewNamespace(t)
-	createPolicy(t, "v1", KindValidatingPolicy, "", ns+"-pass", "JSON",
-		map[string]string{testLabel: ns, "layer": "project"}, specAlwaysPass)
-	createPolicy(t, "v1beta1", KindValidatingPolicy, "", ns+"-require-env", "JSON",
-		map[string]string{testLabel: ns, "layer": "strict"}, specRequireEnv)
-	e, err := NewEvaluator()
-	require.NoError(t, err)
-	planJSON := plan(t, tfUntagged)
+	createPolicy(t, "v1", policy.KindValidatingPolicy, "", ns+"-pass", "JSON",
+		map[string]string{testLabel: ns, "layer": "project"}, policytest.SpecAlwaysPass)
+	createPolicy(t, "v1beta1", policy.KindValidatingPolicy, "", ns+"-require-env", "JSON",
+		map[string]string{testLabel: ns, "layer": "strict"}, policytest.SpecRequireEnv)
+	e := startedEngine(t)
+	planJSON := planOf(2, map[string]string{"owner": "team-a"})
 
 	project := &metav1.LabelSelector{MatchLabels: map[string]string{testLabel: ns, "layer": "project"}}
-	policies, err := Select(context.Background(), env.Client, ns, project)
+	policies, err := policy.Select(context.Background(), env.Client, ns, project)
 	require.NoError(t, err)
 	v := e.Evaluate(context.Background(), policies, planJSON)
 	assert.True(t, v.Passed, v.Message)
 	assert.Equal(t, []string{ns + "-pass"}, v.Policies)
 
 	workspace := &metav1.LabelSelector{MatchLabels: map[string]string{testLabel: ns, "layer": "strict"}}
-	policies, err = Select(context.Background(), env.Client, ns, workspace, project)
+	policies, err = policy.Select(context.Background(), env.Client, ns, workspace, project)
 	require.NoError(t, err)
 	v = e.Evaluate(context.Background(), policies, planJSON)
 	assert.False(t, v.Passed, v.Message)
@@ -201,31 +203,31 @@ func (r *versionReader) List(_ context.Context, list client.ObjectList, _ ...cli
 func TestSelectServedVersions(t *testing.T) {
 	vpol := func(name string) unstructured.Unstructured {
 		u := unstructured.Unstructured{}
-		u.SetAPIVersion(Group + "/v1beta1")
-		u.SetKind(KindValidatingPolicy)
+		u.SetAPIVersion(policy.Group + "/v1beta1")
+		u.SetKind(policy.KindValidatingPolicy)
 		u.SetName(name)
 		require.NoError(t, unstructured.SetNestedField(u.Object, "JSON", "spec", "evaluation", "mode"))
 		return u
 	}
 	listKind := func(version, kind string) schema.GroupVersionKind {
-		return schema.GroupVersionKind{Group: Group, Version: version, Kind: kind + "List"}
+		return schema.GroupVersionKind{Group: policy.Group, Version: version, Kind: kind + "List"}
 	}
 	selector := &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}
 
 	r := &versionReader{served: map[schema.GroupVersionKind][]unstructured.Unstructured{
-		listKind("v1beta1", KindValidatingPolicy): {vpol("old-install")},
+		listKind("v1beta1", policy.KindValidatingPolicy): {vpol("old-install")},
 	}}
-	got, err := Select(context.Background(), r, "team-a", selector)
+	got, err := policy.Select(context.Background(), r, "team-a", selector)
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	assert.Equal(t, "old-install", got[0].Name())
 	assert.Equal(t, []schema.GroupVersionKind{
-		listKind("v1", KindValidatingPolicy),
-		listKind("v1beta1", KindValidatingPolicy),
-		listKind("v1", KindNamespacedValidatingPolicy),
-		listKind("v1beta1", KindNamespacedValidatingPolicy),
+		listKind("v1", policy.KindValidatingPolicy),
+		listKind("v1beta1", policy.KindValidatingPolicy),
+		listKind("v1", policy.KindNamespacedValidatingPolicy),
+		listKind("v1beta1", policy.KindNamespacedValidatingPolicy),
 	}, r.listed)
 
-	_, err = Select(context.Background(), &versionReader{}, "team-a", selector)
+	_, err = policy.Select(context.Background(), &versionReader{}, "team-a", selector)
 	require.ErrorContains(t, err, "ValidatingPolicy.policies.kyverno.io is not served")
 }

@@ -17,43 +17,49 @@ const (
 	ActionAudit = "Audit"
 )
 
-// maxMessageLen bounds each policy message and error kept in a verdict, so
+// MessageLimit bounds each policy message and error kept in a verdict, so
 // a policy cannot blow up Workspace status.
-const maxMessageLen = 512
+const MessageLimit = 512
 
-// maxVerdictMessageLen bounds Verdict.Message; the violations carry the
+// VerdictMessageLimit bounds Verdict.Message; the violations carry the
 // detail.
-const maxVerdictMessageLen = 2048
+const VerdictMessageLimit = 2048
+
+// Errored is the verdict of an evaluation that could not be done, for
+// reason (one line, cut to MessageLimit): apply is blocked.
+func Errored(reason string) Verdict {
+	return Verdict{Errored: true, Message: "Policy evaluation failed, apply blocked: " + Truncate(OneLine(reason), MessageLimit)}
+}
 
 // Verdict is the outcome of evaluating one plan against its policies.
 type Verdict struct {
 	// Passed is true when apply may go on: no Deny violation and no error.
-	Passed bool
+	Passed bool `json:"passed"`
 	// Policies names every policy the plan was evaluated against, sorted
 	// (name, or namespace/name for a NamespacedValidatingPolicy).
-	Policies []string
+	Policies []string `json:"policies"`
 	// Violations are the failed validations, at most one per policy (the
 	// first failing validation, as Kyverno reports it), Deny ones first.
-	Violations []Violation
+	Violations []Violation `json:"violations,omitempty"`
 	// Message says in one line what happened; it names policies and
 	// carries their messages and errors, never the plan itself.
-	Message string
+	Message string `json:"message"`
 	// Errored is true when a policy or the plan could not be evaluated;
 	// Passed is then false (fail closed).
-	Errored bool
+	Errored bool `json:"errored,omitempty"`
 }
 
 // Violation is one failed validation of one policy.
 type Violation struct {
 	// Policy names the policy (name, or namespace/name).
-	Policy string
+	Policy string `json:"policy"`
 	// Validation is the index of the failed entry of spec.validations.
-	Validation int
+	Validation int `json:"validation"`
 	// Message is the validation's message or messageExpression result.
-	Message string
+	Message string `json:"message"`
 	// Action is Deny, Audit or Warn: the strongest of the policy's
 	// validationActions (Deny > Warn > Audit). Only Deny blocks.
-	Action string
+	Action string `json:"action"`
 }
 
 // String renders the violation for messages and events.
@@ -83,16 +89,16 @@ func StatusMessage(v Verdict, limit int) string {
 	var head string
 	switch {
 	case v.Errored:
-		return truncate(oneLine(v.Message), limit)
+		return Truncate(OneLine(v.Message), limit)
 	case len(v.Policies) == 0:
-		return truncate(oneLine(v.Message), limit)
+		return Truncate(OneLine(v.Message), limit)
 	case !v.Passed:
 		head = fmt.Sprintf("Plan denied by %d of %s", countBlocking(v.Violations), count(len(v.Policies), "policy", "policies"))
 	case len(v.Violations) > 0:
 		head = fmt.Sprintf("Plan passed %s with %s", count(len(v.Policies), "policy", "policies"),
 			count(len(v.Violations), "non-blocking violation", "non-blocking violations"))
 	default:
-		return truncate("Plan passed "+count(len(v.Policies), "policy", "policies"), limit)
+		return Truncate("Plan passed "+count(len(v.Policies), "policy", "policies"), limit)
 	}
 	msg := head
 	for i, viol := range v.Violations {
@@ -102,7 +108,7 @@ func StatusMessage(v Verdict, limit int) string {
 		} else {
 			next += "; "
 		}
-		next += oneLine(viol.String())
+		next += OneLine(viol.String())
 		rest := len(v.Violations) - i - 1
 		suffix := ""
 		if rest > 0 {
@@ -110,9 +116,9 @@ func StatusMessage(v Verdict, limit int) string {
 		}
 		if limit > 0 && len(next)+len(suffix) > limit {
 			if i == 0 {
-				return truncate(next, limit)
+				return Truncate(next, limit)
 			}
-			return truncate(msg+fmt.Sprintf("; and %d more", rest+1), limit)
+			return Truncate(msg+fmt.Sprintf("; and %d more", rest+1), limit)
 		}
 		msg = next
 	}
@@ -138,14 +144,14 @@ func count(n int, singular, plural string) string {
 	return fmt.Sprintf("%d %s", n, plural)
 }
 
-// oneLine collapses whitespace runs, newlines included, into single spaces.
-func oneLine(s string) string {
+// OneLine collapses whitespace runs, newlines included, into single spaces.
+func OneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// truncate cuts s to at most limit bytes on a rune boundary, marking the
+// Truncate cuts s to at most limit bytes on a rune boundary, marking the
 // cut with an ellipsis; limit <= 0 means no limit.
-func truncate(s string, limit int) string {
+func Truncate(s string, limit int) string {
 	if limit <= 0 || len(s) <= limit {
 		return s
 	}

@@ -3,6 +3,8 @@ package workspace
 import (
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -52,6 +54,9 @@ type Options struct {
 	// PolicyTimeout bounds one policy evaluation of a plan; zero means
 	// policy.DefaultTimeout.
 	PolicyTimeout time.Duration
+	// PolicyEnginePath is the policy-engine binary, started the first time
+	// a plan has policies to pass; empty means DefaultPolicyEnginePath.
+	PolicyEnginePath string
 	// MaxPlanJSONBytes is the most plan JSON the policy gate unpacks;
 	// zero means DefaultMaxPlanJSONBytes. A bigger plan fails the gate.
 	MaxPlanJSONBytes int64
@@ -120,6 +125,28 @@ func (o Options) maxPlanJSONBytes() int64 {
 	return o.MaxPlanJSONBytes
 }
 
+// PolicyEngineBinary is the name of the policy engine binary.
+const PolicyEngineBinary = "policy-engine"
+
+// DefaultPolicyEnginePath is the policy engine next to the running
+// binary, as the workspace-controller image and `make build` place it; empty
+// if the running binary's path is unknown.
+func DefaultPolicyEnginePath() string {
+	self, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(self), PolicyEngineBinary)
+}
+
+// policyEnginePath is PolicyEnginePath or its default.
+func (o Options) policyEnginePath() string {
+	if o.PolicyEnginePath == "" {
+		return DefaultPolicyEnginePath()
+	}
+	return o.PolicyEnginePath
+}
+
 // scratchSize is ScratchSize or its default.
 func (o Options) scratchSize() resource.Quantity {
 	if o.ScratchSize.IsZero() {
@@ -171,6 +198,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.Func("runner-scratch-size", "Size limit of the runner's scratch volume (default "+DefaultScratchSize.String()+").",
 		sizeFlag(func(q resource.Quantity) { o.ScratchSize = q }))
 	fs.DurationVar(&o.PolicyTimeout, "policy-timeout", 30*time.Second, "Deadline of one policy evaluation of a plan; a plan not evaluated in time is blocked.")
+	fs.StringVar(&o.PolicyEnginePath, "policy-engine-path", DefaultPolicyEnginePath(),
+		"The policy-engine binary, started the first time a plan has policies to pass (default: policy-engine next to this binary).")
 	fs.Func("max-plan-json-size", "Most plan JSON the policy gate unpacks (default 32Mi); a bigger plan is blocked.",
 		sizeFlag(func(q resource.Quantity) { o.MaxPlanJSONBytes = q.Value() }))
 	o.RunnerRequests = DefaultRunnerRequests.DeepCopy()

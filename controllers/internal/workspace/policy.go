@@ -30,6 +30,12 @@ const (
 	PolicyPassedReason = "PolicyPassed"
 )
 
+// PolicyEvaluator evaluates plan JSON against the selected policies, as
+// *policy.EngineClient does in the policy engine process.
+type PolicyEvaluator interface {
+	Evaluate(ctx context.Context, policies []policy.Policy, planJSON []byte) policy.Verdict
+}
+
 // policySelectors are the label selectors of the policies a Workspace's
 // plans must pass: the cluster's (if the operator set one), its own and its
 // Project's.

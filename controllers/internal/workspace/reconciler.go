@@ -17,7 +17,6 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/conditions"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
-	"github.com/magos-dev/magos/controllers/internal/policy"
 	"github.com/magos-dev/magos/controllers/internal/reconciletail"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
@@ -40,7 +39,7 @@ type Reconciler struct {
 	Events    events.EventRecorder
 	Options   Options
 	// Policies evaluates plans against Kyverno ValidatingPolicies.
-	Policies *policy.Evaluator
+	Policies PolicyEvaluator
 	// Runs bounds and orders the runs in progress; nil starts every run
 	// when it is due.
 	Runs *scheduler

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"flag"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -52,12 +53,14 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 	if err := c.Options.Validate(); err != nil {
 		return err
 	}
-	evaluator, err := policy.NewEvaluator()
-	if err != nil {
-		return err
-	}
+	// The policy engine runs in its own process, started on first use, so
+	// a controller whose Workspaces no policy selects never loads it.
+	evaluator := policy.NewEngineClient(c.Options.policyEnginePath())
 	if c.Options.PolicyTimeout > 0 {
 		evaluator.Timeout = c.Options.PolicyTimeout
+	}
+	if err := mgr.Add(stopOnShutdown{evaluator}); err != nil {
+		return err
 	}
 	rec, err := setup.EventRecorder(mgr, "workspace", opts)
 	if err != nil {
@@ -108,3 +111,14 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 	}
 	return b.Complete(r)
 }
+
+// stopOnShutdown stops the policy engine when the manager stops, on every
+// replica (leader or not).
+type stopOnShutdown struct{ engine *policy.EngineClient }
+
+func (s stopOnShutdown) Start(ctx context.Context) error {
+	<-ctx.Done()
+	return s.engine.Close()
+}
+
+func (stopOnShutdown) NeedLeaderElection() bool { return false }

@@ -103,6 +103,7 @@ func (f *fixture) options() workspace.Options {
 		RunTimeout:           5 * time.Minute,
 		JobTTL:               time.Hour,
 		RetryInterval:        f.retry,
+		PolicyEnginePath:     testenv.PolicyEngine.Build(f.t),
 	}
 	if f.tune != nil {
 		f.tune(&o)

@@ -77,11 +77,12 @@ func TestLostStatusPatchRepeatsNoEventAndLosesNoRecord(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, time.Hour)
 			f.stopController()
-			evaluator, err := policy.NewEvaluator()
-			require.NoError(t, err)
+			opts := f.options()
+			engine := policy.NewEngineClient(opts.PolicyEnginePath)
+			t.Cleanup(func() { _ = engine.Close() })
 			c := &testenv.ConflictingClient{Client: env.Client}
 			events := &reasonRecorder{counts: map[string]int{}}
-			r := &workspace.Reconciler{Client: c, APIReader: env.Client, Events: events, Options: f.options(), Policies: evaluator}
+			r := &workspace.Reconciler{Client: c, APIReader: env.Client, Events: events, Options: opts, Policies: engine}
 			reconcile := func() error {
 				_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: f.ns, Name: "lost"}})
 				return err

@@ -1,4 +1,4 @@
-package policy
+package policyengine
 
 import (
 	"cmp"
@@ -18,7 +18,7 @@ import (
 	engineapi "github.com/kyverno/kyverno/pkg/engine/api"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/magos-dev/magos/controllers/internal/metrics"
+	"github.com/magos-dev/magos/controllers/internal/policy"
 )
 
 // libsOnce initialises Kyverno's process-wide CEL library context, which
@@ -39,38 +39,31 @@ type Evaluator struct {
 	cache         compiledCache
 }
 
-// DefaultTimeout is an Evaluator's Timeout unless set otherwise: far more
-// than real policies need on real plans, and short enough that a costly
-// expression or a huge plan cannot hold a reconcile worker for long.
-const DefaultTimeout = 30 * time.Second
-
-// NewEvaluator returns an Evaluator with DefaultTimeout and
+// NewEvaluator returns an Evaluator with policy.DefaultTimeout and
 // DefaultMaxPlanMemory.
 func NewEvaluator() (*Evaluator, error) {
 	libsOnce.Do(func() { libs.GetLibsCtx() })
-	return &Evaluator{compiler: vpolcompiler.NewCompiler(), Timeout: DefaultTimeout, MaxPlanMemory: DefaultMaxPlanMemory}, nil
+	return &Evaluator{compiler: vpolcompiler.NewCompiler(), Timeout: policy.DefaultTimeout, MaxPlanMemory: DefaultMaxPlanMemory}, nil
 }
 
 // Evaluate evaluates planJSON (`tofu show -json` of a plan) against
-// policies and records the magos_policy_* metrics. It never returns an
-// error: anything that prevents a full evaluation gives a Verdict with
-// Errored set and Passed false. If ctx ends or the Timeout passes first,
-// evaluation stops with an errored verdict that says so (a policy still
-// running finishes in the background).
-func (e *Evaluator) Evaluate(ctx context.Context, policies []Policy, planJSON []byte) Verdict {
-	start := time.Now()
-	if e.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, e.Timeout,
-			fmt.Errorf("policy evaluation exceeded its deadline of %s", e.Timeout))
-		defer cancel()
+// policies. It never returns an error: anything that prevents a full
+// evaluation gives a Verdict with Errored set and Passed false. If ctx ends
+// or the Timeout passes first, evaluation stops with an errored verdict
+// that says so (a policy still running finishes in the background).
+func (e *Evaluator) Evaluate(ctx context.Context, policies []policy.Policy, planJSON []byte) policy.Verdict {
+	ctx, cancel := withDeadline(ctx, e.Timeout)
+	defer cancel()
+	return e.evaluate(ctx, policies, planJSON)
+}
+
+// withDeadline bounds ctx by timeout, with a cause that names it; zero
+// means no bound.
+func withDeadline(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if timeout <= 0 {
+		return context.WithCancel(ctx)
 	}
-	v := e.evaluate(ctx, policies, planJSON)
-	metrics.RecordPolicyEvaluation(v.result(), time.Since(start).Seconds())
-	for _, viol := range v.Violations {
-		metrics.RecordPolicyViolation(viol.Policy, viol.Action)
-	}
-	return v
+	return context.WithTimeoutCause(ctx, timeout, fmt.Errorf("policy evaluation exceeded its deadline of %s", timeout))
 }
 
 // policyError is a policy that could not be evaluated.
@@ -81,21 +74,21 @@ type policyError struct {
 
 // outcome is what evaluating one policy gave.
 type outcome struct {
-	violation *Violation
+	violation *policy.Violation
 	skipped   bool
 	err       error
 }
 
-func (e *Evaluator) evaluate(ctx context.Context, policies []Policy, planJSON []byte) Verdict {
+func (e *Evaluator) evaluate(ctx context.Context, policies []policy.Policy, planJSON []byte) policy.Verdict {
 	err := checkPlanSize(planJSON, e.MaxPlanMemory)
 	var plan map[string]any
 	if err == nil {
 		plan, err = parsePlan(planJSON)
 	}
 	if err != nil {
-		return Verdict{Errored: true, Message: "Policy evaluation failed, apply blocked: " + truncate(err.Error(), maxMessageLen)}
+		return policy.Errored(err.Error())
 	}
-	v := Verdict{Policies: []string{}}
+	v := policy.Verdict{Policies: []string{}}
 	for _, p := range policies {
 		v.Policies = append(v.Policies, p.Name())
 	}
@@ -117,14 +110,14 @@ func (e *Evaluator) evaluate(ctx context.Context, policies []Policy, planJSON []
 		o := e.evaluatePolicy(ctx, p, plan)
 		switch {
 		case o.err != nil:
-			errs = append(errs, policyError{policy: p.Name(), err: truncate(oneLine(o.err.Error()), maxMessageLen)})
+			errs = append(errs, policyError{policy: p.Name(), err: policy.Truncate(policy.OneLine(o.err.Error()), policy.MessageLimit)})
 		case o.skipped:
 			skipped++
 		case o.violation != nil:
 			v.Violations = append(v.Violations, *o.violation)
 		}
 	}
-	slices.SortStableFunc(v.Violations, func(a, b Violation) int {
+	slices.SortStableFunc(v.Violations, func(a, b policy.Violation) int {
 		return cmp.Or(-cmp.Compare(rank(a.Action), rank(b.Action)), cmp.Compare(a.Policy, b.Policy))
 	})
 	blocking := 0
@@ -140,16 +133,16 @@ func (e *Evaluator) evaluate(ctx context.Context, policies []Policy, planJSON []
 		for _, pe := range errs {
 			parts = append(parts, fmt.Sprintf("policy %q: %s", pe.policy, pe.err))
 		}
-		v.Message = truncate(fmt.Sprintf("Policy evaluation failed, apply blocked: %s", strings.Join(parts, "; ")), maxVerdictMessageLen)
+		v.Message = policy.Truncate(fmt.Sprintf("Policy evaluation failed, apply blocked: %s", strings.Join(parts, "; ")), policy.VerdictMessageLimit)
 	case blocking > 0:
-		v.Message = StatusMessage(v, maxVerdictMessageLen)
+		v.Message = policy.StatusMessage(v, policy.VerdictMessageLimit)
 	default:
 		v.Passed = true
 		suffix := ""
 		if skipped > 0 {
 			suffix = fmt.Sprintf(" (%d not applicable by matchConditions)", skipped)
 		}
-		v.Message = StatusMessage(v, maxVerdictMessageLen-len(suffix)) + suffix
+		v.Message = policy.StatusMessage(v, policy.VerdictMessageLimit-len(suffix)) + suffix
 	}
 	return v
 }
@@ -157,9 +150,9 @@ func (e *Evaluator) evaluate(ctx context.Context, policies []Policy, planJSON []
 // rank orders actions by strength for sorting violations.
 func rank(action string) int {
 	switch action {
-	case ActionDeny:
+	case policy.ActionDeny:
 		return 2
-	case ActionWarn:
+	case policy.ActionWarn:
 		return 1
 	default:
 		return 0
@@ -184,7 +177,7 @@ func parsePlan(planJSON []byte) (map[string]any, error) {
 
 // evaluatePolicy runs one policy's engine on the plan, giving up when ctx
 // ends.
-func (e *Evaluator) evaluatePolicy(ctx context.Context, p Policy, plan map[string]any) outcome {
+func (e *Evaluator) evaluatePolicy(ctx context.Context, p policy.Policy, plan map[string]any) outcome {
 	if p.Object == nil {
 		return outcome{err: errors.New("policy is nil")}
 	}
@@ -234,10 +227,10 @@ func run(ctx context.Context, c *compiled, name string, plan map[string]any) (o 
 		case engineapi.RuleStatusFail:
 			o.skipped = false
 			if o.violation == nil {
-				o.violation = &Violation{
+				o.violation = &policy.Violation{
 					Policy:     name,
 					Validation: validationIndex(r),
-					Message:    truncate(r.Message(), maxMessageLen),
+					Message:    policy.Truncate(r.Message(), policy.MessageLimit),
 					Action:     c.action,
 				}
 			}

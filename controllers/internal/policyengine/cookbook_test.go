@@ -1,4 +1,4 @@
-package policy
+package policyengine
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/magos-dev/magos/controllers/internal/policy"
+	"github.com/magos-dev/magos/controllers/internal/policy/policytest"
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
@@ -33,7 +35,7 @@ var cookbook = map[string]struct {
 	action string
 	cases  []cookbookCase
 }{
-	"no-destroy-protected.yaml": {ActionDeny, []cookbookCase{
+	"no-destroy-protected.yaml": {policy.ActionDeny, []cookbookCase{
 		{name: "creating protected resources", plan: planOf(tfTagged)},
 		{name: "destroying unprotected resources", plan: destroyPlanOf(tfUnprotected)},
 		{name: "destroying a protected-tagged resource", plan: destroyPlanOf(tfTagged), violated: true,
@@ -43,27 +45,27 @@ var cookbook = map[string]struct {
 		{name: "replacing a protected resource", plan: changePlanOf(tfTrigger("v1"), tfTrigger("v2")), violated: true,
 			message: "terraform_data.db"},
 	}},
-	"required-tags.yaml": {ActionDeny, []cookbookCase{
+	"required-tags.yaml": {policy.ActionDeny, []cookbookCase{
 		{name: "all resources tagged", plan: planOf(tfTagged)},
 		{name: "destroying untagged resources", plan: destroyPlanOf(tfUntagged)},
 		{name: "a missing tag and a resource without input", plan: planOf(tfUntagged), violated: true,
 			message: "resources must carry the tags owner, env; missing on: terraform_data.bare, terraform_data.web"},
 		{name: "null tags", plan: planOf(tfNullTags), violated: true, message: "terraform_data.web"},
 	}},
-	"forbidden-resource-types.yaml": {ActionDeny, []cookbookCase{
+	"forbidden-resource-types.yaml": {policy.ActionDeny, []cookbookCase{
 		{name: "outputs and locals only", plan: planOf(tfOutputsOnly)},
 		{name: "destroying a forbidden resource", plan: destroyPlanOf(tfUnprotected)},
 		{name: "creating terraform_data", plan: planOf(tfTagged), violated: true,
 			message: "resource types not allowed here: terraform_data.db, terraform_data.web"},
 	}},
-	"max-changes-per-run.yaml": {ActionDeny, []cookbookCase{
+	"max-changes-per-run.yaml": {policy.ActionDeny, []cookbookCase{
 		{name: "ten changes", plan: planOf(tfCount(10))},
 		{name: "no change", plan: planOf(tfOutputsOnly)},
 		{name: "eleven changes", plan: planOf(tfCount(11)), violated: true,
 			message: "the plan changes 11 resources; at most 10 are allowed per run"},
 		{name: "eleven destroys", plan: destroyPlanOf(tfCount(11)), violated: true, message: "11 resources"},
 	}},
-	"no-public-endpoints.yaml": {ActionDeny, []cookbookCase{
+	"no-public-endpoints.yaml": {policy.ActionDeny, []cookbookCase{
 		{name: "private resources", plan: planOf(tfTagged)},
 		{name: "resources without input", plan: planOf(tfUntagged)},
 		{name: "public = true", plan: planOf(tfPublic), violated: true,
@@ -71,7 +73,7 @@ var cookbook = map[string]struct {
 		{name: "ingress from 0.0.0.0/0", plan: planOf(tfOpenIngress), violated: true, message: "terraform_data.sg"},
 		{name: "cidr_blocks with ::/0", plan: planOf(tfOpenCIDRBlocks), violated: true, message: "terraform_data.sg"},
 	}},
-	"audit-replacements.yaml": {ActionAudit, []cookbookCase{
+	"audit-replacements.yaml": {policy.ActionAudit, []cookbookCase{
 		{name: "creating resources", plan: planOf(tfTagged)},
 		{name: "destroying resources", plan: destroyPlanOf(tfTagged)},
 		{name: "replacing a resource", plan: changePlanOf(tfTrigger("v1"), tfTrigger("v2")), violated: true,
@@ -101,7 +103,7 @@ func TestCookbook(t *testing.T) {
 		require.Truef(t, ok, "cookbook policy %s has no test cases: add them to the cookbook table", base)
 		data, err := os.ReadFile(file)
 		require.NoError(t, err)
-		policies := decodePolicies(t, data)
+		policies := policytest.DecodePolicies(t, data)
 		require.Len(t, policies, 1, base)
 		pol := policies[0]
 		require.True(t, pol.JSONMode(), "%s must use spec.evaluation.mode: JSON", base)
@@ -111,7 +113,7 @@ func TestCookbook(t *testing.T) {
 		t.Run(strings.TrimSuffix(base, ".yaml"), func(t *testing.T) {
 			for _, c := range entry.cases {
 				t.Run(c.name, func(t *testing.T) {
-					v := e.Evaluate(context.Background(), []Policy{pol}, c.plan(t))
+					v := e.Evaluate(context.Background(), []policy.Policy{pol}, c.plan(t))
 					require.False(t, v.Errored, v.Message)
 					assert.Equal(t, []string{pol.Name()}, v.Policies)
 					if !c.violated {
@@ -124,7 +126,7 @@ func TestCookbook(t *testing.T) {
 					assert.Equal(t, entry.action, viol.Action)
 					assert.Equal(t, pol.Name(), viol.Policy)
 					assert.Contains(t, viol.Message, c.message)
-					assert.Equal(t, entry.action != ActionDeny, v.Passed, v.Message)
+					assert.Equal(t, entry.action != policy.ActionDeny, v.Passed, v.Message)
 				})
 			}
 		})

@@ -1,4 +1,4 @@
-package policy
+package policyengine
 
 import (
 	"context"
@@ -8,17 +8,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-// specQuadratic compares every resource change with every other one: cheap
-// to write, slow on a big plan.
-const specQuadratic = `
-validations:
-- expression: >-
-    object.resource_changes.all(a,
-      object.resource_changes.all(b, a.address != b.address || a.change == b.change))
-  message: unique addresses
-`
+	"github.com/magos-dev/magos/controllers/internal/policy"
+	"github.com/magos-dev/magos/controllers/internal/policy/policytest"
+)
 
 // TestEvaluateHasADeadline pins that a policy which takes too long blocks
 // the plan with a verdict that names the deadline, and that Evaluate
@@ -26,10 +19,10 @@ validations:
 func TestEvaluateHasADeadline(t *testing.T) {
 	e, err := NewEvaluator()
 	require.NoError(t, err)
-	require.Equal(t, DefaultTimeout, e.Timeout, "an Evaluator has a deadline unless told otherwise")
+	require.Equal(t, policy.DefaultTimeout, e.Timeout, "an Evaluator has a deadline unless told otherwise")
 	e.Timeout = 200 * time.Millisecond
 	p := syntheticPlan(3000)
-	policies := policiesOf(jsonPolicySpec{"quadratic", specQuadratic})(t)
+	policies := policiesOf(jsonPolicySpec{"quadratic", policytest.SpecQuadratic})(t)
 
 	start := time.Now()
 	v := e.Evaluate(context.Background(), policies, p)
@@ -52,7 +45,7 @@ func TestEvaluateRefusesAPlanThatDecodesTooBig(t *testing.T) {
 	bomb := []byte(`{"format_version":"1.2","resource_changes":[` + strings.Repeat(`{"a":0},`, 1<<20) + `{"a":0}]}`)
 	require.Less(t, len(bomb), 9<<20, "the text is well under the limit")
 
-	v := e.Evaluate(context.Background(), policiesOf(jsonPolicySpec{"fine", specAlwaysPass})(t), bomb)
+	v := e.Evaluate(context.Background(), policiesOf(jsonPolicySpec{"fine", policytest.SpecAlwaysPass})(t), bomb)
 	assert.False(t, v.Passed)
 	assert.True(t, v.Errored)
 	assert.Contains(t, v.Message, "more than the limit of 16 MiB")

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/magos-dev/magos/controllers/internal/policy"
+	"github.com/magos-dev/magos/controllers/internal/policyengine"
 )
 
 func init() { evaluate = evaluateWithEngine }
@@ -18,7 +19,7 @@ func init() { evaluate = evaluateWithEngine }
 // evaluateWithEngine creates the Evaluator, loads the policies and
 // evaluates the plan once, as the workspace-controller does.
 func evaluateWithEngine(plan []byte, policyFiles []string) (string, error) {
-	e, err := policy.NewEvaluator()
+	e, err := policyengine.NewEvaluator()
 	if err != nil {
 		return "", err
 	}

@@ -1,4 +1,4 @@
-package policy
+package policyengine
 
 import (
 	"crypto/sha256"
@@ -11,6 +11,8 @@ import (
 	vpolcompiler "github.com/kyverno/kyverno/pkg/cel/policies/vpol/compiler"
 	vpolengine "github.com/kyverno/kyverno/pkg/cel/policies/vpol/engine"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+
+	"github.com/magos-dev/magos/controllers/internal/policy"
 )
 
 // maxCached bounds the compiled-policy cache; past it the cache starts
@@ -36,7 +38,7 @@ type compiledCache struct {
 // get returns the compiled form of p, compiling it on first use or when
 // its spec changed. Compile errors are cached too: the same spec fails the
 // same way.
-func (c *compiledCache) get(compiler vpolcompiler.Compiler, p Policy) *compiled {
+func (c *compiledCache) get(compiler vpolcompiler.Compiler, p policy.Policy) *compiled {
 	key := p.Kind() + "/" + p.Name()
 	spec, err := json.Marshal(p.Object.GetValidatingPolicySpec())
 	if err != nil {
@@ -66,7 +68,7 @@ func (c *compiledCache) get(compiler vpolcompiler.Compiler, p Policy) *compiled 
 // policy fails only itself. The gate is fail closed, so the policy is
 // compiled with failurePolicy Fail whatever it says: with Ignore, Kyverno
 // would skip a policy whose matchConditions error.
-func compile(compiler vpolcompiler.Compiler, p Policy) (out *compiled) {
+func compile(compiler vpolcompiler.Compiler, p policy.Policy) (out *compiled) {
 	defer func() {
 		if r := recover(); r != nil {
 			out = &compiled{err: fmt.Errorf("compiling panicked: %v", r)}
@@ -102,13 +104,13 @@ func strongestAction(actions []admissionregistrationv1.ValidationAction) string 
 	}
 	switch {
 	case has[admissionregistrationv1.Deny]:
-		return ActionDeny
+		return policy.ActionDeny
 	case has[admissionregistrationv1.Warn]:
-		return ActionWarn
+		return policy.ActionWarn
 	case has[admissionregistrationv1.Audit]:
-		return ActionAudit
+		return policy.ActionAudit
 	default:
 		// An action Kyverno does not know: fail closed.
-		return ActionDeny
+		return policy.ActionDeny
 	}
 }

@@ -1,4 +1,4 @@
-package policy
+package policyengine
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/magos-dev/magos/controllers/internal/policy/policytest"
 )
 
 // TestEvaluateConcurrently: one Evaluator serves many reconcilers at once
@@ -16,11 +18,11 @@ func TestEvaluateConcurrently(t *testing.T) {
 	require.NoError(t, err)
 	tagged, untagged := plan(t, tfTagged), plan(t, tfUntagged)
 	policies := policiesOf(
-		jsonPolicySpec{"require-env", specRequireEnv},
-		jsonPolicySpec{"require-env-expr", specRequireEnvExpr},
-		jsonPolicySpec{"prod-only", specProdOnly},
+		jsonPolicySpec{"require-env", policytest.SpecRequireEnv},
+		jsonPolicySpec{"require-env-expr", policytest.SpecRequireEnvExpr},
+		jsonPolicySpec{"prod-only", policytest.SpecProdOnly},
 	)(t)
-	broken := policiesOf(jsonPolicySpec{"broken", specBadCEL})(t)
+	broken := policiesOf(jsonPolicySpec{"broken", policytest.SpecBadCEL})(t)
 
 	var wg sync.WaitGroup
 	for i := range 16 {

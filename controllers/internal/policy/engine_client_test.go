@@ -1,0 +1,229 @@
+package policy_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/magos-dev/magos/controllers/internal/policy"
+	"github.com/magos-dev/magos/controllers/internal/policy/policytest"
+	"github.com/magos-dev/magos/tools/harness/testenv"
+)
+
+// startedEngine is a client of the real policy-engine binary, closed when
+// the test ends.
+func startedEngine(t *testing.T) *policy.EngineClient {
+	t.Helper()
+	c := policy.NewEngineClient(testenv.PolicyEngine.Build(t))
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	return c
+}
+
+// planOf is the plan JSON of n created terraform_data resources whose
+// input carries tags.
+func planOf(n int, tags map[string]string) []byte {
+	changes := make([]map[string]any, 0, n)
+	for i := range n {
+		changes = append(changes, map[string]any{
+			"address": fmt.Sprintf("terraform_data.r%d", i), "type": "terraform_data", "name": fmt.Sprintf("r%d", i),
+			"change": map[string]any{"actions": []string{"create"}, "before": nil, "after": map[string]any{"input": map[string]any{"tags": tags}}},
+		})
+	}
+	data, err := json.Marshal(map[string]any{"format_version": "1.2", "resource_changes": changes})
+	if err != nil {
+		panic(err)
+	}
+	return data
+}
+
+// engines are the policy-engine processes this test process started that
+// still exist (a zombie included).
+func engines(t *testing.T) []int {
+	t.Helper()
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", os.Getpid()))
+	require.NoError(t, err)
+	if len(tasks) == 0 {
+		t.Skip("needs /proc/<pid>/task/<tid>/children")
+	}
+	var out []int
+	for _, f := range tasks {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, field := range strings.Fields(string(data)) {
+			pid, err := strconv.Atoi(field)
+			require.NoError(t, err)
+			if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil && strings.TrimSpace(string(comm)) == "policy-engine" {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+// cpuTicks is the CPU time process pid has used, in clock ticks.
+func cpuTicks(t *testing.T, pid int) int {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	require.NoError(t, err)
+	// Fields after the command (which may hold spaces): state is the 1st,
+	// utime the 12th and stime the 13th.
+	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	utime, err := strconv.Atoi(fields[11])
+	require.NoError(t, err)
+	stime, err := strconv.Atoi(fields[12])
+	require.NoError(t, err)
+	return utime + stime
+}
+
+// TestEngineClientStartsOnFirstPolicy: no engine runs until a plan has a
+// policy to pass; then one engine serves every evaluation.
+func TestEngineClientStartsOnFirstPolicy(t *testing.T) {
+	c := startedEngine(t)
+	before := engines(t)
+	v := c.Evaluate(context.Background(), nil, planOf(1, nil))
+	assert.True(t, v.Passed, v.Message)
+	assert.Equal(t, before, engines(t), "no policy, no engine")
+
+	pass := []policy.Policy{policytest.JSONPolicy(t, "pass", policytest.SpecAlwaysPass)}
+	for range 3 {
+		v = c.Evaluate(context.Background(), pass, planOf(2, nil))
+		require.True(t, v.Passed, v.Message)
+	}
+	assert.Len(t, engines(t), len(before)+1, "one engine serves every evaluation")
+	require.NoError(t, c.Close())
+	assert.Equal(t, before, engines(t), "Close stops the engine and reaps it")
+	assert.True(t, c.Evaluate(context.Background(), pass, planOf(2, nil)).Errored, "a closed client evaluates nothing")
+}
+
+// TestEngineClientVerdicts: the engine's verdicts reach the caller as the
+// engine gave them.
+func TestEngineClientVerdicts(t *testing.T) {
+	c := startedEngine(t)
+	requireEnv := []policy.Policy{policytest.JSONPolicy(t, "require-env", policytest.SpecRequireEnv)}
+
+	v := c.Evaluate(context.Background(), requireEnv, planOf(2, map[string]string{"env": "dev"}))
+	assert.True(t, v.Passed, v.Message)
+	assert.Equal(t, []string{"require-env"}, v.Policies)
+
+	v = c.Evaluate(context.Background(), requireEnv, planOf(2, map[string]string{"owner": "team-a"}))
+	assert.False(t, v.Passed, v.Message)
+	assert.False(t, v.Errored, v.Message)
+	require.Len(t, v.Violations, 1)
+	assert.Equal(t, policy.Violation{Policy: "require-env", Validation: 1, Message: "every resource needs an env tag", Action: policy.ActionDeny}, v.Violations[0])
+
+	v = c.Evaluate(context.Background(), requireEnv, []byte("not json"))
+	assert.True(t, v.Errored, v.Message)
+	assert.Contains(t, v.Message, "plan JSON cannot be parsed")
+
+	v = c.Evaluate(context.Background(), []policy.Policy{policytest.JSONPolicy(t, "broken", policytest.SpecBadCEL)}, planOf(1, nil))
+	assert.True(t, v.Errored, v.Message)
+	assert.Contains(t, v.Message, `policy "broken": does not compile`)
+}
+
+// TestEngineClientConcurrently: many reconcilers share one client, each
+// getting the verdict it would get alone.
+func TestEngineClientConcurrently(t *testing.T) {
+	c := startedEngine(t)
+	requireEnv := []policy.Policy{policytest.JSONPolicy(t, "require-env", policytest.SpecRequireEnv)}
+	tagged, untagged := planOf(3, map[string]string{"env": "dev"}), planOf(3, nil)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for range 5 {
+				if i%2 == 0 {
+					v := c.Evaluate(context.Background(), requireEnv, tagged)
+					assert.True(t, v.Passed, v.Message)
+				} else {
+					v := c.Evaluate(context.Background(), requireEnv, untagged)
+					assert.False(t, v.Passed, v.Message)
+					assert.Len(t, v.Violations, 1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestEngineClientEngineKilled: an engine killed in the middle of an
+// evaluation blocks that plan with an error, never a pass; it is reaped,
+// and the next evaluation starts a new engine.
+func TestEngineClientEngineKilled(t *testing.T) {
+	c := startedEngine(t)
+	pass := []policy.Policy{policytest.JSONPolicy(t, "pass", policytest.SpecAlwaysPass)}
+	before := engines(t)
+	require.True(t, c.Evaluate(context.Background(), pass, planOf(1, nil)).Passed)
+	started := engines(t)
+	require.Len(t, started, len(before)+1)
+	pid := newest(before, started)
+
+	slow := []policy.Policy{policytest.JSONPolicy(t, "quadratic", policytest.SpecQuadratic)}
+	idle := cpuTicks(t, pid)
+	verdict := make(chan policy.Verdict, 1)
+	go func() {
+		verdict <- c.Evaluate(context.Background(), slow, planOf(3000, map[string]string{"env": "dev"}))
+	}()
+	require.Eventually(t, func() bool { return cpuTicks(t, pid) > idle+20 }, 30*time.Second, 10*time.Millisecond,
+		"the engine never started evaluating")
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+
+	v := <-verdict
+	assert.False(t, v.Passed, v.Message)
+	assert.True(t, v.Errored, v.Message)
+	assert.Contains(t, v.Message, "signal: killed")
+	assert.Equal(t, before, engines(t), "the killed engine is reaped")
+
+	require.True(t, c.Evaluate(context.Background(), pass, planOf(1, nil)).Passed, "the next evaluation starts a new engine")
+	again := engines(t)
+	require.Len(t, again, len(before)+1)
+	assert.NotEqual(t, pid, newest(before, again))
+}
+
+// TestEngineClientEngineHangs: an engine that does not answer by the
+// deadline and its grace is killed and reaped, and the plan is blocked.
+func TestEngineClientEngineHangs(t *testing.T) {
+	c := startedEngine(t)
+	c.Timeout = 100 * time.Millisecond
+	pass := []policy.Policy{policytest.JSONPolicy(t, "pass", policytest.SpecAlwaysPass)}
+	before := engines(t)
+	require.True(t, c.Evaluate(context.Background(), pass, planOf(1, nil)).Passed)
+	pid := newest(before, engines(t))
+	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
+
+	v := c.Evaluate(context.Background(), pass, planOf(1, nil))
+	assert.True(t, v.Errored, v.Message)
+	assert.Contains(t, v.Message, "did not answer within")
+	assert.Equal(t, before, engines(t), "the stopped engine is killed and reaped")
+	assert.True(t, c.Evaluate(context.Background(), pass, planOf(1, nil)).Passed, "a new engine serves the next evaluation")
+}
+
+// TestEngineClientMissingBinary: an engine that cannot start blocks the
+// plan with an error that names it.
+func TestEngineClientMissingBinary(t *testing.T) {
+	c := policy.NewEngineClient(filepath.Join(t.TempDir(), "policy-engine"))
+	v := c.Evaluate(context.Background(), []policy.Policy{policytest.JSONPolicy(t, "pass", policytest.SpecAlwaysPass)}, planOf(1, nil))
+	assert.True(t, v.Errored, v.Message)
+	assert.Contains(t, v.Message, "starting the policy engine")
+	require.NoError(t, c.Close())
+}
+
+// newest is the one pid of after that is not in before.
+func newest(before, after []int) int {
+	for _, pid := range after {
+		if !slices.Contains(before, pid) {
+			return pid
+		}
+	}
+	return 0
+}

@@ -1,0 +1,25 @@
+// Package policyengine evaluates plan JSON (`tofu show -json`) against
+// Kyverno ValidatingPolicies with Kyverno's own CEL engine, used as a
+// library. It is the heavy half of the policy gate: only the policy-engine
+// binary, which the workspace-controller starts as a process
+// (policy.EngineClient), and kubectl-magos's `policy test` link it. The
+// workspace-controller itself links only package policy.
+//
+// # Evaluation
+//
+// An [Evaluator] compiles each policy once (cached by name and spec) and
+// evaluates the plan JSON, bound to the CEL variable `object`, exactly as
+// Kyverno does in JSON mode: matchConditions, variables, validations with
+// message or messageExpression, the first failing validation reported.
+// validationActions decide the effect of a failure: Deny blocks apply;
+// Audit and Warn are recorded as violations but do not block.
+//
+// The gate fails closed: a policy that does not compile or errors while
+// evaluating, a matchCondition that errors (spec.failurePolicy: Ignore is
+// not honoured), a plan JSON that cannot be parsed, or a cancelled context
+// all give a verdict with Passed=false and Errored=true. Selecting no
+// policy passes. PolicyExceptions are not applied.
+//
+// [Serve] answers the policy engine protocol
+// (controllers/internal/policy/engine_protocol.go) with one Evaluator.
+package policyengine

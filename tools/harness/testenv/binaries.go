@@ -1,0 +1,53 @@
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// Binary is a program of the repository that tests build once per test
+// binary (go build's cache makes a rebuild of unchanged code fast).
+type Binary struct {
+	// Dir is the module directory, relative to the repository root, and
+	// Pkg the package in it (go build Pkg, run in Dir); Name is the file.
+	Dir, Pkg, Name string
+
+	once sync.Once
+	path string
+	err  error
+}
+
+// PolicyEngine is the workspace-controller's policy engine
+// (controllers/policy-engine), which it starts as a process.
+var PolicyEngine = &Binary{Dir: "controllers", Pkg: "./policy-engine", Name: "policy-engine"}
+
+// Build compiles the program the first time and returns its path.
+func (b *Binary) Build(tb testing.TB) string {
+	tb.Helper()
+	b.once.Do(func() {
+		root, err := RepoRoot()
+		if err != nil {
+			b.err = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "magos-"+b.Name+"-")
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.path = filepath.Join(dir, b.Name)
+		cmd := exec.Command("go", "build", "-o", b.path, b.Pkg)
+		cmd.Dir = filepath.Join(root, b.Dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build %s: %v: %s", b.Name, err, out)
+		}
+	})
+	if b.err != nil {
+		tb.Fatal(b.err)
+	}
+	return b.path
+}
