@@ -128,7 +128,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint on every workspace module.
 
 .PHONY: build
 build: ## Build the controller, runner and kubectl-magos binaries into bin/, and check every module builds alone.
-	cd controllers && go build -o $(BIN)/ $(addprefix ./,$(CONTROLLERS)) ./kubectl-magos
+	cd controllers && go build -o $(BIN)/ $(addprefix ./,$(CONTROLLERS)) ./policy-engine ./kubectl-magos
 	cd runner && go build -o $(BIN)/runner .
 	@for m in $(WORK_MODULES) tools; do echo "build (GOWORK=off): $$m"; (cd $$m && GOWORK=off go build -o /dev/null ./...); done
 
@@ -284,7 +284,12 @@ $(MAGOS_IMAGE): $(MAGOS_IMAGE_SOURCES)
 
 $(IMAGES)/%-controller.tar: $(IMAGE_BINS)/%-controller $(MAGOS_IMAGE) $(IMAGES)/.revision
 	$(MAGOS_IMAGE) build -ref $(IMAGE_REPOSITORY)/$*-controller:$(VERSION) -out $@ $(IMAGE_FLAGS) -version $(VERSION) \
-		-file $<=/usr/local/bin/$*-controller -entrypoint /usr/local/bin/$*-controller
+		-file $<=/usr/local/bin/$*-controller $(CONTROLLER_IMAGE_FILES_$*) -entrypoint /usr/local/bin/$*-controller
+
+# The workspace-controller starts the policy engine, next to its own binary,
+# the first time a plan has policies to pass.
+CONTROLLER_IMAGE_FILES_workspace = -file $(IMAGE_BINS)/policy-engine=/usr/local/bin/policy-engine
+$(IMAGES)/workspace-controller.tar: $(IMAGE_BINS)/policy-engine
 
 # The runner image: the runner, and git and ssh (with their libraries) for
 # git:: module sources, with a git-submodule of ours (the image has no shell).
@@ -310,6 +315,9 @@ $(IMAGES)/magos-pause.tar: $(IMAGE_BINS)/pause $(MAGOS_IMAGE) $(IMAGES)/.revisio
 $(IMAGE_BINS)/%-controller: $(CONTROLLER_SOURCES)
 	cd controllers && $(STATIC_GO_BUILD) -ldflags "-s -w -X github.com/magos-dev/magos/controllers/internal/setup.Version=$(VERSION)" -o $@.tmp ./$* && mv $@.tmp $@
 
+$(IMAGE_BINS)/policy-engine: $(CONTROLLER_SOURCES)
+	cd controllers && $(STATIC_GO_BUILD) -ldflags "-s -w" -o $@.tmp ./policy-engine && mv $@.tmp $@
+
 $(IMAGE_BINS)/runner: $(RUNNER_SOURCES)
 	cd runner && $(STATIC_GO_BUILD) -ldflags "-s -w -X main.version=$(VERSION)" -o $@.tmp . && mv $@.tmp $@
 
@@ -321,7 +329,7 @@ $(IMAGE_BINS)/pause $(IMAGE_BINS)/engine-install $(IMAGE_BINS)/git-submodule: $(
 .PHONY: demo
 demo: ## Start a local control plane with the four controllers and apply deploy/examples.
 	@$(MAKE) --no-print-directory -j$(TOOL_JOBS) $(DEMO_TOOLS)
-	go build -o $(BIN)/ $(addprefix ./controllers/,$(CONTROLLERS)) ./controllers/kubectl-magos ./runner ./tools/harness/cmd/localcp ./tools/harness/cmd/executor ./tools/harness/cmd/localsource
+	go build -o $(BIN)/ $(addprefix ./controllers/,$(CONTROLLERS)) ./controllers/policy-engine ./controllers/kubectl-magos ./runner ./tools/harness/cmd/localcp ./tools/harness/cmd/executor ./tools/harness/cmd/localsource
 	bash tools/hack/demo.sh
 
 .PHONY: demo-stop
@@ -330,5 +338,5 @@ demo-stop: ## Stop what `make demo` started.
 
 .PHONY: clean
 clean: ## Remove built binaries (keeps the cached control plane and engines).
-	rm -f $(BIN)/runner $(BIN)/kubectl-magos $(addprefix $(BIN)/,$(CONTROLLERS))
+	rm -f $(BIN)/runner $(BIN)/kubectl-magos $(BIN)/policy-engine $(addprefix $(BIN)/,$(CONTROLLERS))
 	rm -rf $(IMAGES)

@@ -51,12 +51,20 @@ func expectedImages(t *testing.T) []builtImage {
 	for _, c := range []string{"workspace", "project", "rollout", "variableset"} {
 		var meta chartMeta
 		readYAML(t, filepath.Join("charts/magos/charts", c+"-controller", "Chart.yaml"), &meta)
-		images = append(images, builtImage{
+		img := builtImage{
 			file:       meta.Name + ".tar",
 			ref:        repo + "/" + meta.Name + ":" + meta.AppVersion,
 			entrypoint: []string{"/usr/local/bin/" + meta.Name},
 			version:    meta.AppVersion,
-		})
+		}
+		if c == "workspace" {
+			// The policy engine the workspace-controller starts, where it
+			// looks by default: next to its own binary.
+			img.check = func(t *testing.T, dir string) {
+				ocitest.CheckStatic(t, filepath.Join(dir, "usr/local/bin/policy-engine"))
+			}
+		}
+		images = append(images, img)
 	}
 	var ws struct {
 		Runner struct {
