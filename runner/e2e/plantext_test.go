@@ -2,6 +2,10 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,6 +38,20 @@ resource "terraform_data" "db" {
   input = { password = var.db_password, size = 3 }
 }
 `
+
+// showPlan is the engine's `show -no-color` of a binary plan.
+func showPlan(t *testing.T, plan []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "plan.bin"), plan, 0o600))
+	cmd := exec.Command(filepath.Join(versionsDir(t), "opentofu", "1.10.6", "tofu"), "show", "-no-color", "plan.bin")
+	cmd.Dir = dir
+	cmd.Env = []string{"HOME=" + dir, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1", "TF_CLI_CONFIG_FILE=" + filepath.Join(dir, "none.tfrc")}
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), stderr.String())
+	return stdout.String()
+}
 
 // TestRunnerStoresTheReadablePlan: a plan, a destroy plan included, is
 // stored with its readable text, which names the resources, has no colour
@@ -90,6 +108,9 @@ func TestRunnerStoresTheReadablePlan(t *testing.T) {
 	full, err := planstore.Load(ctx, secrets, ws)
 	require.NoError(t, err)
 	assert.Equal(t, p.Text, full.Text)
+	shown := strings.TrimLeft(showPlan(t, full.Binary), "\n")
+	assert.Equal(t, strings.ReplaceAll(shown, sentinel, "(sensitive value)"), text,
+		"the text is what the engine shows of the stored plan (without its leading blank line), masked")
 
 	vars[magosv1.EnvPlanID] = "plan-2"
 	vars[magosv1.EnvPlanMode] = string(magosv1.PlanModeDestroy)

@@ -96,6 +96,9 @@ type PlanOptions struct {
 	Targets []string
 	// Replace are resource instances the plan replaces (-replace).
 	Replace []string
+	// Printed, if set, also receives what the engine prints on stdout
+	// while it plans (unmasked: the caller masks what it keeps).
+	Printed io.Writer
 }
 
 // Plan plans into the file out and reports whether the plan has changes
@@ -107,6 +110,10 @@ func (e *Engine) Plan(ctx context.Context, out string, o PlanOptions) (bool, err
 	}
 	for _, a := range o.Replace {
 		opts = append(opts, tfexec.Replace(a))
+	}
+	if o.Printed != nil {
+		e.tf.SetStdout(io.MultiWriter(e.stdout, o.Printed))
+		defer e.tf.SetStdout(e.stdout)
 	}
 	return e.tf.Plan(ctx, opts...)
 }

@@ -37,8 +37,9 @@ func (r *runner) plan(ctx context.Context, eng *engine.Engine) error {
 	}
 	r.log.Info("Planning", "planID", r.cfg.PlanID, "mode", r.cfg.PlanMode, "targets", r.cfg.PlanTargets, "replace", r.cfg.PlanReplace)
 	var hasChanges bool
+	printed := &printedOutput{}
 	err = timed(&r.result.Steps.Engine, func() (err error) {
-		hasChanges, err = eng.Plan(ctx, planFile, engine.PlanOptions{Destroy: r.cfg.Destroying(), Targets: r.cfg.PlanTargets, Replace: r.cfg.PlanReplace})
+		hasChanges, err = eng.Plan(ctx, planFile, engine.PlanOptions{Destroy: r.cfg.Destroying(), Targets: r.cfg.PlanTargets, Replace: r.cfg.PlanReplace, Printed: printed})
 		return err
 	})
 	if err != nil {
@@ -56,7 +57,7 @@ func (r *runner) plan(ctx context.Context, eng *engine.Engine) error {
 	if err != nil {
 		return report.Failed(magosv1.ReasonPlanFailed, err)
 	}
-	planText := r.planText(ctx, eng, planFile)
+	planText := r.planText(ctx, eng, planFile, printed)
 	meta, err := planstore.Store(ctx, r.kube.CoreV1().Secrets(r.cfg.Namespace), planstore.Input{
 		Workspace: r.cfg.Workspace,
 		Owner:     r.owner(),

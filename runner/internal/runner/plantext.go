@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -12,16 +13,74 @@ import (
 )
 
 // planText renders the saved plan for people, as stored in plan.txt: the
-// engine's `show -no-color`, masked, without control characters and cut to
-// planstore.MaxTextBytes. The plan does not depend on it: when the engine
-// cannot render it, the plan is stored without a text.
-func (r *runner) planText(ctx context.Context, eng *engine.Engine, planFile string) []byte {
-	text, err := eng.PlanText(ctx, planFile)
-	if err != nil {
-		r.log.Warn("Rendering the plan as text failed; storing the plan without it", "error", engine.Summary(err))
-		return nil
+// rendering the engine printed while it planned (printed, without the
+// refresh and read progress before it), else the engine's `show -no-color`
+// of the plan file; masked, without control characters and cut to
+// planstore.MaxTextBytes. Taking what plan printed saves starting the
+// engine once more to load the plan again. The plan does not depend on the
+// text: when the engine cannot render it, the plan is stored without one.
+func (r *runner) planText(ctx context.Context, eng *engine.Engine, planFile string, printed *printedOutput) []byte {
+	text, ok := printed.rendering()
+	if !ok {
+		var err error
+		if text, err = eng.PlanText(ctx, planFile); err != nil {
+			r.log.Warn("Rendering the plan as text failed; storing the plan without it", "error", engine.Summary(err))
+			return nil
+		}
 	}
 	return readableText(text, r.mask, planstore.MaxTextBytes)
+}
+
+// printedOutput keeps the first printedLimit bytes the engine prints while
+// it plans; it never fails a write, so the engine's output is not cut
+// short. printedLimit is twice what plan.txt stores: the text is masked
+// before it is cut to planstore.MaxTextBytes, so a secret across the end of
+// what is kept is cut away whole.
+type printedOutput struct {
+	buf  strings.Builder
+	full bool
+}
+
+const printedLimit = 2 * planstore.MaxTextBytes
+
+func (p *printedOutput) Write(b []byte) (int, error) {
+	kept := b
+	if room := printedLimit - p.buf.Len(); room < len(b) {
+		p.full = true
+		kept = b[:max(room, 0)]
+	}
+	p.buf.Write(kept)
+	return len(b), nil
+}
+
+// progressLine matches the lines an engine prints as it refreshes and
+// reads before it renders the plan.
+var progressLine = regexp.MustCompile(`^\S+: (Refreshing state\.\.\.|Reading\.\.\.|Read complete after |Still reading\.\.\.|Still refreshing\.\.\.)`)
+
+// planSummaryLine matches the line that ends every rendered plan: its
+// counts, or that it has no changes.
+var planSummaryLine = regexp.MustCompile(`(?m)^(Plan: \d+ to (add|import)|No changes\.|Changes to Outputs:)`)
+
+// rendering is the plan as the engine printed it, from the first line
+// after the progress lines on. ok is false when that is not a whole
+// rendered plan (nothing kept, no summary line, or more printed than
+// kept): then the caller asks the engine to show the plan instead.
+func (p *printedOutput) rendering() (string, bool) {
+	if p == nil || p.full {
+		return "", false
+	}
+	rest := p.buf.String()
+	for rest != "" {
+		line, after, _ := strings.Cut(rest, "\n")
+		if strings.TrimSpace(line) != "" && !progressLine.MatchString(line) {
+			break
+		}
+		rest = after
+	}
+	if !planSummaryLine.MatchString(rest) {
+		return "", false
+	}
+	return rest, true
 }
 
 // readableText masks text, replaces its control characters other than

@@ -58,3 +58,73 @@ func TestReadableTextIsCutAtALineWithAMarker(t *testing.T) {
 	}
 	assert.Greater(t, len(lines), 10)
 }
+
+func TestPrintedRendering(t *testing.T) {
+	const rendered = `OpenTofu used the selected providers to generate the following execution
+plan. Resource actions are indicated with the following symbols:
+  ~ update in-place
+
+OpenTofu will perform the following actions:
+
+  # terraform_data.r[0] will be updated in-place
+  ~ resource "terraform_data" "r" {
+      ~ input  = "generation-2-0" -> "generation-3-0"
+    }
+
+Plan: 0 to add, 1 to change, 0 to destroy.
+`
+	tests := []struct {
+		name    string
+		printed string
+		want    string
+		ok      bool
+	}{
+		{name: "refresh and read progress before the plan is dropped", printed: `terraform_data.r[0]: Refreshing state... [id=ff524417]
+data.http.x: Reading...
+data.http.x: Still reading... [10s elapsed]
+data.http.x: Read complete after 11s [id=https://example.test]
+
+` + rendered, want: rendered, ok: true},
+		{name: "a first plan has no progress", printed: rendered, want: rendered, ok: true},
+		{name: "no changes", printed: "terraform_data.r[0]: Refreshing state... [id=ff524417]\n\nNo changes. Your infrastructure matches the configuration.\n",
+			want: "No changes. Your infrastructure matches the configuration.\n", ok: true},
+		{name: "only outputs change", printed: "\nChanges to Outputs:\n  + a = \"b\"\n", want: "Changes to Outputs:\n  + a = \"b\"\n", ok: true},
+		{name: "nothing printed", printed: "", ok: false},
+		{name: "only progress", printed: "terraform_data.r[0]: Refreshing state... [id=ff524417]\n", ok: false},
+		{name: "no summary line", printed: "Something else entirely\n", ok: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var p printedOutput
+			n, err := p.Write([]byte(tt.printed))
+			require.NoError(t, err)
+			require.Equal(t, len(tt.printed), n)
+			got, ok := p.rendering()
+			assert.Equal(t, tt.ok, ok)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// More printed than printedOutput keeps is not a whole rendering: the
+// caller shows the plan instead. Writes still succeed in full, so the
+// engine's output is never cut short.
+func TestPrintedOutputBeyondItsLimit(t *testing.T) {
+	var p printedOutput
+	line := []byte(strings.Repeat("x", 1000) + "\n")
+	for p.buf.Len() < printedLimit {
+		n, err := p.Write(line)
+		require.NoError(t, err)
+		require.Equal(t, len(line), n)
+	}
+	summary := []byte("Plan: 1 to add, 0 to change, 0 to destroy.\n")
+	n, err := p.Write(summary)
+	require.NoError(t, err)
+	assert.Equal(t, len(summary), n)
+	assert.Equal(t, printedLimit, p.buf.Len())
+	_, ok := p.rendering()
+	assert.False(t, ok)
+	var none *printedOutput
+	_, ok = none.rendering()
+	assert.False(t, ok)
+}

@@ -1,0 +1,166 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+// runTimeline records, by polling every 10 ms from a publish on, when one
+// Workspace's plan and apply Jobs and their Pods appeared, started and
+// ended, and the step timings each runner reported: where the time from a
+// new revision to Applied goes.
+type runTimeline struct {
+	start time.Time
+	mu    sync.Mutex
+	seen  map[string]time.Duration // event → first seen, from start
+	steps map[string]magosv1.RunSteps
+}
+
+// Timeline events, per phase (plan, apply).
+const (
+	eventJobCreated = "job created"
+	eventPodCreated = "pod created"
+	eventPodRunning = "pod running"
+	eventPodEnded   = "pod ended"
+)
+
+// watchRun polls the Jobs and Pods of workspace in s's namespace until ctx
+// ends; start is the publish time.
+func (s *stack) watchRun(ctx context.Context, workspace string, start time.Time) *runTimeline {
+	tl := &runTimeline{start: start, seen: map[string]time.Duration{}, steps: map[string]magosv1.RunSteps{}}
+	go func() {
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			tl.observe(ctx, s.ns, workspace)
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return tl
+}
+
+func (tl *runTimeline) observe(ctx context.Context, ns, workspace string) {
+	var jobs batchv1.JobList
+	if env.Client.List(ctx, &jobs, client.InNamespace(ns), client.MatchingLabels{magosv1.WorkspaceLabel: workspace}) != nil {
+		return
+	}
+	for _, job := range jobs.Items {
+		if !job.CreationTimestamp.After(tl.start.Add(-time.Second)) {
+			continue // a Job of an earlier revision
+		}
+		phase := job.Labels[magosv1.PhaseLabel]
+		tl.mark(phase, eventJobCreated)
+		var pods corev1.PodList
+		if env.Client.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"job-name": job.Name}) != nil {
+			continue
+		}
+		for _, pod := range pods.Items {
+			tl.mark(phase, eventPodCreated)
+			switch pod.Status.Phase {
+			case corev1.PodRunning:
+				tl.mark(phase, eventPodRunning)
+			case corev1.PodSucceeded, corev1.PodFailed:
+				tl.mark(phase, eventPodRunning)
+				tl.mark(phase, eventPodEnded)
+				tl.readSteps(phase, &pod)
+			}
+		}
+	}
+}
+
+func (tl *runTimeline) mark(phase, event string) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	key := phase + " " + event
+	if _, ok := tl.seen[key]; !ok {
+		tl.seen[key] = time.Since(tl.start)
+	}
+}
+
+func (tl *runTimeline) readSteps(phase string, pod *corev1.Pod) {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil && t.Message != "" {
+			var res magosv1.RunResult
+			if json.Unmarshal([]byte(t.Message), &res) == nil && res.Steps != nil {
+				tl.mu.Lock()
+				tl.steps[phase] = *res.Steps
+				tl.mu.Unlock()
+			}
+		}
+	}
+}
+
+// at is when event of phase was first seen; ok is false if it never was.
+func (tl *runTimeline) at(phase, event string) (time.Duration, bool) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	d, ok := tl.seen[phase+" "+event]
+	return d, ok
+}
+
+// runSegment is one stretch of a run from a new revision to Applied.
+type runSegment struct {
+	name    string
+	seconds float64
+}
+
+// segments splits the time from publish to applied into what the source
+// and controller took to start each Job, the Job's way to a running Pod,
+// the runner's steps and the rest of its Pod's life, and the controller's
+// work after each Pod ended. It returns nil if an event was missed.
+func (tl *runTimeline) segments(applied time.Duration) []runSegment {
+	var out []runSegment
+	prev := time.Duration(0)
+	after := map[string]string{magosv1.RunPlan: "publish → plan Job (source, controller)", magosv1.RunApply: "plan Pod ended → apply Job (controller: result, policy, status)"}
+	for _, phase := range []string{magosv1.RunPlan, magosv1.RunApply} {
+		created, ok1 := tl.at(phase, eventJobCreated)
+		running, ok2 := tl.at(phase, eventPodRunning)
+		ended, ok3 := tl.at(phase, eventPodEnded)
+		if !ok1 || !ok2 || !ok3 {
+			return nil
+		}
+		tl.mu.Lock()
+		steps := tl.steps[phase]
+		tl.mu.Unlock()
+		pod := (ended - running).Seconds()
+		out = append(out,
+			runSegment{after[phase], (created - prev).Seconds()},
+			runSegment{phase + ": Job → Pod running (executor)", (running - created).Seconds()},
+			runSegment{phase + ": runner fetch", steps.Fetch},
+			runSegment{phase + ": runner engine init", steps.Init},
+			runSegment{phase + ": runner engine " + phase, steps.Engine},
+			runSegment{phase + ": runner start, storage, report", pod - steps.Fetch - steps.Init - steps.Engine},
+		)
+		prev = ended
+	}
+	return append(out, runSegment{"apply Pod ended → Applied (controller: result, status)", (applied - prev).Seconds()})
+}
+
+// formatSegments renders segments averaged over n runs, with each
+// stretch's share of the total.
+func formatSegments(sum []runSegment, n int) string {
+	total := 0.0
+	for _, s := range sum {
+		total += s.seconds
+	}
+	var b strings.Builder
+	for _, s := range sum {
+		fmt.Fprintf(&b, "  %-62s %6.2fs %5.1f%%\n", s.name, s.seconds/float64(n), 100*s.seconds/total)
+	}
+	fmt.Fprintf(&b, "  %-62s %6.2fs\n", "total", total/float64(n))
+	return b.String()
+}
