@@ -466,7 +466,8 @@ func readyCondition(ws *magosv1.Workspace) metav1.Condition {
 // kubelet measures it (cAdvisor's container_memory_max_usage_bytes, through
 // the apiserver's node proxy), after the tests above ran their Workspaces:
 // a figure for docs/installation.md's sizing, checked only against the
-// chart's memory limit.
+// chart's memory limit, and logs each controller's process RSS (the policy
+// engine's, if a policy started it).
 func TestControllerPeakMemory(t *testing.T) {
 	requireMagos(t)
 	cs, err := kubernetes.NewForConfig(node.Config)
@@ -499,5 +500,11 @@ func TestControllerPeakMemory(t *testing.T) {
 			}
 		}
 		assert.True(t, found, "the kubelet reports %s's memory", deploy)
+		if rss, n, err := node.ProcessRSS(name + "-controller"); err == nil && n > 0 {
+			t.Logf("realnode: %s process RSS %.1f MiB", deploy, float64(rss)/(1<<20))
+		}
+	}
+	if rss, n, err := node.ProcessRSS("policy-engine"); err == nil {
+		t.Logf("realnode: %d policy-engine processes, RSS %.1f MiB", n, float64(rss)/(1<<20))
 	}
 }

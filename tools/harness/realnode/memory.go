@@ -12,6 +12,26 @@ import (
 // containerd and its shims, kubelet, kube-proxy and the Pods' containers —
 // in bytes.
 func (n *Node) RSS() (uint64, error) {
+	return n.rssOf(func(int) bool { return true })
+}
+
+// ProcessRSS is the resident memory, in bytes, of the node's processes
+// whose executable is named name (a container's entrypoint, say), and how
+// many there are.
+func (n *Node) ProcessRSS(name string) (rss uint64, count int, err error) {
+	rss, err = n.rssOf(func(pid int) bool {
+		exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
+		if err == nil && filepath.Base(exe) == name {
+			count++
+			return true
+		}
+		return false
+	})
+	return rss, count, err
+}
+
+// rssOf sums the resident memory of the node's processes that keep says to.
+func (n *Node) rssOf(keep func(pid int) bool) (uint64, error) {
 	inode, err := n.mountns.inode()
 	if err != nil {
 		return 0, err
@@ -34,6 +54,9 @@ func (n *Node) RSS() (uint64, error) {
 	}
 	var total uint64
 	for pid := range pids {
+		if !keep(pid) {
+			continue
+		}
 		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
 		if err != nil {
 			continue // exited meanwhile
