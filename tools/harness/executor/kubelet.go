@@ -33,6 +33,8 @@ type kubelet struct {
 	// slots holds one token per running process when Options.MaxProcesses
 	// caps them; nil means no cap.
 	slots chan struct{}
+	// cpu adds up the CPU time of the processes that ended.
+	cpu cpuMeter
 }
 
 // Reconcile takes a Pod on, reports a lost process, or carries out a

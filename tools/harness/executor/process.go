@@ -149,6 +149,9 @@ func (k *kubelet) execute(ctx context.Context, r *run, pod *corev1.Pod) (out pod
 func (k *kubelet) wait(ctx context.Context, r *run, cmd *exec.Cmd, pod *corev1.Pod) (stop *stopRequest, ok bool) {
 	exited := make(chan struct{})
 	go func() {
+		if self, children, ok := awaitExit(cmd.Process.Pid); ok {
+			k.cpu.add(self, children)
+		}
 		_ = cmd.Wait()
 		close(exited)
 	}()
