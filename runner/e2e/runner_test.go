@@ -167,6 +167,7 @@ func TestRunnerPlanApplyDestroy(t *testing.T) {
 		assert.Equal(t, planDigest, e.result.PlanDigest)
 		if assert.NotNil(t, e.result.Steps, "the run reports its step timings") {
 			assert.Positive(t, e.result.Steps.Engine, "engine (apply)")
+			assert.Zero(t, e.result.Steps.Init, "a plan of built-in providers only is applied without init")
 		}
 
 		out, err := secrets.Get(ctx, "web-outputs", metav1.GetOptions{})

@@ -177,13 +177,9 @@ func (r *runner) writeOutputs(ctx context.Context, eng *engine.Engine) error {
 	if r.cfg.OutputsSecret == "" {
 		return nil
 	}
-	metas, err := eng.Outputs(ctx)
+	all, err := r.readOutputs(ctx, eng)
 	if err != nil {
-		return report.Failed(magosv1.ReasonOutputsFailed, fmt.Errorf("applied, but reading the outputs failed: %s", engine.Summary(err)))
-	}
-	all := make(map[string]outputs.Output, len(metas))
-	for name, m := range metas {
-		all[name] = outputs.Output{Sensitive: m.Sensitive, Value: m.Value}
+		return err
 	}
 	data, written, missing, err := outputs.Select(all, r.cfg.OutputNames)
 	if err != nil {
@@ -200,6 +196,33 @@ func (r *runner) writeOutputs(ctx context.Context, eng *engine.Engine) error {
 		r.result.Message = "outputs not in the configuration: " + strings.Join(missing, ", ")
 	}
 	return nil
+}
+
+// readOutputs returns the root module's outputs after an apply: from the
+// state the engine last wrote to the runner's own state server, else from
+// the engine (which then needs the configuration initialised).
+func (r *runner) readOutputs(ctx context.Context, eng *engine.Engine) (map[string]outputs.Output, error) {
+	if r.backend != nil {
+		if state, ok := r.backend.State(); ok {
+			all, err := outputs.FromState(state)
+			if err == nil {
+				return all, nil
+			}
+			r.log.Info("Asking the engine for the outputs: the state's cannot be read", "error", err)
+		}
+	}
+	if err := r.init(ctx, eng); err != nil {
+		return nil, err
+	}
+	metas, err := eng.Outputs(ctx)
+	if err != nil {
+		return nil, report.Failed(magosv1.ReasonOutputsFailed, fmt.Errorf("applied, but reading the outputs failed: %s", engine.Summary(err)))
+	}
+	all := make(map[string]outputs.Output, len(metas))
+	for name, m := range metas {
+		all[name] = outputs.Output{Sensitive: m.Sensitive, Value: m.Value}
+	}
+	return all, nil
 }
 
 // destroy destroys everything in the state without a plan: the Workspace

@@ -48,6 +48,8 @@ type runner struct {
 	// mask masks a string with every value known so far, for what the run
 	// stores rather than prints (the plan text).
 	mask func(string) string
+	// initialised says that init ran in the configuration directory.
+	initialised bool
 }
 
 // Run runs phase with the configuration from getenv, writes the RunResult
@@ -150,9 +152,13 @@ func (r *runner) run(ctx context.Context) error {
 	if err != nil {
 		return report.Failed(magosv1.ReasonEngineNotFound, fmt.Errorf("running %s: %s", binary, engine.Summary(err)))
 	}
-	r.log.Info("Initialising", "dir", cfg.Path, "engineVersion", version)
-	if err := timed(&r.result.Steps.Init, func() error { return eng.Init(ctx) }); err != nil {
-		return r.engineError(magosv1.ReasonInitFailed, "init", err)
+	if r.needsInit(stored) {
+		r.log.Info("Initialising", "dir", cfg.Path, "engineVersion", version)
+		if err := r.init(ctx, eng); err != nil {
+			return err
+		}
+	} else {
+		r.log.Info("Not initialising: the stored plan carries the configuration and needs no provider installed", "dir", cfg.Path, "engineVersion", version)
 	}
 	switch cfg.Phase {
 	case magosv1.RunPlan:

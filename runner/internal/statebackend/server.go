@@ -38,6 +38,9 @@ type Server struct {
 	mu       sync.Mutex
 	conflict *LockInfo
 	lastErr  error
+	// state is the state the engine last read or wrote; seen says it did.
+	state []byte
+	seen  bool
 }
 
 // Start serves store on 127.0.0.1 at a random port until Close. Requests
@@ -104,6 +107,20 @@ func (s *Server) LockConflict() (LockInfo, bool) {
 	return *s.conflict, true
 }
 
+// State is the state the engine last read or wrote (nil: there is none);
+// ok is false when the engine has done neither.
+func (s *Server) State() (state []byte, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state, s.seen
+}
+
+func (s *Server) saw(state []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.state, s.seen = state, true
+}
+
 // LastError is the last storage error the engine was answered with; its
 // message names objects, never state content.
 func (s *Server) LastError() error {
@@ -132,6 +149,7 @@ func (s *Server) handleState(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, err)
 			return
 		}
+		s.saw(state)
 		if state == nil {
 			w.WriteHeader(http.StatusNotFound)
 			return
@@ -152,6 +170,7 @@ func (s *Server) handleState(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, err)
 			return
 		}
+		s.saw(body)
 		w.WriteHeader(http.StatusOK)
 	case http.MethodDelete:
 		if err := s.store.CheckLock(ctx, r.URL.Query().Get("ID")); err != nil {
@@ -162,6 +181,7 @@ func (s *Server) handleState(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, err)
 			return
 		}
+		s.saw(nil)
 		w.WriteHeader(http.StatusOK)
 	default:
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)

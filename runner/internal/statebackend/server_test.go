@@ -51,8 +51,13 @@ func TestServerStateAndLock(t *testing.T) {
 	srv := startServer(t, store)
 	c := client{t: t, srv: srv}
 
+	_, seen := srv.State()
+	assert.False(t, seen, "the engine has read no state yet")
 	code, _ := c.do(http.MethodGet, "/state", nil)
 	assert.Equal(t, http.StatusNotFound, code, "no state yet")
+	got, seen := srv.State()
+	assert.True(t, seen)
+	assert.Nil(t, got, "the engine read that there is no state")
 
 	// The first lock takes the free Lease the controller created.
 	code, _ = c.do("LOCK", "/lock", lockInfo("lock-a", "runner-a@pod-a"))
@@ -82,8 +87,12 @@ func TestServerStateAndLock(t *testing.T) {
 	assert.Equal(t, http.StatusConflict, code)
 	code, _ = c.do(http.MethodPost, "/state", state)
 	assert.Equal(t, http.StatusLocked, code)
+	got, _ = srv.State()
+	assert.Nil(t, got, "a refused write is not the state")
 	code, _ = c.do(http.MethodPost, "/state?ID=lock-a", state)
 	require.Equal(t, http.StatusOK, code)
+	got, _ = srv.State()
+	assert.Equal(t, state, got, "the state the engine wrote")
 
 	// The state is stored gzip'd under "tfstate", as the kubernetes backend does.
 	sec, err := cs.CoreV1().Secrets(ns).Get(ctx, store.StateSecret, metav1.GetOptions{})
