@@ -11,8 +11,6 @@
 package runqueue
 
 import (
-	"cmp"
-	"slices"
 	"sync"
 	"time"
 )
@@ -65,7 +63,8 @@ type Verdict struct {
 	Position, Waiting int
 	// Since is when the run started waiting.
 	Since time.Time
-	// ByProject: the Project's bound, not the controller's, holds it.
+	// ByProject: the Project's bound holds it (the controller's may hold
+	// it as well).
 	ByProject bool
 }
 
@@ -74,7 +73,9 @@ type Verdict struct {
 // before it could ask again).
 const wokenGrace = 30 * time.Second
 
-// Queue is safe for concurrent use.
+// Queue is safe for concurrent use. Admit and Release cost O(log n) in the
+// n waiting runs, plus the waiters they pass over: those given a slot
+// before, and those held by a full Project other than the asker's.
 type Queue struct {
 	// Limits may be changed only before the queue is used.
 	Limits Limits
@@ -86,9 +87,11 @@ type Queue struct {
 	// Observe, if set, is told each admitted run's priority and wait.
 	Observe func(p Priority, waited time.Duration)
 
-	mu      sync.Mutex
-	running map[string]string // key → project ("" for none)
-	waiting map[string]*waiter
+	mu         sync.Mutex
+	running    map[string]string // key → project ("" for none)
+	perProject map[string]int    // runs in progress by project
+	waiting    map[string]*waiter
+	line       line
 }
 
 type waiter struct {
@@ -108,8 +111,39 @@ func (q *Queue) now() time.Time {
 
 func (q *Queue) init() {
 	if q.running == nil {
-		q.running, q.waiting = map[string]string{}, map[string]*waiter{}
+		q.running, q.perProject, q.waiting = map[string]string{}, map[string]int{}, map[string]*waiter{}
 	}
+}
+
+// run records key's run in progress under project.
+func (q *Queue) run(key, project string) {
+	if old, ok := q.running[key]; ok {
+		q.perProject[old]--
+	}
+	q.running[key] = project
+	q.perProject[project]++
+}
+
+// end forgets key's run in progress; held says whether it had one.
+func (q *Queue) end(key string) (held bool) {
+	project, held := q.running[key]
+	if held {
+		delete(q.running, key)
+		if q.perProject[project]--; q.perProject[project] == 0 {
+			delete(q.perProject, project)
+		}
+	}
+	return held
+}
+
+// leave takes key out of the line; waited says whether it was in it.
+func (q *Queue) leave(key string) (waited bool) {
+	w, waited := q.waiting[key]
+	if waited {
+		q.line.remove(w)
+		delete(q.waiting, key)
+	}
+	return waited
 }
 
 // Seed records runs found in progress when the controller started (by
@@ -120,7 +154,7 @@ func (q *Queue) Seed(keys []string) {
 	q.init()
 	for _, k := range keys {
 		if _, ok := q.running[k]; !ok {
-			q.running[k] = ""
+			q.run(k, "")
 		}
 	}
 }
@@ -131,8 +165,8 @@ func (q *Queue) Hold(key, project string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.init()
-	q.running[key] = project
-	delete(q.waiting, key)
+	q.run(key, project)
+	q.leave(key)
 }
 
 // Admit asks for a slot for key's next run. A key that holds one keeps it.
@@ -143,7 +177,7 @@ func (q *Queue) Admit(key, project string, p Priority) Verdict {
 	defer q.mu.Unlock()
 	q.init()
 	if _, ok := q.running[key]; ok {
-		q.running[key] = project
+		q.run(key, project)
 		return Verdict{Admitted: true}
 	}
 	now := q.now()
@@ -151,18 +185,21 @@ func (q *Queue) Admit(key, project string, p Priority) Verdict {
 	if w == nil {
 		w = &waiter{key: key, since: now}
 		q.waiting[key] = w
+	} else {
+		q.line.remove(w)
 	}
 	w.project, w.priority, w.woken = project, p, time.Time{}
-	admitted, position, byProject := q.walk(now, key)
+	q.line.add(w)
+	admitted, byProject := q.turn(now, w)
 	if admitted {
-		delete(q.waiting, key)
-		q.running[key] = project
+		q.leave(key)
+		q.run(key, project)
 		if q.Observe != nil {
 			q.Observe(p, now.Sub(w.since))
 		}
 		return Verdict{Admitted: true}
 	}
-	return Verdict{Position: position, Waiting: len(q.waiting), Since: w.since, ByProject: byProject}
+	return Verdict{Position: q.line.rank(w) + 1, Waiting: len(q.waiting), Since: w.since, ByProject: byProject}
 }
 
 // Release records that key has no run in progress and starts none: its
@@ -171,10 +208,8 @@ func (q *Queue) Admit(key, project string, p Priority) Verdict {
 func (q *Queue) Release(key string) {
 	q.mu.Lock()
 	q.init()
-	_, held := q.running[key]
-	_, waited := q.waiting[key]
-	delete(q.running, key)
-	delete(q.waiting, key)
+	held := q.end(key)
+	waited := q.leave(key)
 	var wake []string
 	if held || waited {
 		wake = q.admissible(q.now())
@@ -190,98 +225,102 @@ func (q *Queue) Depth() (waiting map[Priority]int, running int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	waiting = map[Priority]int{}
-	for _, w := range q.waiting {
-		waiting[w.priority]++
+	for p, n := range q.line.count {
+		if n > 0 {
+			waiting[Priority(p)] = n
+		}
 	}
 	return waiting, len(q.running)
 }
 
-// ordered is the waiters in admission order.
-func (q *Queue) ordered() []*waiter {
-	ws := make([]*waiter, 0, len(q.waiting))
-	for _, w := range q.waiting {
-		ws = append(ws, w)
-	}
-	slices.SortFunc(ws, func(a, b *waiter) int {
-		return cmp.Or(cmp.Compare(a.priority, b.priority), a.since.Compare(b.since), cmp.Compare(a.key, b.key))
+// walk offers the free slots to the waiters in line: each one that fits
+// takes one, one held by its Project's bound passes its turn to the next.
+// visit sees each waiter with the tally before its turn and says whether to
+// go on. A waiter woken more than wokenGrace ago that did not ask again is
+// passed over, and the walk ends when no slot is left. It returns the tally
+// where it stopped.
+func (q *Queue) walk(now time.Time, visit func(w *waiter, t *tally) bool) *tally {
+	t := &tally{q: q, free: q.free(), taken: map[string]int{}}
+	q.line.each(func(w *waiter) bool {
+		if t.free == 0 {
+			return false
+		}
+		if !w.woken.IsZero() && now.Sub(w.woken) > wokenGrace {
+			return true
+		}
+		if !visit(w, t) {
+			return false
+		}
+		if fits, _ := t.fits(w); fits {
+			t.take(w)
+		}
+		return true
 	})
-	return ws
+	return t
 }
 
-// walk goes through the waiters in order, giving each a free slot until
-// none is left, and reports whether key gets one, else its position.
-// A waiter held by its Project's bound passes its turn to the next; a
-// waiter woken more than wokenGrace ago that did not come back is passed
-// over.
-func (q *Queue) walk(now time.Time, key string) (admitted bool, position int, byProject bool) {
-	free, perProject := q.slots()
-	for i, w := range q.ordered() {
-		if w.key != key && !w.woken.IsZero() && now.Sub(w.woken) > wokenGrace {
-			continue
-		}
-		fits, projectFull := q.fits(w, free, perProject)
-		if w.key == key {
-			return fits, i + 1, projectFull
-		}
-		if fits {
-			free = take(free)
-			perProject[w.project]++
-		}
-	}
-	return false, 0, false
+// turn says whether me, in line, is admitted now, and if not whether its
+// Project's bound holds it. The walk stops at me, or before once me's
+// Project or the controller has no slot left for it.
+func (q *Queue) turn(now time.Time, me *waiter) (admitted, byProject bool) {
+	t := q.walk(now, func(w *waiter, t *tally) bool {
+		return w != me && !t.projectFull(me.project)
+	})
+	return t.fits(me)
 }
 
 // admissible is the waiters that would be admitted now; they are marked
 // woken.
 func (q *Queue) admissible(now time.Time) []string {
-	free, perProject := q.slots()
 	var keys []string
-	for _, w := range q.ordered() {
-		if free == 0 {
-			break
-		}
-		if fits, _ := q.fits(w, free, perProject); fits {
-			free = take(free)
-			perProject[w.project]++
+	q.walk(now, func(w *waiter, t *tally) bool {
+		if fits, _ := t.fits(w); fits {
 			w.woken = now
 			keys = append(keys, w.key)
 		}
-	}
+		return true
+	})
 	return keys
 }
 
 // unbounded stands for no bound on the free slots.
 const unbounded = -1
 
-// take is free after one slot is taken.
-func take(free int) int {
-	if free == unbounded {
+// free is the free slots in total: unbounded, or ≥ 0.
+func (q *Queue) free() int {
+	if q.Limits.Total <= 0 {
 		return unbounded
 	}
-	return free - 1
+	return max(q.Limits.Total-len(q.running), 0)
 }
 
-// slots is the free slots in total (unbounded, or ≥ 0) and the runs in
-// progress per project.
-func (q *Queue) slots() (free int, perProject map[string]int) {
-	perProject = map[string]int{}
-	for _, p := range q.running {
-		perProject[p]++
-	}
-	if q.Limits.Total <= 0 {
-		return unbounded, perProject
-	}
-	return max(q.Limits.Total-len(q.running), 0), perProject
+// tally is what a walk has left to give: the free slots in total and the
+// slots given so far by project.
+type tally struct {
+	q     *Queue
+	free  int
+	taken map[string]int
 }
 
-// fits says whether w can take a slot given free and perProject;
-// projectFull when its Project's bound is what holds it.
-func (q *Queue) fits(w *waiter, free int, perProject map[string]int) (fits, projectFull bool) {
-	if free == 0 {
-		return false, false
-	}
-	if w.project != "" && q.Limits.PerProject > 0 && perProject[w.project] >= q.Limits.PerProject {
+// projectFull says whether project has no slot left; never for "".
+func (t *tally) projectFull(project string) bool {
+	bound := t.q.Limits.PerProject
+	return project != "" && bound > 0 && t.q.perProject[project]+t.taken[project] >= bound
+}
+
+// fits says whether w can take a slot; projectFull when its Project's bound
+// holds it (whatever the controller's bound says).
+func (t *tally) fits(w *waiter) (fits, projectFull bool) {
+	if t.projectFull(w.project) {
 		return false, true
 	}
-	return true, false
+	return t.free != 0, false
+}
+
+// take gives w a slot.
+func (t *tally) take(w *waiter) {
+	if t.free != unbounded {
+		t.free--
+	}
+	t.taken[w.project]++
 }
