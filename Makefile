@@ -162,6 +162,14 @@ e2e: tools ## Run only the end-to-end tests (binaries as processes).
 bench: tools ## Run the benchmarks and print their figures.
 	go test -run='^$$' -bench=. -benchmem $(addprefix ./,$(addsuffix /...,$(WORK_MODULES)))
 
+# Workspaces BenchmarkScale creates; MAGOS_SCALE_WORKSPACES=500 for a quick run.
+MAGOS_SCALE_WORKSPACES ?= 10000
+
+.PHONY: bench-scale
+bench-scale: tools ## Print the scale figures: the workspace-controller over MAGOS_SCALE_WORKSPACES (10000) Workspaces with simulated runs (not part of test or bench).
+	MAGOS_BENCH_SCALE=1 MAGOS_SCALE_WORKSPACES=$(MAGOS_SCALE_WORKSPACES) go test -count=1 -timeout=6h -run='^$$' -bench='^BenchmarkScale$$' -benchtime=1x ./controllers/e2e/
+	go test -count=1 -run='^$$' -bench='^BenchmarkDrain$$' -benchtime=3x ./controllers/internal/runqueue/
+
 ##@ Local control plane
 
 .PHONY: tools

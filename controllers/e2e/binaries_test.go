@@ -64,14 +64,24 @@ func freeAddr(t testing.TB) string {
 type controllerProcess struct {
 	name, metricsAddr, probeAddr string
 	cmd                          *exec.Cmd
-	logs                         *testenv.LogBuffer
+	// logs holds the output, unless it goes elsewhere (startControllerTo).
+	logs *testenv.LogBuffer
 }
 
 // startController runs a controller binary with kubeconfig, its leader
 // election Lease in leaseNamespace, and extra flags.
 func startController(t testing.TB, binDir, name, kubeconfig, leaseNamespace string, extra ...string) *controllerProcess {
 	t.Helper()
-	p := &controllerProcess{name: name, metricsAddr: freeAddr(t), probeAddr: freeAddr(t), logs: &testenv.LogBuffer{}}
+	logs := &testenv.LogBuffer{}
+	p := startControllerTo(t, logs, binDir, name, kubeconfig, leaseNamespace, extra...)
+	p.logs = logs
+	return p
+}
+
+// startControllerTo is startController writing the output to out.
+func startControllerTo(t testing.TB, out io.Writer, binDir, name, kubeconfig, leaseNamespace string, extra ...string) *controllerProcess {
+	t.Helper()
+	p := &controllerProcess{name: name, metricsAddr: freeAddr(t), probeAddr: freeAddr(t)}
 	p.cmd = exec.Command(filepath.Join(binDir, name), append([]string{
 		"--kubeconfig", kubeconfig,
 		"--metrics-bind-address", p.metricsAddr,
@@ -79,14 +89,14 @@ func startController(t testing.TB, binDir, name, kubeconfig, leaseNamespace stri
 		"--leader-elect=true",
 		"--leader-election-namespace", leaseNamespace,
 	}, extra...)...)
-	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
+	p.cmd.Stdout, p.cmd.Stderr = out, out
 	require.NoError(t, p.cmd.Start())
 	t.Cleanup(func() {
 		if p.cmd.ProcessState == nil {
 			_ = p.cmd.Process.Kill()
 			_ = p.cmd.Wait()
 		}
-		if t.Failed() {
+		if t.Failed() && p.logs != nil {
 			t.Logf("%s-controller output:\n%s", name, p.logs.String())
 		}
 	})

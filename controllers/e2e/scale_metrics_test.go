@@ -1,0 +1,216 @@
+package e2e
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/rest"
+)
+
+// sample is one line of the Prometheus text format.
+type sample struct {
+	labels map[string]string
+	value  float64
+}
+
+var labelPair = regexp.MustCompile(`(\w+)="((?:[^"\\]|\\.)*)"`)
+
+// samples are the samples of metric name in the text exposition body.
+func samples(body, name string) []sample {
+	var out []sample
+	for line := range strings.Lines(body) {
+		line = strings.TrimSpace(line)
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok || (rest != "" && rest[0] != '{' && rest[0] != ' ') {
+			continue
+		}
+		s := sample{labels: map[string]string{}}
+		if rest[0] == '{' {
+			end := strings.LastIndexByte(rest, '}')
+			for _, m := range labelPair.FindAllStringSubmatch(rest[1:end], -1) {
+				s.labels[m[1]] = m[2]
+			}
+			rest = rest[end+1:]
+		}
+		fields := strings.Fields(rest)
+		if len(fields) == 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
+			continue
+		}
+		s.value = v
+		out = append(out, s)
+	}
+	return out
+}
+
+// sum adds the samples of name whose labels satisfy match (nil: all).
+func sum(body, name string, match func(map[string]string) bool) float64 {
+	var total float64
+	for _, s := range samples(body, name) {
+		if match == nil || match(s.labels) {
+			total += s.value
+		}
+	}
+	return total
+}
+
+// isWrite says whether an HTTP or apiserver verb writes.
+func isWrite(verb string) bool {
+	switch strings.ToUpper(verb) {
+	case "POST", "PUT", "PATCH", "DELETE", "CREATE", "UPDATE", "APPLY", "DELETECOLLECTION":
+		return true
+	}
+	return false
+}
+
+// apiserverRequests is what the apiserver counted so far
+// (apiserver_request_total): write requests and all requests.
+type apiserverRequests struct{ writes, all float64 }
+
+func (a apiserverRequests) minus(b apiserverRequests) apiserverRequests {
+	return apiserverRequests{a.writes - b.writes, a.all - b.all}
+}
+
+// readAPIServerRequests scrapes the apiserver's /metrics.
+func readAPIServerRequests(t testing.TB) apiserverRequests {
+	t.Helper()
+	hc, err := rest.HTTPClientFor(env.Config)
+	require.NoError(t, err)
+	resp, err := hc.Get(strings.TrimSuffix(env.Config.Host, "/") + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	const name = "apiserver_request_total"
+	return apiserverRequests{
+		writes: sum(string(body), name, func(l map[string]string) bool { return isWrite(l["verb"]) }),
+		all:    sum(string(body), name, nil),
+	}
+}
+
+// controllerFigures are what a controller process reports about itself.
+type controllerFigures struct {
+	// writes and requests are its API requests (rest_client_requests_total).
+	writes, requests float64
+	// reconciles of Workspaces (controller_runtime_reconcile_total).
+	reconciles float64
+	// observed is the Workspaces it exports magos_resource_info for: the
+	// ones it reconciled since it started.
+	observed int
+	body     string
+}
+
+// readControllerFigures scrapes the controller's /metrics.
+func readControllerFigures(t testing.TB, p *controllerProcess) controllerFigures {
+	t.Helper()
+	code, body := httpGet("http://" + p.metricsAddr + "/metrics")
+	require.Equal(t, 200, code, "scraping the controller's metrics: %s", body)
+	f := controllerFigures{body: body}
+	f.writes = sum(body, "rest_client_requests_total", func(l map[string]string) bool { return isWrite(l["method"]) })
+	f.requests = sum(body, "rest_client_requests_total", nil)
+	f.reconciles = sum(body, "controller_runtime_reconcile_total", func(l map[string]string) bool { return l["controller"] == "workspace" })
+	f.observed = len(samplesWhere(body, "magos_resource_info", func(l map[string]string) bool { return l["kind"] == "Workspace" }))
+	return f
+}
+
+func samplesWhere(body, name string, match func(map[string]string) bool) []sample {
+	var out []sample
+	for _, s := range samples(body, name) {
+		if match(s.labels) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// queueWait is the run queue's wait histogram of one priority.
+type queueWait struct {
+	count, sum float64
+	// max is the upper bound of the bucket of the longest wait (+Inf
+	// when beyond the last bucket, 0 with no observation).
+	max float64
+}
+
+// readQueueWait reads magos_workspace_run_queue_wait_seconds by priority.
+func readQueueWait(body string) map[string]queueWait {
+	out := map[string]queueWait{}
+	const name = "magos_workspace_run_queue_wait_seconds"
+	for _, s := range samples(body, name+"_count") {
+		w := out[s.labels["priority"]]
+		w.count = s.value
+		out[s.labels["priority"]] = w
+	}
+	for _, s := range samples(body, name+"_sum") {
+		w := out[s.labels["priority"]]
+		w.sum = s.value
+		out[s.labels["priority"]] = w
+	}
+	for p, w := range out {
+		if w.count == 0 {
+			continue
+		}
+		w.max = math.Inf(1)
+		for _, s := range samples(body, name+"_bucket") {
+			le, err := strconv.ParseFloat(s.labels["le"], 64)
+			if s.labels["priority"] == p && err == nil && s.value >= w.count && le < w.max {
+				w.max = le
+			}
+		}
+		out[p] = w
+	}
+	return out
+}
+
+// String is the wait as a person reads it.
+func (w queueWait) String() string {
+	if w.count == 0 {
+		return "none waited"
+	}
+	return fmt.Sprintf("%.0f waited, mean %.1fs, longest ≤ %gs", w.count, w.sum/w.count, w.max)
+}
+
+// procFigures are a process's resident memory, now and at its peak, and
+// its CPU time so far.
+type procFigures struct {
+	rssMiB, peakRSSMiB, cpuSeconds float64
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc/<pid>/stat times.
+const clockTicks = 100
+
+// readProcFigures reads /proc/<pid>/status (VmHWM) and /proc/<pid>/stat.
+func readProcFigures(t testing.TB, pid int) procFigures {
+	t.Helper()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	require.NoError(t, err)
+	var f procFigures
+	for line := range strings.Lines(string(status)) {
+		name, v, _ := strings.Cut(line, ":")
+		kib, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+		switch name {
+		case "VmHWM":
+			f.peakRSSMiB = kib / 1024
+		case "VmRSS":
+			f.rssMiB = kib / 1024
+		}
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	require.NoError(t, err)
+	// Fields after the command name, which is in parentheses: utime and
+	// stime are the 12th and 13th.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	f.cpuSeconds = (utime + stime) / clockTicks
+	return f
+}
