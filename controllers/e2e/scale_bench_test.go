@@ -170,8 +170,11 @@ func (s *scaleRun) startController(extra ...string) {
 // stopController stops the controller with SIGTERM, as a rollout would.
 func (s *scaleRun) stopController() {
 	require.NoError(s.b, s.ctrl.cmd.Process.Signal(syscall.SIGTERM))
-	done := make(chan error, 1)
-	go func() { done <- s.ctrl.cmd.Wait() }()
+	done := make(chan struct{})
+	go func() {
+		_ = s.ctrl.cmd.Wait() // a signalled process exits non-zero
+		close(done)
+	}()
 	select {
 	case <-done:
 	case <-time.After(2 * time.Minute):
@@ -262,7 +265,7 @@ func (s *scaleRun) waitApplied(what string, want map[string]string) time.Time {
 func (s *scaleRun) waitObserved(n int) time.Time {
 	deadline := time.Now().Add(scaleTimeout(n))
 	for {
-		if readControllerFigures(s.b, s.ctrl).observed >= n {
+		if f, err := scrapeController(s.ctrl); err == nil && f.observed >= n {
 			return time.Now()
 		}
 		require.True(s.b, time.Now().Before(deadline), "the controller did not reconcile all %d Workspaces in time", n)

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/rest"
@@ -110,17 +112,42 @@ type controllerFigures struct {
 	body     string
 }
 
-// readControllerFigures scrapes the controller's /metrics.
+// readControllerFigures scrapes the controller's /metrics, trying again
+// for a while: a busy machine may answer slowly.
 func readControllerFigures(t testing.TB, p *controllerProcess) controllerFigures {
 	t.Helper()
-	code, body := httpGet("http://" + p.metricsAddr + "/metrics")
-	require.Equal(t, 200, code, "scraping the controller's metrics: %s", body)
+	var err error
+	for range 10 {
+		var f controllerFigures
+		if f, err = scrapeController(p); err == nil {
+			return f
+		}
+		time.Sleep(time.Second)
+	}
+	require.NoError(t, err, "scraping the controller's metrics")
+	return controllerFigures{}
+}
+
+var scrapeClient = &http.Client{Timeout: 30 * time.Second}
+
+// scrapeController reads the controller's figures from its /metrics.
+func scrapeController(p *controllerProcess) (controllerFigures, error) {
+	resp, err := scrapeClient.Get("http://" + p.metricsAddr + "/metrics")
+	if err != nil {
+		return controllerFigures{}, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return controllerFigures{}, fmt.Errorf("%s: %v", resp.Status, err)
+	}
+	body := string(raw)
 	f := controllerFigures{body: body}
 	f.writes = sum(body, "rest_client_requests_total", func(l map[string]string) bool { return isWrite(l["method"]) })
 	f.requests = sum(body, "rest_client_requests_total", nil)
 	f.reconciles = sum(body, "controller_runtime_reconcile_total", func(l map[string]string) bool { return l["controller"] == "workspace" })
 	f.observed = len(samplesWhere(body, "magos_resource_info", func(l map[string]string) bool { return l["kind"] == "Workspace" }))
-	return f
+	return f, nil
 }
 
 func samplesWhere(body, name string, match func(map[string]string) bool) []sample {
