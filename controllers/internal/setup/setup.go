@@ -125,6 +125,9 @@ func NewManager(name string, owns client.Object, opts Options) (ctrl.Manager, er
 		mgrOpts.Cache.DefaultNamespaces = ns
 	}
 	mgrOpts.Cache.ByObject = byObject
+	// No controller reads managedFields, a large part of the metadata of
+	// an object several writers update (a Job, a Pod): the cache keeps none.
+	mgrOpts.Cache.DefaultTransform = cache.TransformStripManagedFields()
 	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
 		return nil, err
