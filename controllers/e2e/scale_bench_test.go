@@ -318,6 +318,7 @@ func (s *scaleRun) reportCycle(what string, before, after figures, n int, creati
 		what, n, d.Round(time.Second), creating.Round(time.Second), float64(n)/d.Seconds())
 	s.report("  API writes per plan+apply cycle per Workspace: controller %.1f (target ≤ 12); simulated runner %.1f, simulated job controller and kubelet %.1f; apiserver total %.1f (also the benchmark's own creates)",
 		per(ctrlWrites), per(float64(after.simRunner-before.simRunner)), per(float64(after.simCluster-before.simCluster)), per(api.writes))
+	s.report("  apiserver writes per cycle by resource (controller, simulated runs and benchmark together): %s", api.breakdown(n))
 	s.report("  controller CPU: %.3f s per cycle (%.0f s in all); controller API requests (reads too) per cycle: %.1f; simulated Jobs: %d",
 		per(after.proc.cpuSeconds-before.proc.cpuSeconds), after.proc.cpuSeconds-before.proc.cpuSeconds,
 		per(after.ctrl.requests-before.ctrl.requests), after.simJobs-before.simJobs)

@@ -1,12 +1,15 @@
 package e2e
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -76,11 +79,35 @@ func isWrite(verb string) bool {
 }
 
 // apiserverRequests is what the apiserver counted so far
-// (apiserver_request_total): write requests and all requests.
-type apiserverRequests struct{ writes, all float64 }
+// (apiserver_request_total): write requests, all requests, and the writes
+// by "VERB resource[/subresource]".
+type apiserverRequests struct {
+	writes, all float64
+	byResource  map[string]float64
+}
 
 func (a apiserverRequests) minus(b apiserverRequests) apiserverRequests {
-	return apiserverRequests{a.writes - b.writes, a.all - b.all}
+	d := apiserverRequests{writes: a.writes - b.writes, all: a.all - b.all, byResource: map[string]float64{}}
+	for k, v := range a.byResource {
+		if v -= b.byResource[k]; v > 0 {
+			d.byResource[k] = v
+		}
+	}
+	return d
+}
+
+// breakdown is the writes by resource, most first, each divided by n.
+func (a apiserverRequests) breakdown(n int) string {
+	keys := slices.SortedFunc(maps.Keys(a.byResource), func(x, y string) int {
+		return cmp.Or(cmp.Compare(a.byResource[y], a.byResource[x]), cmp.Compare(x, y))
+	})
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if v := a.byResource[k] / float64(n); v >= 0.05 {
+			parts = append(parts, fmt.Sprintf("%s %.1f", k, v))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // readAPIServerRequests scrapes the apiserver's /metrics.
@@ -93,11 +120,20 @@ func readAPIServerRequests(t testing.TB) apiserverRequests {
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	const name = "apiserver_request_total"
-	return apiserverRequests{
-		writes: sum(string(body), name, func(l map[string]string) bool { return isWrite(l["verb"]) }),
-		all:    sum(string(body), name, nil),
+	a := apiserverRequests{byResource: map[string]float64{}}
+	for _, s := range samples(string(body), "apiserver_request_total") {
+		a.all += s.value
+		if !isWrite(s.labels["verb"]) {
+			continue
+		}
+		a.writes += s.value
+		key := s.labels["verb"] + " " + s.labels["resource"]
+		if sub := s.labels["subresource"]; sub != "" {
+			key += "/" + sub
+		}
+		a.byResource[key] += s.value
 	}
+	return a
 }
 
 // controllerFigures are what a controller process reports about itself.
