@@ -40,7 +40,7 @@ const (
 // scaleBounds are the Project bounds on runs in progress of the sweep.
 var scaleBounds = []int{4, 16, 64}
 
-var workspaceControllerBinary = &goBinary{dir: "controllers", pkg: "./workspace", name: "workspace"}
+var workspaceControllerBinary = &testenv.Binary{Dir: "controllers", Pkg: "./workspace", Name: "workspace"}
 
 // BenchmarkScale runs the workspace-controller binary over N Workspaces of
 // one terraform_data each ($MAGOS_SCALE_WORKSPACES, default 10,000) on the
@@ -119,7 +119,7 @@ func newScaleRun(b *testing.B, n int) *scaleRun {
 	go func() { s.sim.run(ctx, s.ns, 8); close(simDone) }()
 	b.Cleanup(func() { cancel(); <-simDone })
 
-	s.bin = filepath.Dir(workspaceControllerBinary.build(b))
+	s.bin = filepath.Dir(workspaceControllerBinary.Build(b))
 	s.logs, err = os.Create(filepath.Join(b.TempDir(), "workspace-controller.log"))
 	require.NoError(b, err)
 	b.Cleanup(func() { _ = s.logs.Close() })

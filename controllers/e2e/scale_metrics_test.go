@@ -17,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/rest"
+
+	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
 // sample is one line of the Prometheus text format.
@@ -251,21 +253,12 @@ type procFigures struct {
 // clockTicks is the kernel's USER_HZ, the unit of /proc/<pid>/stat times.
 const clockTicks = 100
 
-// readProcFigures reads /proc/<pid>/status (VmHWM) and /proc/<pid>/stat.
+// readProcFigures reads /proc/<pid>/status (VmRSS, VmHWM) and /proc/<pid>/stat.
 func readProcFigures(t testing.TB, pid int) procFigures {
 	t.Helper()
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	require.NoError(t, err)
-	var f procFigures
-	for line := range strings.Lines(string(status)) {
-		name, v, _ := strings.Cut(line, ":")
-		kib, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-		switch name {
-		case "VmHWM":
-			f.peakRSSMiB = kib / 1024
-		case "VmRSS":
-			f.rssMiB = kib / 1024
-		}
+	f := procFigures{
+		rssMiB:     float64(testenv.ProcStatusKiB(t, pid, "VmRSS")) / 1024,
+		peakRSSMiB: float64(testenv.ProcStatusKiB(t, pid, "VmHWM")) / 1024,
 	}
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	require.NoError(t, err)
