@@ -42,9 +42,15 @@ type simulatedRunner struct {
 	Jobs, Errors atomic.Int64
 	lastErr      atomic.Value
 
+	// onStart, if set, is told each Job it takes on.
+	onStart atomic.Pointer[func(*batchv1.Job)]
+
 	mu   sync.Mutex
 	done map[string]bool // Job UIDs taken on
 }
+
+// OnStart has f told each Job taken on from now on.
+func (s *simulatedRunner) OnStart(f func(*batchv1.Job)) { s.onStart.Store(&f) }
 
 // newSimulatedRunner builds the clients; start it with run.
 func newSimulatedRunner(cfg *rest.Config) (*simulatedRunner, error) {
@@ -112,6 +118,9 @@ func (s *simulatedRunner) complete(ctx context.Context, job *batchv1.Job) {
 	s.mu.Unlock()
 	if seen {
 		return
+	}
+	if f := s.onStart.Load(); f != nil {
+		(*f)(job)
 	}
 	res, err := s.runContract(ctx, job)
 	if err == nil {
