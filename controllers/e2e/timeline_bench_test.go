@@ -143,7 +143,9 @@ func (tl *runTimeline) segments(applied time.Duration) []runSegment {
 			runSegment{phase + ": runner fetch", steps.Fetch},
 			runSegment{phase + ": runner engine init", steps.Init},
 			runSegment{phase + ": runner engine " + phase, steps.Engine},
-			runSegment{phase + ": runner start, storage, report", pod - steps.Fetch - steps.Init - steps.Engine},
+			runSegment{phase + ": runner render (show -json)", steps.Render},
+			runSegment{phase + ": runner plan storage", steps.Storage},
+			runSegment{phase + ": runner start, text, outputs, report", pod - steps.Fetch - steps.Init - steps.Engine - steps.Render - steps.Storage},
 		)
 		prev = ended
 	}

@@ -77,12 +77,12 @@ func rawShowJSON(b *testing.B, dir string) time.Duration {
 // the same configuration: a new revision published → planned in a Job →
 // applied in a Job → Workspace Ready. The ratio is Magos's overhead
 // (target ≤ 1.25). The floor is raw OpenTofu plus the two `show -json`
-// renderings of the plan Magos's guarantees need; the log splits both into their steps, averaged over
-// the iterations: raw init, plan and apply, and for Magos the source and
-// controller before each Job, the executor's start of its Pod, the
-// runner's fetch, engine init and engine steps as it reports them, the
-// rest of the runner's life (start, storage, report) and the controller's
-// work after the apply.
+// renderings of the plan Magos's guarantees need. The log splits both into
+// their steps, averaged over the iterations: raw init, plan and apply; for
+// Magos the source and controller before each Job, the executor's start of
+// its Pod, the runner's fetch, engine init, engine, render and storage
+// steps as it reports them, the rest of the runner's life (start, text,
+// outputs, report) and the controller's work after the apply.
 func BenchmarkWorkspace200Resources(b *testing.B) {
 	const resources = 200
 	s := newStack(b)

@@ -125,6 +125,8 @@ func TestRunnerPlanApplyDestroy(t *testing.T) {
 			assert.Positive(t, r.Steps.Fetch, "fetch")
 			assert.Positive(t, r.Steps.Init, "init")
 			assert.Positive(t, r.Steps.Engine, "engine (plan)")
+			assert.Positive(t, r.Steps.Render, "render (plan JSON for the gate)")
+			assert.Positive(t, r.Steps.Storage, "storage (plan Secrets)")
 		}
 
 		p, err := planstore.Load(ctx, secrets, ws)
@@ -168,6 +170,8 @@ func TestRunnerPlanApplyDestroy(t *testing.T) {
 		if assert.NotNil(t, e.result.Steps, "the run reports its step timings") {
 			assert.Positive(t, e.result.Steps.Engine, "engine (apply)")
 			assert.Zero(t, e.result.Steps.Init, "a plan of built-in providers only is applied without init")
+			assert.Positive(t, e.result.Steps.Render, "render (the binary plan checked)")
+			assert.Positive(t, e.result.Steps.Storage, "storage (the approved plan loaded)")
 		}
 
 		out, err := secrets.Get(ctx, "web-outputs", metav1.GetOptions{})

@@ -271,7 +271,7 @@ type RunResult struct {
 
 // RunSteps are how long the steps of a run took, in seconds rounded to the
 // millisecond; a step the run did not reach is 0. The step timings add at
-// most about 60 bytes to the termination message.
+// most about 100 bytes to the termination message.
 type RunSteps struct {
 	// Fetch: downloading, verifying and extracting the source artifact.
 	Fetch float64 `json:"fetch,omitempty"`
@@ -279,6 +279,13 @@ type RunSteps struct {
 	Init float64 `json:"init,omitempty"`
 	// Engine: the engine's plan, apply or destroy itself.
 	Engine float64 `json:"engine,omitempty"`
+	// Render: the engine's `show -json` of the plan, which a plan renders
+	// for the policy gate and an apply renders again to check that the
+	// binary plan is the approved one.
+	Render float64 `json:"render,omitempty"`
+	// Storage: a plan's writing of its plan Secrets; an apply's loading of
+	// the approved plan.
+	Storage float64 `json:"storage,omitempty"`
 }
 
 // ReasonStateNotSaved: an apply or destroy changed real resources but the

@@ -13,6 +13,10 @@ const (
 	StepInit = "init"
 	// StepEngine: the engine's plan, apply or destroy itself.
 	StepEngine = "engine"
+	// StepRender: the engine's rendering of the plan as JSON (plan and apply).
+	StepRender = "render"
+	// StepStorage: storing the plan (plan) or loading it (apply).
+	StepStorage = "storage"
 )
 
 var (
@@ -23,7 +27,7 @@ var (
 
 	runStepDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "magos_workspace_run_step_duration_seconds",
-		Help:    "Duration of the steps of Workspace runs as the runner reports them, by phase and step (fetch, init, engine).",
+		Help:    "Duration of the steps of Workspace runs as the runner reports them, by phase and step (fetch, init, engine, render, storage).",
 		Buckets: []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600, 1800},
 	}, []string{"phase", "step"})
 )

@@ -87,6 +87,8 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 			metrics.RecordRunStep(phase, metrics.StepFetch, steps.Fetch)
 			metrics.RecordRunStep(phase, metrics.StepInit, steps.Init)
 			metrics.RecordRunStep(phase, metrics.StepEngine, steps.Engine)
+			metrics.RecordRunStep(phase, metrics.StepRender, steps.Render)
+			metrics.RecordRunStep(phase, metrics.StepStorage, steps.Storage)
 		})
 	}
 

@@ -45,7 +45,8 @@ func (r *runner) plan(ctx context.Context, eng *engine.Engine) error {
 	if err != nil {
 		return r.engineError(magosv1.ReasonPlanFailed, "plan", err)
 	}
-	planJSON, err := eng.PlanJSON(ctx, planFile)
+	var planJSON []byte
+	err = timed(&r.result.Steps.Render, func() (err error) { planJSON, err = eng.PlanJSON(ctx, planFile); return err })
 	if err != nil {
 		return report.Failed(magosv1.ReasonPlanFailed, fmt.Errorf("rendering the plan as JSON: %s", engine.Summary(err)))
 	}
@@ -58,13 +59,17 @@ func (r *runner) plan(ctx context.Context, eng *engine.Engine) error {
 		return report.Failed(magosv1.ReasonPlanFailed, err)
 	}
 	planText := r.planText(ctx, eng, planFile, printed)
-	meta, err := planstore.Store(ctx, r.kube.CoreV1().Secrets(r.cfg.Namespace), planstore.Input{
-		Workspace: r.cfg.Workspace,
-		Owner:     r.owner(),
-		ID:        r.cfg.PlanID,
-		JSON:      planJSON,
-		Binary:    planBin,
-		Text:      planText,
+	var meta planstore.Meta
+	err = timed(&r.result.Steps.Storage, func() (err error) {
+		meta, err = planstore.Store(ctx, r.kube.CoreV1().Secrets(r.cfg.Namespace), planstore.Input{
+			Workspace: r.cfg.Workspace,
+			Owner:     r.owner(),
+			ID:        r.cfg.PlanID,
+			JSON:      planJSON,
+			Binary:    planBin,
+			Text:      planText,
+		})
+		return err
 	})
 	var notReserved *planstore.NotReservedError
 	if errors.As(err, &notReserved) {
@@ -92,7 +97,11 @@ func (r *runner) plan(ctx context.Context, eng *engine.Engine) error {
 // controller approved. Any doubt means the plan must be made again.
 func (r *runner) loadApprovedPlan(ctx context.Context) (*planstore.Plan, error) {
 	r.log.Info("Loading the stored plan", "planID", r.cfg.PlanID, "digest", r.cfg.PlanDigest)
-	p, err := planstore.Load(ctx, r.kube.CoreV1().Secrets(r.cfg.Namespace), r.cfg.Workspace)
+	var p *planstore.Plan
+	err := timed(&r.result.Steps.Storage, func() (err error) {
+		p, err = planstore.Load(ctx, r.kube.CoreV1().Secrets(r.cfg.Namespace), r.cfg.Workspace)
+		return err
+	})
 	switch {
 	case errors.Is(err, planstore.ErrNotFound):
 		return nil, report.Stale(magosv1.ReasonPlanNotFound, err)
@@ -158,7 +167,8 @@ func (r *runner) apply(ctx context.Context, eng *engine.Engine, configDir string
 // that it is the plan the JSON describes, whoever wrote it. `show -json`
 // of one plan file with one engine version is byte-for-byte the same.
 func (r *runner) checkBinaryPlan(ctx context.Context, eng *engine.Engine, planFile, planID string) error {
-	rendered, err := eng.PlanJSON(ctx, planFile)
+	var rendered []byte
+	err := timed(&r.result.Steps.Render, func() (err error) { rendered, err = eng.PlanJSON(ctx, planFile); return err })
 	if err != nil {
 		return report.Failed(magosv1.ReasonPlanBinaryMismatch,
 			fmt.Errorf("the stored binary plan %s cannot be read by the engine (%s); nothing was applied", planID, engine.Summary(err)))
