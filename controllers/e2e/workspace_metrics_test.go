@@ -47,7 +47,7 @@ func seriesValue(t *testing.T, name string, want map[string]string) (sum float64
 func stepCounts(t *testing.T, phase string) map[string]float64 {
 	t.Helper()
 	counts := map[string]float64{}
-	for _, step := range []string{"fetch", "init", "engine"} {
+	for _, step := range []string{"fetch", "init", "engine", "render", "storage"} {
 		counts[step], _ = seriesValue(t, "magos_workspace_run_step_duration_seconds", map[string]string{"phase": phase, "step": step})
 	}
 	return counts
@@ -77,8 +77,13 @@ func TestWorkspaceMetricsDescribeTheWorkspace(t *testing.T) {
 	assert.InDelta(t, float64(ws.Status.LastApplied.Time.Unix()), applied, 1)
 
 	plans, applies := stepCounts(t, magosv1.RunPlan), stepCounts(t, magosv1.RunApply)
-	for _, step := range []string{"fetch", "init", "engine"} {
+	for _, step := range []string{"fetch", "init", "engine", "render", "storage"} {
 		assert.Greater(t, plans[step], plansBefore[step], "the plan's %s step is observed", step)
+		if step == "init" {
+			// The configuration uses built-in providers only: its apply skips init.
+			assert.Equal(t, appliesBefore[step], applies[step], "the apply of a plan of built-in providers only runs no init")
+			continue
+		}
 		assert.Greater(t, applies[step], appliesBefore[step], "the apply's %s step is observed", step)
 	}
 
