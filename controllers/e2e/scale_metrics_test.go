@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math"
 	"net/http"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/rest"
 
+	"github.com/magos-dev/magos/tools/harness/executor"
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
@@ -250,23 +250,16 @@ type procFigures struct {
 	rssMiB, peakRSSMiB, cpuSeconds float64
 }
 
-// clockTicks is the kernel's USER_HZ, the unit of /proc/<pid>/stat times.
-const clockTicks = 100
-
-// readProcFigures reads /proc/<pid>/status (VmRSS, VmHWM) and /proc/<pid>/stat.
+// readProcFigures reads /proc/<pid>/status (VmRSS, VmHWM) and the
+// process's own CPU time from /proc/<pid>/stat.
 func readProcFigures(t testing.TB, pid int) procFigures {
 	t.Helper()
 	f := procFigures{
 		rssMiB:     float64(testenv.ProcStatusKiB(t, pid, "VmRSS")) / 1024,
 		peakRSSMiB: float64(testenv.ProcStatusKiB(t, pid, "VmHWM")) / 1024,
 	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	stat, err := executor.ReadProcStat(pid)
 	require.NoError(t, err)
-	// Fields after the command name, which is in parentheses: utime and
-	// stime are the 12th and 13th.
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	utime, _ := strconv.ParseFloat(fields[11], 64)
-	stime, _ := strconv.ParseFloat(fields[12], 64)
-	f.cpuSeconds = (utime + stime) / clockTicks
+	f.cpuSeconds = stat.Self.Seconds()
 	return f
 }
