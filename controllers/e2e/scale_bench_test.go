@@ -417,7 +417,7 @@ func (s *scaleRun) boundSweep() {
 		}
 		done := s.waitApplied(fmt.Sprintf("bound %d", bound), fleet)
 		perMinute := float64(s.fleet) / done.Sub(start).Minutes()
-		waits := readQueueWait(readControllerFigures(s.b, s.ctrl).body)
+		waits := readQueueWait(readControllerFigures(s.b, s.ctrl).metrics)
 		s.report("Project bound %d, %d drifting Workspaces of the Project re-planning every 30s: %d applies in %s = %.0f applies/min",
 			bound, drifting, s.fleet, done.Sub(start).Round(time.Second), perMinute)
 		s.report("  drift re-plans started while a run of the Project was queued (priority inversions): %d of %d drift re-plans (target 0)",

@@ -1,19 +1,21 @@
 package e2e
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"io"
 	"maps"
 	"math"
 	"net/http"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/rest"
 
@@ -21,49 +23,39 @@ import (
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
-// sample is one line of the Prometheus text format.
+// scrape is one scrape of a /metrics endpoint: its metric families by name.
+type scrape map[string]*dto.MetricFamily
+
+// parseScrape parses the Prometheus text exposition body.
+func parseScrape(body []byte) (scrape, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	return scrape(families), err
+}
+
+// sample is one series of a counter, gauge or untyped metric.
 type sample struct {
 	labels map[string]string
 	value  float64
 }
 
-var labelPair = regexp.MustCompile(`(\w+)="((?:[^"\\]|\\.)*)"`)
-
-// samples are the samples of metric name in the text exposition body.
-func samples(body, name string) []sample {
+// samples are the series of metric name.
+func (sc scrape) samples(name string) []sample {
 	var out []sample
-	for line := range strings.Lines(body) {
-		line = strings.TrimSpace(line)
-		rest, ok := strings.CutPrefix(line, name)
-		if !ok || (rest != "" && rest[0] != '{' && rest[0] != ' ') {
-			continue
+	for _, m := range sc[name].GetMetric() {
+		s := sample{labels: map[string]string{}, value: m.GetCounter().GetValue() + m.GetGauge().GetValue() + m.GetUntyped().GetValue()}
+		for _, l := range m.GetLabel() {
+			s.labels[l.GetName()] = l.GetValue()
 		}
-		s := sample{labels: map[string]string{}}
-		if rest[0] == '{' {
-			end := strings.LastIndexByte(rest, '}')
-			for _, m := range labelPair.FindAllStringSubmatch(rest[1:end], -1) {
-				s.labels[m[1]] = m[2]
-			}
-			rest = rest[end+1:]
-		}
-		fields := strings.Fields(rest)
-		if len(fields) == 0 {
-			continue
-		}
-		v, err := strconv.ParseFloat(fields[0], 64)
-		if err != nil {
-			continue
-		}
-		s.value = v
 		out = append(out, s)
 	}
 	return out
 }
 
 // sum adds the samples of name whose labels satisfy match (nil: all).
-func sum(body, name string, match func(map[string]string) bool) float64 {
+func (sc scrape) sum(name string, match func(map[string]string) bool) float64 {
 	var total float64
-	for _, s := range samples(body, name) {
+	for _, s := range sc.samples(name) {
 		if match == nil || match(s.labels) {
 			total += s.value
 		}
@@ -122,8 +114,10 @@ func readAPIServerRequests(t testing.TB) apiserverRequests {
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
+	sc, err := parseScrape(body)
+	require.NoError(t, err)
 	a := apiserverRequests{byResource: map[string]float64{}}
-	for _, s := range samples(string(body), "apiserver_request_total") {
+	for _, s := range sc.samples("apiserver_request_total") {
 		a.all += s.value
 		if !isWrite(s.labels["verb"]) {
 			continue
@@ -147,7 +141,7 @@ type controllerFigures struct {
 	// observed is the Workspaces it exports magos_resource_info for: the
 	// ones it reconciled since it started.
 	observed int
-	body     string
+	metrics  scrape
 }
 
 // readControllerFigures scrapes the controller's /metrics, trying again
@@ -179,23 +173,16 @@ func scrapeController(p *controllerProcess) (controllerFigures, error) {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		return controllerFigures{}, fmt.Errorf("%s: %v", resp.Status, err)
 	}
-	body := string(raw)
-	f := controllerFigures{body: body}
-	f.writes = sum(body, "rest_client_requests_total", func(l map[string]string) bool { return isWrite(l["method"]) })
-	f.requests = sum(body, "rest_client_requests_total", nil)
-	f.reconciles = sum(body, "controller_runtime_reconcile_total", func(l map[string]string) bool { return l["controller"] == "workspace" })
-	f.observed = len(samplesWhere(body, "magos_resource_info", func(l map[string]string) bool { return l["kind"] == "Workspace" }))
-	return f, nil
-}
-
-func samplesWhere(body, name string, match func(map[string]string) bool) []sample {
-	var out []sample
-	for _, s := range samples(body, name) {
-		if match(s.labels) {
-			out = append(out, s)
-		}
+	sc, err := parseScrape(raw)
+	if err != nil {
+		return controllerFigures{}, err
 	}
-	return out
+	f := controllerFigures{metrics: sc}
+	f.writes = sc.sum("rest_client_requests_total", func(l map[string]string) bool { return isWrite(l["method"]) })
+	f.requests = sc.sum("rest_client_requests_total", nil)
+	f.reconciles = sc.sum("controller_runtime_reconcile_total", func(l map[string]string) bool { return l["controller"] == "workspace" })
+	f.observed = len(slices.DeleteFunc(sc.samples("magos_resource_info"), func(s sample) bool { return s.labels["kind"] != "Workspace" }))
+	return f, nil
 }
 
 // queueWait is the run queue's wait histogram of one priority.
@@ -207,31 +194,26 @@ type queueWait struct {
 }
 
 // readQueueWait reads magos_workspace_run_queue_wait_seconds by priority.
-func readQueueWait(body string) map[string]queueWait {
+func readQueueWait(sc scrape) map[string]queueWait {
 	out := map[string]queueWait{}
-	const name = "magos_workspace_run_queue_wait_seconds"
-	for _, s := range samples(body, name+"_count") {
-		w := out[s.labels["priority"]]
-		w.count = s.value
-		out[s.labels["priority"]] = w
-	}
-	for _, s := range samples(body, name+"_sum") {
-		w := out[s.labels["priority"]]
-		w.sum = s.value
-		out[s.labels["priority"]] = w
-	}
-	for p, w := range out {
-		if w.count == 0 {
-			continue
-		}
-		w.max = math.Inf(1)
-		for _, s := range samples(body, name+"_bucket") {
-			le, err := strconv.ParseFloat(s.labels["le"], 64)
-			if s.labels["priority"] == p && err == nil && s.value >= w.count && le < w.max {
-				w.max = le
+	for _, m := range sc["magos_workspace_run_queue_wait_seconds"].GetMetric() {
+		var priority string
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "priority" {
+				priority = l.GetValue()
 			}
 		}
-		out[p] = w
+		h := m.GetHistogram()
+		w := queueWait{count: float64(h.GetSampleCount()), sum: h.GetSampleSum()}
+		if w.count > 0 {
+			w.max = math.Inf(1)
+			for _, b := range h.GetBucket() {
+				if float64(b.GetCumulativeCount()) >= w.count && b.GetUpperBound() < w.max {
+					w.max = b.GetUpperBound()
+				}
+			}
+		}
+		out[priority] = w
 	}
 	return out
 }
