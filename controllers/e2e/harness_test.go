@@ -168,13 +168,16 @@ func (s *stack) workspaceOptions() workspace.Options {
 }
 
 // startController runs the workspace-, project-, rollout- and variableset-controllers
-// in-process, watching only the test's namespace.
+// in-process, watching only the test's namespace, with the cache the
+// binaries build (trimmed Jobs and Pods, no managedFields).
 func (s *stack) startController() {
 	s.t.Helper()
-	s.stopCtrl = env.StartManagerIn(s.t, setup.Scheme(), append([]string{s.ns}, s.opts.AlsoWatch...), func(mgr ctrl.Manager) error {
+	opts := setup.Options{Concurrency: s.concurrency, EventsAddr: s.opts.EventsAddr, WatchNamespaces: append([]string{s.ns}, s.opts.AlsoWatch...)}
+	cacheOpts, err := opts.CacheOptions(&magosv1.Workspace{})
+	require.NoError(s.t, err)
+	s.stopCtrl = env.StartManagerWithCache(s.t, setup.Scheme(), cacheOpts, func(mgr ctrl.Manager) error {
 		c := workspace.NewController()
 		c.Options = s.workspaceOptions()
-		opts := setup.Options{Concurrency: s.concurrency, EventsAddr: s.opts.EventsAddr}
 		err := errors.Join(c.Register(mgr, opts), project.Register(mgr, opts), rollout.Register(mgr, opts))
 		if s.opts.NoVariableSetController {
 			return err

@@ -32,11 +32,11 @@ func (s *stack) startShard(selector string) cache.Cache {
 	s.t.Helper()
 	sel, err := labels.Parse(selector)
 	require.NoError(s.t, err)
-	opts := setup.Options{Concurrency: s.concurrency, WatchLabelSelector: sel}
-	byObject, err := opts.CacheByObject(&magosv1.Workspace{})
+	opts := setup.Options{Concurrency: s.concurrency, WatchLabelSelector: sel, WatchNamespaces: []string{s.ns}}
+	cacheOpts, err := opts.CacheOptions(&magosv1.Workspace{})
 	require.NoError(s.t, err)
 	var c cache.Cache
-	env.StartManagerWithCache(s.t, setup.Scheme(), cache.Options{DefaultNamespaces: map[string]cache.Config{s.ns: {}}, ByObject: byObject},
+	env.StartManagerWithCache(s.t, setup.Scheme(), cacheOpts,
 		func(mgr ctrl.Manager) error {
 			c = mgr.GetCache()
 			wc := workspace.NewController()

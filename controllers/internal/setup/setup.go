@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -98,7 +99,7 @@ func NewManager(name string, owns client.Object, opts Options) (ctrl.Manager, er
 	if err := opts.validateShard(); err != nil {
 		return nil, err
 	}
-	byObject, err := opts.CacheByObject(owns)
+	cacheOpts, err := opts.CacheOptions(owns)
 	if err != nil {
 		return nil, err
 	}
@@ -120,14 +121,8 @@ func NewManager(name string, owns client.Object, opts Options) (ctrl.Manager, er
 		RenewDeadline:                 &opts.RenewDeadline,
 		RetryPeriod:                   &opts.RetryPeriod,
 		Controller:                    config.Controller{MaxConcurrentReconciles: opts.Concurrency},
+		Cache:                         cacheOpts,
 	}
-	if ns := opts.CacheNamespaces(); ns != nil {
-		mgrOpts.Cache.DefaultNamespaces = ns
-	}
-	mgrOpts.Cache.ByObject = byObject
-	// No controller reads managedFields, a large part of the metadata of
-	// an object several writers update (a Job, a Pod): the cache keeps none.
-	mgrOpts.Cache.DefaultTransform = cache.TransformStripManagedFields()
 	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
 		return nil, err
@@ -141,15 +136,37 @@ func NewManager(name string, owns client.Object, opts Options) (ctrl.Manager, er
 	return mgr, nil
 }
 
-// CacheByObject are the cache's per-kind filters: runner Pods only (the
-// only Pods a controller reads) and, with a WatchLabelSelector, the
+// CacheOptions is the cache of the controller that owns objects like
+// owns, as its binary builds it (tests build theirs with it too): the
+// watched namespaces, the per-kind filters and transforms of
+// CacheByObject and, for every other kind, no managedFields (no controller
+// reads them, and they are a large part of the metadata of an object
+// several writers update).
+func (o Options) CacheOptions(owns client.Object) (cache.Options, error) {
+	byObject, err := o.CacheByObject(owns)
+	if err != nil {
+		return cache.Options{}, err
+	}
+	return cache.Options{
+		DefaultNamespaces: o.CacheNamespaces(),
+		ByObject:          byObject,
+		DefaultTransform:  stripManagedFields,
+	}, nil
+}
+
+// CacheByObject are the cache's per-kind filters and transforms: runner
+// Pods only (the only Pods a controller reads), Jobs and Pods without
+// their templates (cachetrim.go) and, with a WatchLabelSelector, the
 // objects of owns's kind in this shard only.
 func (o Options) CacheByObject(owns client.Object) (map[client.Object]cache.ByObject, error) {
 	runnerPods, err := labels.NewRequirement(magosv1.WorkspaceLabel, selection.Exists, nil)
 	if err != nil {
 		return nil, err
 	}
-	byObject := map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: labels.NewSelector().Add(*runnerPods)}}
+	byObject := map[client.Object]cache.ByObject{
+		&corev1.Pod{}:  {Label: labels.NewSelector().Add(*runnerPods), Transform: trimPod},
+		&batchv1.Job{}: {Transform: trimJob},
+	}
 	if o.WatchLabelSelector != nil {
 		byObject[owns] = cache.ByObject{Label: o.WatchLabelSelector}
 	}

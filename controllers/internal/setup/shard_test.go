@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -103,6 +104,8 @@ func TestCacheByObjectFiltersOnlyTheOwnedKind(t *testing.T) {
 			filtered["Workspace"] = by.Label
 		case *corev1.Pod:
 			filtered["Pod"] = by.Label
+		case *batchv1.Job:
+			assert.Nil(t, by.Label, "Jobs are trimmed, not filtered")
 		default:
 			t.Errorf("unexpected cache filter on %T", obj)
 		}
@@ -114,5 +117,9 @@ func TestCacheByObjectFiltersOnlyTheOwnedKind(t *testing.T) {
 
 	unsharded, err := Options{}.CacheByObject(&magosv1.Workspace{})
 	require.NoError(t, err)
-	assert.Len(t, unsharded, 1, "without a selector only Pods are filtered")
+	for obj, by := range unsharded {
+		if _, ok := obj.(*magosv1.Workspace); ok {
+			t.Errorf("without a selector Workspaces are not filtered: %v", by.Label)
+		}
+	}
 }
