@@ -82,6 +82,9 @@ func TestCLIUnlockReleasesAStuckLock(t *testing.T) {
 	r = s.magosWithInput("y\n", "unlock", "slow")
 	require.Equal(t, 0, r.code, "%s", r)
 	assert.Equal(t, holder, s.workspace("slow").Annotations[workspace.UnlockAnnotation])
+	// wait fails fast on a stalled Workspace, so it starts once the
+	// controller has acted on the confirmation.
+	s.waitWorkspace("slow", time.Minute, "releases the lock", func(ws *magosv1.Workspace) bool { return ws.Status.Lock == nil })
 	r = s.magos("wait", "slow", "--applied", "--timeout", "3m")
 	require.Equal(t, 0, r.code, "%s", r)
 	s.waitWorkspace("slow", 10*time.Second, "recovered", appliedRevision(rev))
