@@ -4,6 +4,8 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -82,6 +84,12 @@ func TestRunnerReportsRunsItCannotStart(t *testing.T) {
 			wantAvailable: true,
 		},
 		{
+			name:        "engine that does not run",
+			change:      func(v map[string]string) { v[magosv1.EnvVersionsDir] = brokenVersionsDir(t) },
+			wantReason:  magosv1.ReasonEngineNotFound,
+			wantMessage: "running opentofu 1.10.6: fork/exec",
+		},
+		{
 			name:        "missing configuration",
 			change:      func(v map[string]string) { delete(v, magosv1.EnvArtifactURL) },
 			wantReason:  magosv1.ReasonInvalidConfig,
@@ -102,4 +110,14 @@ func TestRunnerReportsRunsItCannotStart(t *testing.T) {
 			}
 		})
 	}
+}
+
+// brokenVersionsDir is a versions directory whose opentofu 1.10.6 is an
+// executable file that is no program: the kernel refuses to start it.
+func brokenVersionsDir(t *testing.T) string {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "opentofu", "1.10.6", "tofu")
+	require.NoError(t, os.MkdirAll(filepath.Dir(bin), 0o755))
+	require.NoError(t, os.WriteFile(bin, []byte{0x7f, 'E', 'L', 'F', 0, 0, 0, 0}, 0o755))
+	return dir
 }

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -15,8 +14,11 @@ import (
 // Engine runs one engine binary in one configuration directory. Its
 // methods must not be called concurrently.
 type Engine struct {
-	tf     *tfexec.Terraform
-	stdout io.Writer
+	tf           *tfexec.Terraform
+	binary, dir  string
+	shutdownWait time.Duration
+	stdout       io.Writer
+	stderr       io.Writer
 }
 
 // New returns an Engine for binary working in dir, passing the engine's
@@ -34,7 +36,7 @@ func New(binary, dir string, shutdownWait time.Duration, stdout, stderr io.Write
 	if err := tf.SetWaitDelay(shutdownWait); err != nil {
 		return nil, err
 	}
-	return &Engine{tf: tf, stdout: stdout}, nil
+	return &Engine{tf: tf, binary: binary, dir: dir, shutdownWait: shutdownWait, stdout: stdout, stderr: stderr}, nil
 }
 
 // PrepareEnv sets the process environment the engine inherits: HOME, TMPDIR
@@ -71,18 +73,6 @@ func PrepareEnv(workDir string, extra map[string]string) error {
 	return nil
 }
 
-// Version returns the engine's version. terraform-exec asks the engine
-// once and caches the answer; asking here keeps that JSON out of the logs.
-func (e *Engine) Version(ctx context.Context) (string, error) {
-	e.tf.SetStdout(io.Discard)
-	defer e.tf.SetStdout(e.stdout)
-	v, _, err := e.tf.Version(ctx, false)
-	if err != nil {
-		return "", err
-	}
-	return v.String(), nil
-}
-
 // Init runs init.
 func (e *Engine) Init(ctx context.Context) error {
 	return e.tf.Init(ctx, tfexec.Upgrade(false))
@@ -116,18 +106,6 @@ func (e *Engine) Plan(ctx context.Context, out string, o PlanOptions) (bool, err
 		defer e.tf.SetStdout(e.stdout)
 	}
 	return e.tf.Plan(ctx, opts...)
-}
-
-// PlanJSON returns `show -json` of the plan file, exactly as the engine
-// printed it. It is not passed to stdout: it is large and holds values.
-func (e *Engine) PlanJSON(ctx context.Context, planFile string) ([]byte, error) {
-	var buf bytes.Buffer
-	e.tf.SetStdout(&buf)
-	defer e.tf.SetStdout(e.stdout)
-	if _, err := e.tf.ShowPlanFile(ctx, planFile); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }
 
 // PlanText returns `show -no-color` of the plan file: the plan rendered

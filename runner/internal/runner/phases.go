@@ -47,6 +47,9 @@ func (r *runner) plan(ctx context.Context, eng *engine.Engine) error {
 	}
 	var planJSON []byte
 	err = timed(&r.result.Steps.Render, func() (err error) { planJSON, err = eng.PlanJSON(ctx, planFile); return err })
+	if notRunnable := r.engineNotRunnable(err); notRunnable != nil {
+		return notRunnable
+	}
 	if err != nil {
 		return report.Failed(magosv1.ReasonPlanFailed, fmt.Errorf("rendering the plan as JSON: %s", engine.Summary(err)))
 	}
@@ -169,6 +172,9 @@ func (r *runner) apply(ctx context.Context, eng *engine.Engine, configDir string
 func (r *runner) checkBinaryPlan(ctx context.Context, eng *engine.Engine, planFile, planID string) error {
 	var rendered []byte
 	err := timed(&r.result.Steps.Render, func() (err error) { rendered, err = eng.PlanJSON(ctx, planFile); return err })
+	if notRunnable := r.engineNotRunnable(err); notRunnable != nil {
+		return notRunnable
+	}
 	if err != nil {
 		return report.Failed(magosv1.ReasonPlanBinaryMismatch,
 			fmt.Errorf("the stored binary plan %s cannot be read by the engine (%s); nothing was applied", planID, engine.Summary(err)))

@@ -148,17 +148,13 @@ func (r *runner) run(ctx context.Context) error {
 	if err != nil {
 		return report.Failed(magosv1.ReasonEngineNotFound, err)
 	}
-	version, err := eng.Version(ctx)
-	if err != nil {
-		return report.Failed(magosv1.ReasonEngineNotFound, fmt.Errorf("running %s: %s", binary, engine.Summary(err)))
-	}
 	if r.needsInit(stored) {
-		r.log.Info("Initialising", "dir", cfg.Path, "engineVersion", version)
+		r.log.Info("Initialising", "dir", cfg.Path, "engineVersion", cfg.EngineVersion)
 		if err := r.init(ctx, eng); err != nil {
 			return err
 		}
 	} else {
-		r.log.Info("Not initialising: the stored plan carries the configuration and needs no provider installed", "dir", cfg.Path, "engineVersion", version)
+		r.log.Info("Not initialising: the stored plan carries the configuration and needs no provider installed", "dir", cfg.Path, "engineVersion", cfg.EngineVersion)
 	}
 	switch cfg.Phase {
 	case magosv1.RunPlan:
@@ -239,9 +235,22 @@ func (r *runner) setUpBackend(configDir string) (map[string]string, error) {
 	return srv.Env(), nil
 }
 
+// engineNotRunnable is the run error of an engine binary that did not
+// start at all (nil for any other error). The runner does not start the
+// engine just to ask its version: the first command it runs finds out.
+func (r *runner) engineNotRunnable(err error) error {
+	if !engine.StartFailed(err) {
+		return nil
+	}
+	return report.Failed(magosv1.ReasonEngineNotFound, fmt.Errorf("running %s %s: %w", r.cfg.Engine, r.cfg.EngineVersion, err))
+}
+
 // engineError turns an engine failure into a run error: a held lock is
 // Locked, anything else Failed with reason.
 func (r *runner) engineError(reason, command string, err error) error {
+	if notRunnable := r.engineNotRunnable(err); notRunnable != nil {
+		return notRunnable
+	}
 	if r.backend != nil {
 		if held, ok := r.backend.LockConflict(); ok {
 			return report.Locked(held.Holder(), fmt.Errorf("%s: the state is locked by %s", command, held.Holder()))
