@@ -64,6 +64,11 @@ func Run(name string, owns client.Object, c Controller) int {
 
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)).WithValues("controller", name))
 	log := ctrl.Log.WithName("setup")
+	if limit, err := applyMemoryLimit(); err != nil {
+		log.Error(err, "Unable to read the container's memory limit; the Go runtime has none")
+	} else if limit > 0 {
+		log.Info("Go runtime memory limit set from the container's", "goMemoryLimitBytes", limit, "share", memoryLimitShare)
+	}
 
 	mgr, err := NewManager(name, owns, opts)
 	if err != nil {
