@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -81,6 +82,13 @@ func startController(t testing.TB, binDir, name, kubeconfig, leaseNamespace stri
 // startControllerTo is startController writing the output to out.
 func startControllerTo(t testing.TB, out io.Writer, binDir, name, kubeconfig, leaseNamespace string, extra ...string) *controllerProcess {
 	t.Helper()
+	return startControllerWithEnv(t, out, nil, binDir, name, kubeconfig, leaseNamespace, extra...)
+}
+
+// startControllerWithEnv is startControllerTo with env added to the
+// process's environment.
+func startControllerWithEnv(t testing.TB, out io.Writer, env []string, binDir, name, kubeconfig, leaseNamespace string, extra ...string) *controllerProcess {
+	t.Helper()
 	p := &controllerProcess{name: name, metricsAddr: freeAddr(t), probeAddr: freeAddr(t)}
 	p.cmd = exec.Command(filepath.Join(binDir, name), append([]string{
 		"--kubeconfig", kubeconfig,
@@ -90,6 +98,9 @@ func startControllerTo(t testing.TB, out io.Writer, binDir, name, kubeconfig, le
 		"--leader-election-namespace", leaseNamespace,
 	}, extra...)...)
 	p.cmd.Stdout, p.cmd.Stderr = out, out
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	require.NoError(t, p.cmd.Start())
 	t.Cleanup(func() {
 		if p.cmd.ProcessState == nil {

@@ -22,6 +22,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
+	"github.com/magos-dev/magos/controllers/internal/setup"
 	"github.com/magos-dev/magos/controllers/internal/workspace"
 	"github.com/magos-dev/magos/tools/harness/localsource"
 	"github.com/magos-dev/magos/tools/harness/testenv"
@@ -37,6 +38,10 @@ const (
 	// fleetSize is how many of them belong to the Project whose new
 	// revisions are measured.
 	fleetSize = 1000
+	// scaleMemoryTarget is the controller's memory target in bytes (400
+	// MB): it runs as in a container limited to that, with the Go memory
+	// limit the binary gives itself there (setup.GoMemoryLimitOf).
+	scaleMemoryTarget = 400_000_000
 )
 
 // scaleBounds are the Project bounds on runs in progress of the sweep.
@@ -70,7 +75,8 @@ func BenchmarkScale(b *testing.B) {
 		require.NoError(b, err, scaleWorkspacesEnv)
 	}
 	s := newScaleRun(b, n)
-	s.report("Runs are SIMULATED: no engine runs; each run Job is completed by an in-process runner that makes the runner's writes (state lock, plan Secret, state) and the job controller's and kubelet's (Pod, Pod status, Job status). The workspace-controller binary is what is measured; %d Workspaces, %d CPU cores.", n, runtime.NumCPU())
+	s.report("Runs are SIMULATED: no engine runs; each run Job is completed by an in-process runner that makes the runner's writes (state lock, plan Secret, state) and the job controller's and kubelet's (Pod, Pod status, Job status). The workspace-controller binary is what is measured; %d Workspaces, %d CPU cores; the controller runs as in a container with a %d MB memory limit (GOMEMLIMIT %d MiB).",
+		n, runtime.NumCPU(), scaleMemoryTarget/1_000_000, setup.GoMemoryLimitOf(scaleMemoryTarget)>>20)
 	s.firstConverge()
 	s.restart()
 	s.newRevision()
@@ -165,7 +171,8 @@ func (s *scaleRun) report(format string, args ...any) {
 // until it is ready.
 func (s *scaleRun) startController(extra ...string) {
 	args := append([]string{"--watch-namespaces", s.ns, "--runner-image", "magos-runner:simulated"}, extra...)
-	s.ctrl = startControllerTo(s.b, s.logs, s.bin, "workspace", env.Kubeconfig, s.ns, args...)
+	goMemLimit := fmt.Sprintf("GOMEMLIMIT=%d", setup.GoMemoryLimitOf(scaleMemoryTarget))
+	s.ctrl = startControllerWithEnv(s.b, s.logs, []string{goMemLimit}, s.bin, "workspace", env.Kubeconfig, s.ns, args...)
 	s.ctrl.waitReady(s.b)
 }
 
