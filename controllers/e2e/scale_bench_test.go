@@ -99,6 +99,8 @@ type scaleRun struct {
 	bin     string
 	logs    *os.File
 	ctrl    *controllerProcess
+	// pprofAddr serves the controller's Go profiles.
+	pprofAddr string
 }
 
 func newScaleRun(b *testing.B, n int) *scaleRun {
@@ -170,7 +172,8 @@ func (s *scaleRun) report(format string, args ...any) {
 // startController starts the controller binary with extra flags and waits
 // until it is ready.
 func (s *scaleRun) startController(extra ...string) {
-	args := append([]string{"--watch-namespaces", s.ns, "--runner-image", "magos-runner:simulated"}, extra...)
+	s.pprofAddr = freeAddr(s.b)
+	args := append([]string{"--watch-namespaces", s.ns, "--runner-image", "magos-runner:simulated", "--pprof-bind-address", s.pprofAddr}, extra...)
 	goMemLimit := fmt.Sprintf("GOMEMLIMIT=%d", setup.GoMemoryLimitOf(scaleMemoryTarget))
 	s.ctrl = startControllerWithEnv(s.b, s.logs, []string{goMemLimit}, s.bin, "workspace", env.Kubeconfig, s.ns, args...)
 	s.ctrl.waitReady(s.b)
@@ -313,6 +316,7 @@ func (s *scaleRun) firstConverge() {
 		before, after, s.n, created.Sub(before.at))
 	s.report("  controller peak RSS: %.0f MiB (target ≤ 400 MB); %.1f KiB per Workspace above the %.0f MiB it had before any",
 		after.proc.peakRSSMiB, (after.proc.peakRSSMiB-before.proc.rssMiB)*1024/float64(s.n), before.proc.rssMiB)
+	s.reportLiveHeap()
 	s.b.ReportMetric(after.at.Sub(before.at).Seconds(), "first-converge-s")
 	s.b.ReportMetric(after.proc.peakRSSMiB, "peak-rss-MiB")
 }

@@ -14,8 +14,11 @@ import (
 
 // Options are the flags every controller binary accepts.
 type Options struct {
-	MetricsAddr             string
-	ProbeAddr               string
+	MetricsAddr string
+	ProbeAddr   string
+	// PprofAddr is where Go's profiles (/debug/pprof/) are served; empty
+	// serves none.
+	PprofAddr               string
 	LeaderElect             bool
 	LeaderElectionNamespace string
 	LeaseDuration           time.Duration
@@ -42,6 +45,7 @@ type Options struct {
 func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; 0 disables it.")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
+	fs.StringVar(&o.PprofAddr, "pprof-bind-address", "", "Address Go's profiles (/debug/pprof/: heap, CPU, goroutines) are served on; empty serves none. Bind it to localhost and reach it with kubectl port-forward.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", true, "Elect a leader so that only one replica reconciles at a time.")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", defaultNamespace(), "Namespace of the leader election Lease.")
 	fs.DurationVar(&o.LeaseDuration, "leader-election-lease-duration", 15*time.Second, "Duration non-leaders wait before they try to take the lease.")

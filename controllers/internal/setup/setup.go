@@ -118,6 +118,7 @@ func NewManager(name string, owns client.Object, opts Options) (ctrl.Manager, er
 		Scheme:                        Scheme(),
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:        opts.ProbeAddr,
+		PprofBindAddress:              opts.PprofAddr,
 		LeaderElection:                opts.LeaderElect,
 		LeaderElectionID:              LeaseName(name, opts.Shard),
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
