@@ -90,6 +90,18 @@ func (a apiserverRequests) minus(b apiserverRequests) apiserverRequests {
 	return d
 }
 
+// plus adds b's counts to a's (a may be the zero value).
+func (a apiserverRequests) plus(b apiserverRequests) apiserverRequests {
+	s := apiserverRequests{writes: a.writes + b.writes, all: a.all + b.all, byResource: maps.Clone(b.byResource)}
+	if s.byResource == nil {
+		s.byResource = map[string]float64{}
+	}
+	for k, v := range a.byResource {
+		s.byResource[k] += v
+	}
+	return s
+}
+
 // breakdown is the writes by resource, most first, each divided by n.
 func (a apiserverRequests) breakdown(n int) string {
 	keys := slices.SortedFunc(maps.Keys(a.byResource), func(x, y string) int {

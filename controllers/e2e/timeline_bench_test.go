@@ -10,15 +10,18 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
 
-// runTimeline records, by polling every 10 ms from a publish on, when one
-// Workspace's plan and apply Jobs and their Pods appeared, started and
-// ended, and the step timings each runner reported: where the time from a
-// new revision to Applied goes.
+// runTimeline records, from watches of one Workspace's Jobs and Pods
+// started at a publish, when its plan and apply Jobs and their Pods
+// appeared, started and ended, and the step timings each runner reported:
+// where the time from a new revision to Applied goes. It watches rather
+// than polls, so measuring costs the apiserver and the cores the run
+// competes for next to nothing.
 type runTimeline struct {
 	start time.Time
 	mu    sync.Mutex
@@ -34,51 +37,68 @@ const (
 	eventPodEnded   = "pod ended"
 )
 
-// watchRun polls the Jobs and Pods of workspace in s's namespace until ctx
-// ends; start is the publish time.
+// watchRun watches the Jobs and Pods of workspace in s's namespace until
+// ctx ends; start is the publish time.
 func (s *stack) watchRun(ctx context.Context, workspace string, start time.Time) *runTimeline {
 	tl := &runTimeline{start: start, seen: map[string]time.Duration{}, steps: map[string]magosv1.RunSteps{}}
+	cs := kubernetes.NewForConfigOrDie(env.Config)
+	opts := metav1.ListOptions{LabelSelector: magosv1.WorkspaceLabel + "=" + workspace}
+	jobs, err := cs.BatchV1().Jobs(s.ns).Watch(ctx, opts)
+	if err != nil {
+		return tl // segments reports the missed events
+	}
+	pods, err := cs.CoreV1().Pods(s.ns).Watch(ctx, opts)
+	if err != nil {
+		jobs.Stop()
+		return tl
+	}
 	go func() {
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
+		defer jobs.Stop()
+		defer pods.Stop()
 		for {
-			tl.observe(ctx, s.ns, workspace)
 			select {
 			case <-ctx.Done():
 				return
-			case <-tick.C:
+			case ev := <-jobs.ResultChan():
+				if job, ok := ev.Object.(*batchv1.Job); ok {
+					tl.observeJob(job)
+				}
+			case ev := <-pods.ResultChan():
+				if pod, ok := ev.Object.(*corev1.Pod); ok {
+					tl.observePod(pod)
+				}
 			}
 		}
 	}()
 	return tl
 }
 
-func (tl *runTimeline) observe(ctx context.Context, ns, workspace string) {
-	var jobs batchv1.JobList
-	if env.Client.List(ctx, &jobs, client.InNamespace(ns), client.MatchingLabels{magosv1.WorkspaceLabel: workspace}) != nil {
+// fresh says whether obj belongs to the run under watch rather than to an
+// earlier revision's.
+func (tl *runTimeline) fresh(obj metav1.Object) bool {
+	return obj.GetCreationTimestamp().After(tl.start.Add(-time.Second))
+}
+
+func (tl *runTimeline) observeJob(job *batchv1.Job) {
+	if tl.fresh(job) {
+		tl.mark(job.Labels[magosv1.PhaseLabel], eventJobCreated)
+	}
+}
+
+func (tl *runTimeline) observePod(pod *corev1.Pod) {
+	if !tl.fresh(pod) {
 		return
 	}
-	for _, job := range jobs.Items {
-		if !job.CreationTimestamp.After(tl.start.Add(-time.Second)) {
-			continue // a Job of an earlier revision
-		}
-		phase := job.Labels[magosv1.PhaseLabel]
-		tl.mark(phase, eventJobCreated)
-		var pods corev1.PodList
-		if env.Client.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"job-name": job.Name}) != nil {
-			continue
-		}
-		for _, pod := range pods.Items {
-			tl.mark(phase, eventPodCreated)
-			switch pod.Status.Phase {
-			case corev1.PodRunning:
-				tl.mark(phase, eventPodRunning)
-			case corev1.PodSucceeded, corev1.PodFailed:
-				tl.mark(phase, eventPodRunning)
-				tl.mark(phase, eventPodEnded)
-				tl.readSteps(phase, &pod)
-			}
-		}
+	phase := pod.Labels[magosv1.PhaseLabel]
+	tl.mark(phase, eventJobCreated) // a Pod's Job exists before it
+	tl.mark(phase, eventPodCreated)
+	switch pod.Status.Phase {
+	case corev1.PodRunning:
+		tl.mark(phase, eventPodRunning)
+	case corev1.PodSucceeded, corev1.PodFailed:
+		tl.mark(phase, eventPodRunning)
+		tl.mark(phase, eventPodEnded)
+		tl.readSteps(phase, pod)
 	}
 }
 

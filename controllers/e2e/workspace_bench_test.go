@@ -82,7 +82,8 @@ func rawShowJSON(b *testing.B, dir string) time.Duration {
 // Magos the source and controller before each Job, the executor's start of
 // its Pod, the runner's fetch, engine init, engine, render and storage
 // steps as it reports them, the rest of the runner's life (start, text,
-// outputs, report) and the controller's work after the apply.
+// outputs, report) and the controller's work after the apply. It also
+// prints the apiserver requests per revision, the writes by resource.
 func BenchmarkWorkspace200Resources(b *testing.B) {
 	const resources = 200
 	s := newStack(b)
@@ -97,6 +98,7 @@ func BenchmarkWorkspace200Resources(b *testing.B) {
 	var raw rawTimes
 	var magos, show time.Duration
 	var segments []runSegment
+	var requests apiserverRequests
 	timed := 0
 	b.ResetTimer()
 	for i := 1; i <= b.N; i++ {
@@ -109,11 +111,13 @@ func BenchmarkWorkspace200Resources(b *testing.B) {
 
 		writeWideConfig(b, magosDir, resources, i)
 		ctx, stop := context.WithCancel(context.Background())
+		before := readAPIServerRequests(b)
 		start := time.Now()
 		tl := s.watchRun(ctx, "wide", start)
 		rev := s.publish("wide", magosDir)
 		s.waitWorkspace("wide", 10*time.Minute, "applies the new revision", appliedRevision(rev))
 		applied := time.Since(start)
+		requests = requests.plus(readAPIServerRequests(b).minus(before))
 		stop()
 		magos += applied
 		if segs := tl.segments(applied); segs != nil {
@@ -140,4 +144,6 @@ func BenchmarkWorkspace200Resources(b *testing.B) {
 		// Printed rather than logged: a benchmark's log is cut at ten lines.
 		fmt.Printf("BenchmarkWorkspace200Resources: where Magos's time goes (mean of %d runs):\n%s", timed, formatSegments(segments, timed))
 	}
+	fmt.Printf("BenchmarkWorkspace200Resources: apiserver requests per revision: %.0f, of them %.0f writes (%s)\n",
+		requests.all/float64(b.N), requests.writes/float64(b.N), requests.breakdown(b.N))
 }
