@@ -73,11 +73,6 @@ func PrepareEnv(workDir string, extra map[string]string) error {
 	return nil
 }
 
-// Init runs init.
-func (e *Engine) Init(ctx context.Context) error {
-	return e.tf.Init(ctx, tfexec.Upgrade(false))
-}
-
 // PlanOptions shape a plan.
 type PlanOptions struct {
 	// Destroy plans the destroy of everything in the state (plan -destroy).

@@ -19,33 +19,50 @@ const maxStderr = 64 << 10
 
 // PlanJSON returns `show -json` of the plan file, exactly as the engine
 // printed it. It is not passed to stdout: it is large and holds values.
-//
-// It starts the engine itself rather than through terraform-exec, whose
-// ShowPlanFile first starts the engine a second time for `version -json`
-// (to learn that `show -json` exists, as it has since Terraform 0.12) and
-// then decodes and validates the whole JSON the runner keeps as bytes. A
-// plan and an apply each render once, so that is two engine starts and two
-// decodes per Workspace run saved; the process is started the way
-// terraform-exec starts every command (its own process group, killed with
-// the runner, interrupted when ctx ends and killed shutdownWait later).
+// Started directly (see command), it costs one engine start, where
+// terraform-exec's ShowPlanFile costs two and decodes the JSON the runner
+// keeps as bytes.
 func (e *Engine) PlanJSON(ctx context.Context, planFile string) ([]byte, error) {
 	var stdout bytes.Buffer
+	if err := e.command(ctx, &stdout, "show", "-json", "-no-color", planFile); err != nil {
+		return nil, err
+	}
+	return stdout.Bytes(), nil
+}
+
+// Init runs init, its output to the run's stdout.
+func (e *Engine) Init(ctx context.Context) error {
+	return e.command(ctx, e.stdout, "init", "-input=false", "-no-color")
+}
+
+// command runs the engine with args in the configuration directory,
+// stdout to stdout and stderr to the run's stderr. A failure carries the
+// engine's stderr (bounded), as terraform-exec's errors do.
+//
+// It starts the engine itself rather than through terraform-exec, which
+// starts the engine a second time for `version -json` before its first
+// init or show of a Terraform object, to learn which flags the engine
+// takes: one engine start per Job that OpenTofu's own init, plan, apply
+// do not pay. The process is started the way terraform-exec starts every
+// command: its own process group, killed with the runner, interrupted when
+// ctx ends and killed shutdownWait later.
+func (e *Engine) command(ctx context.Context, stdout io.Writer, args ...string) error {
 	stderr := &boundedBuffer{max: maxStderr}
-	cmd := exec.CommandContext(ctx, e.binary, "show", "-json", "-no-color", planFile)
+	cmd := exec.CommandContext(ctx, e.binary, args...)
 	cmd.Dir = e.dir
 	cmd.Env = automationEnv(os.Environ())
-	cmd.Stdout = &stdout
+	cmd.Stdout = stdout
 	cmd.Stderr = io.MultiWriter(e.stderr, stderr)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = e.shutdownWait
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%w: %w", ctx.Err(), err)
+			return fmt.Errorf("%w: %w", ctx.Err(), err)
 		}
-		return nil, fmt.Errorf("%w\n%s", err, stderr.String())
+		return fmt.Errorf("%w\n%s", err, stderr.String())
 	}
-	return stdout.Bytes(), nil
+	return nil
 }
 
 // automationEnv is environ as terraform-exec passes it to the engine: run

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -44,6 +45,24 @@ func TestPlanJSONReportsTheEnginesError(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, "Failed to read the plan file", Summary(err))
 	assert.False(t, StartFailed(err))
+}
+
+// Init starts the engine once, for init alone: no `version` first.
+func TestInitStartsTheEngineOnce(t *testing.T) {
+	dir := t.TempDir()
+	engine := filepath.Join(dir, "tofu")
+	starts := filepath.Join(dir, "starts")
+	script := "#!/bin/sh\necho \"$*\" >> " + starts + "\necho initialised in \"$PWD\"\n"
+	require.NoError(t, os.WriteFile(engine, []byte(script), 0o755))
+	var stdout bytes.Buffer
+	e, err := New(engine, dir, time.Second, &stdout, os.Stderr)
+	require.NoError(t, err)
+
+	require.NoError(t, e.Init(context.Background()))
+	logged, err := os.ReadFile(starts)
+	require.NoError(t, err)
+	assert.Equal(t, "init -input=false -no-color\n", string(logged))
+	assert.Equal(t, "initialised in "+dir+"\n", stdout.String(), "init's output goes to the run's stdout")
 }
 
 func TestBoundedBufferKeepsItsStart(t *testing.T) {
