@@ -65,6 +65,20 @@ func TestInitStartsTheEngineOnce(t *testing.T) {
 	assert.Equal(t, "initialised in "+dir+"\n", stdout.String(), "init's output goes to the run's stdout")
 }
 
+func TestPlanTextIsTheEnginesShow(t *testing.T) {
+	dir := t.TempDir()
+	engine := filepath.Join(dir, "tofu")
+	require.NoError(t, os.WriteFile(engine, []byte("#!/bin/sh\necho \"$*\"\n"), 0o755))
+	var stdout bytes.Buffer
+	e, err := New(engine, dir, time.Second, &stdout, os.Stderr)
+	require.NoError(t, err)
+
+	text, err := e.PlanText(context.Background(), "plan.bin")
+	require.NoError(t, err)
+	assert.Equal(t, "show -no-color plan.bin\n", text, "one start, no version first")
+	assert.Empty(t, stdout.String(), "the text is not printed again")
+}
+
 func TestBoundedBufferKeepsItsStart(t *testing.T) {
 	b := &boundedBuffer{max: 4}
 	n, err := b.Write([]byte("abc"))

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
@@ -107,9 +108,11 @@ func (e *Engine) Plan(ctx context.Context, out string, o PlanOptions) (bool, err
 // for people, sensitive values redacted by the engine. It is not passed to
 // stdout: the plan run has printed the same plan already.
 func (e *Engine) PlanText(ctx context.Context, planFile string) (string, error) {
-	e.tf.SetStdout(io.Discard)
-	defer e.tf.SetStdout(e.stdout)
-	return e.tf.ShowPlanFileRaw(ctx, planFile)
+	var stdout strings.Builder
+	if err := e.command(ctx, &stdout, "show", "-no-color", planFile); err != nil {
+		return "", err
+	}
+	return stdout.String(), nil
 }
 
 // Apply applies the saved plan file.
