@@ -98,9 +98,7 @@ func startControllerWithEnv(t testing.TB, out io.Writer, env []string, binDir, n
 		"--leader-election-namespace", leaseNamespace,
 	}, extra...)...)
 	p.cmd.Stdout, p.cmd.Stderr = out, out
-	if env != nil {
-		p.cmd.Env = append(os.Environ(), env...)
-	}
+	p.cmd.Env = append(os.Environ(), env...)
 	require.NoError(t, p.cmd.Start())
 	t.Cleanup(func() {
 		if p.cmd.ProcessState == nil {

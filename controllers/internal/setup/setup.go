@@ -145,11 +145,11 @@ func NewManager(name string, owns client.Object, opts Options) (ctrl.Manager, er
 // CacheOptions is the cache of the controller that owns objects like
 // owns, as its binary builds it (tests build theirs with it too): the
 // watched namespaces, the per-kind filters and transforms of
-// CacheByObject and, for every other kind, no managedFields (no controller
+// cacheByObject and, for every other kind, no managedFields (no controller
 // reads them, and they are a large part of the metadata of an object
 // several writers update).
 func (o Options) CacheOptions(owns client.Object) (cache.Options, error) {
-	byObject, err := o.CacheByObject(owns)
+	byObject, err := o.cacheByObject(owns)
 	if err != nil {
 		return cache.Options{}, err
 	}
@@ -160,11 +160,11 @@ func (o Options) CacheOptions(owns client.Object) (cache.Options, error) {
 	}, nil
 }
 
-// CacheByObject are the cache's per-kind filters and transforms: runner
+// cacheByObject are the cache's per-kind filters and transforms: runner
 // Pods only (the only Pods a controller reads), Jobs and Pods without
 // their templates (cachetrim.go) and, with a WatchLabelSelector, the
 // objects of owns's kind in this shard only.
-func (o Options) CacheByObject(owns client.Object) (map[client.Object]cache.ByObject, error) {
+func (o Options) cacheByObject(owns client.Object) (map[client.Object]cache.ByObject, error) {
 	runnerPods, err := labels.NewRequirement(magosv1.WorkspaceLabel, selection.Exists, nil)
 	if err != nil {
 		return nil, err

@@ -94,7 +94,7 @@ func TestShardFlag(t *testing.T) {
 func TestCacheByObjectFiltersOnlyTheOwnedKind(t *testing.T) {
 	o, err := parseFlags(t, "--watch-label-selector="+ShardKeyLabel+"=a")
 	require.NoError(t, err)
-	byObject, err := o.CacheByObject(&magosv1.Workspace{})
+	byObject, err := o.cacheByObject(&magosv1.Workspace{})
 	require.NoError(t, err)
 
 	filtered := map[string]labels.Selector{}
@@ -115,7 +115,7 @@ func TestCacheByObjectFiltersOnlyTheOwnedKind(t *testing.T) {
 	assert.False(t, filtered["Workspace"].Matches(labels.Set{ShardKeyLabel: "b"}))
 	assert.False(t, filtered["Pod"].Matches(labels.Set{ShardKeyLabel: "a"}), "the Pod filter stays the runner Pod filter")
 
-	unsharded, err := Options{}.CacheByObject(&magosv1.Workspace{})
+	unsharded, err := Options{}.cacheByObject(&magosv1.Workspace{})
 	require.NoError(t, err)
 	for obj, by := range unsharded {
 		if _, ok := obj.(*magosv1.Workspace); ok {
