@@ -78,7 +78,6 @@ func fanOutRun(b *testing.B, n, bound int) fanOutResult {
 	}
 	applied := waitApplied(b, s.ns, n, appliedRevision(rev), start)
 	r := fanOutResult{cpu: sampleCPU(s.executor).sub(cpu)}
-	slices.Sort(applied)
 	r.first, r.median, r.last = applied[0], applied[len(applied)/2], applied[len(applied)-1]
 	s.stopController()
 	return r
@@ -115,6 +114,7 @@ func waitApplied(b *testing.B, ns string, n int, done func(*magosv1.Workspace) b
 	for _, d := range seen {
 		times = append(times, d)
 	}
+	slices.Sort(times)
 	return times
 }
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -17,6 +18,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -406,10 +408,11 @@ func (s *scaleRun) boundSweep() {
 	s.waitApplied("drifting Workspaces", want)
 	total := s.n + drifting
 	var driftStarts, inversions atomic.Int64
-	s.sim.OnStart(func(job *batchv1.Job) {
+	queue := s.watchFleetQueue()
+	s.sim.OnCreate(func(job *batchv1.Job) {
 		if job.Annotations[magosv1.DriftAnnotation] == "true" {
 			driftStarts.Add(1)
-			if s.queuedFleetRuns() > 0 {
+			if queue.waitingSince(job.CreationTimestamp.Time) > 0 {
 				inversions.Add(1)
 			}
 		}
@@ -431,7 +434,7 @@ func (s *scaleRun) boundSweep() {
 		waits := readQueueWait(readControllerFigures(s.b, s.ctrl).metrics)
 		s.report("Project bound %d, %d drifting Workspaces of the Project re-planning every 30s: %d applies in %s = %.0f applies/min",
 			bound, drifting, s.fleet, done.Sub(start).Round(time.Second), perMinute)
-		s.report("  drift re-plans started while a run of the Project was queued (priority inversions): %d of %d drift re-plans (target 0)",
+		s.report("  drift re-plans started while a run of the Project above them had waited over a second (priority inversions): %d of %d drift re-plans (target 0)",
 			inversions.Load(), driftStarts.Load())
 		s.report("  run queue waits (magos_workspace_run_queue_wait_seconds): urgent (applies, requests) %s; normal (new revision plans) %s; drift %s",
 			waits["urgent"], waits["normal"], waits["drift"])
@@ -439,18 +442,49 @@ func (s *scaleRun) boundSweep() {
 	}
 }
 
-// queuedFleetRuns is how many Workspaces of the fleet's Project wait in the
-// run queue now, as the test's cache sees them.
-func (s *scaleRun) queuedFleetRuns() int {
-	var list magosv1.WorkspaceList
-	if err := s.cache.List(context.Background(), &list, client.InNamespace(s.ns)); err != nil {
-		return 0
+// queueWatch follows which Workspaces of the fleet's Project, other than
+// the drifting ones, wait in the run queue, and since when (by this
+// process's clock, when its cache first saw them Queued).
+type queueWatch struct {
+	mu    sync.Mutex
+	since map[string]time.Time
+}
+
+// watchFleetQueue starts following the fleet's queued runs.
+func (s *scaleRun) watchFleetQueue() *queueWatch {
+	q := &queueWatch{since: map[string]time.Time{}}
+	inf, err := s.cache.GetInformer(context.Background(), &magosv1.Workspace{})
+	require.NoError(s.b, err)
+	observe := func(obj any) {
+		ws, ok := obj.(*magosv1.Workspace)
+		if !ok || ws.Spec.ProjectRef == nil || ws.Spec.ProjectRef.Name != "fleet" || strings.HasPrefix(ws.Name, "drift-") {
+			return
+		}
+		ready := conditions.Get(ws, magosv1.ReadyCondition)
+		queued := ws.Status.Phase == magosv1.PhaseWaiting && ready != nil && ready.Reason == workspace.QueuedReason
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		if _, seen := q.since[ws.Name]; queued && !seen {
+			q.since[ws.Name] = time.Now()
+		} else if !queued {
+			delete(q.since, ws.Name)
+		}
 	}
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: observe, UpdateFunc: func(_, obj any) { observe(obj) }})
+	require.NoError(s.b, err)
+	return q
+}
+
+// waitingSince is how many of the fleet's runs still wait and have waited
+// since over a second before t: runs of a higher priority than a drift
+// re-plan whose Job was created at t (a creation time has whole seconds,
+// and the controller decides a little before it creates).
+func (q *queueWatch) waitingSince(t time.Time) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
 	n := 0
-	for i := range list.Items {
-		ws := &list.Items[i]
-		if ready := conditions.Get(ws, magosv1.ReadyCondition); ws.Spec.ProjectRef != nil && ws.Spec.ProjectRef.Name == "fleet" &&
-			ws.Status.Phase == magosv1.PhaseWaiting && ready != nil && ready.Reason == workspace.QueuedReason {
+	for _, since := range q.since {
+		if since.Add(time.Second).Before(t) {
 			n++
 		}
 	}

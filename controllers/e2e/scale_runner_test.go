@@ -42,15 +42,18 @@ type simulatedRunner struct {
 	Jobs, Errors atomic.Int64
 	lastErr      atomic.Value
 
-	// onStart, if set, is told each Job it takes on.
-	onStart atomic.Pointer[func(*batchv1.Job)]
+	// onCreate, if set, is told each Job as soon as its watch reports it
+	// created, before any worker takes it on.
+	onCreate atomic.Pointer[func(*batchv1.Job)]
 
 	mu   sync.Mutex
 	done map[string]bool // Job UIDs taken on
 }
 
-// OnStart has f told each Job taken on from now on.
-func (s *simulatedRunner) OnStart(f func(*batchv1.Job)) { s.onStart.Store(&f) }
+// OnCreate has f told each Job created from now on, as the watch reports
+// it: when the controller started the run, not when a worker of this
+// runner, busy with others, takes it on.
+func (s *simulatedRunner) OnCreate(f func(*batchv1.Job)) { s.onCreate.Store(&f) }
 
 // newSimulatedRunner builds the clients; start it with run.
 func newSimulatedRunner(cfg *rest.Config) (*simulatedRunner, error) {
@@ -77,7 +80,13 @@ func (s *simulatedRunner) run(ctx context.Context, ns string, workers int) {
 		}
 	}
 	_, _ = jobs.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: enqueue, UpdateFunc: func(_, obj any) { enqueue(obj) },
+		AddFunc: func(obj any) {
+			if f, job := s.onCreate.Load(), obj.(*batchv1.Job); f != nil {
+				(*f)(job)
+			}
+			enqueue(obj)
+		},
+		UpdateFunc: func(_, obj any) { enqueue(obj) },
 	})
 	factory.Start(ctx.Done())
 	go func() {
@@ -118,9 +127,6 @@ func (s *simulatedRunner) complete(ctx context.Context, job *batchv1.Job) {
 	s.mu.Unlock()
 	if seen {
 		return
-	}
-	if f := s.onStart.Load(); f != nil {
-		(*f)(job)
 	}
 	res, err := s.runContract(ctx, job)
 	if err == nil {

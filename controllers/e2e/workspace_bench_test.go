@@ -115,8 +115,7 @@ func BenchmarkWorkspace200Resources(b *testing.B) {
 		start := time.Now()
 		tl := s.watchRun(ctx, "wide", start)
 		rev := s.publish("wide", magosDir)
-		s.waitWorkspace("wide", 10*time.Minute, "applies the new revision", appliedRevision(rev))
-		applied := time.Since(start)
+		applied := waitApplied(b, s.ns, 1, appliedRevision(rev), start)[0]
 		requests = requests.plus(readAPIServerRequests(b).minus(before))
 		stop()
 		magos += applied
