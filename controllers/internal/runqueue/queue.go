@@ -169,18 +169,33 @@ func (q *Queue) Hold(key, project string) {
 	q.leave(key)
 }
 
-// Admit asks for a slot for key's next run. A key that holds one keeps it.
-// Otherwise key waits in line, and is admitted once no waiter before it
-// (by priority, then waiting time) still needs the slot.
+// Admit asks for a slot for key's next run. A key that holds one keeps it
+// (its apply after its plan) unless a waiter that the slot could admit
+// outranks the run: then it gives the slot up, the waiters it may admit are
+// woken, and key waits in line like any other. Otherwise key waits in line,
+// and is admitted once no waiter before it (by priority, then waiting time)
+// still needs the slot.
 func (q *Queue) Admit(key, project string, p Priority) Verdict {
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.init()
-	if _, ok := q.running[key]; ok {
-		q.run(key, project)
-		return Verdict{Admitted: true}
+	v, wake := q.admit(key, project, p)
+	q.mu.Unlock()
+	if len(wake) > 0 && q.Wake != nil {
+		q.Wake(wake)
 	}
+	return v
+}
+
+func (q *Queue) admit(key, project string, p Priority) (Verdict, []string) {
+	q.init()
 	now := q.now()
+	gaveUp := false
+	if _, ok := q.running[key]; ok {
+		if !q.outranked(project, p) {
+			q.run(key, project)
+			return Verdict{Admitted: true}, nil
+		}
+		gaveUp = q.end(key)
+	}
 	w := q.waiting[key]
 	if w == nil {
 		w = &waiter{key: key, since: now}
@@ -191,15 +206,48 @@ func (q *Queue) Admit(key, project string, p Priority) Verdict {
 	w.project, w.priority, w.woken = project, p, time.Time{}
 	q.line.add(w)
 	admitted, byProject := q.turn(now, w)
+	v := Verdict{Admitted: true}
 	if admitted {
 		q.leave(key)
 		q.run(key, project)
 		if q.Observe != nil {
 			q.Observe(p, now.Sub(w.since))
 		}
-		return Verdict{Admitted: true}
+	} else {
+		v = Verdict{Position: q.line.rank(w) + 1, Waiting: len(q.waiting), Since: w.since, ByProject: byProject}
 	}
-	return Verdict{Position: q.line.rank(w) + 1, Waiting: len(q.waiting), Since: w.since, ByProject: byProject}
+	if gaveUp {
+		return v, q.admissible(now)
+	}
+	return v, nil
+}
+
+// outranked says whether a waiter of a higher priority than p could take a
+// slot of project's: any, when the controller's bound counts the slot, else
+// one of the same Project.
+func (q *Queue) outranked(project string, p Priority) bool {
+	above := 0
+	for _, n := range q.line.count[:p] {
+		above += n
+	}
+	if above == 0 {
+		return false
+	}
+	if q.Limits.Total > 0 {
+		return true
+	}
+	if q.Limits.PerProject <= 0 || project == "" {
+		return false
+	}
+	found := false
+	q.line.each(func(w *waiter) bool {
+		if w.priority >= p {
+			return false
+		}
+		found = w.project == project
+		return !found
+	})
+	return found
 }
 
 // Release records that key has no run in progress and starts none: its

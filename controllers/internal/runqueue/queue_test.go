@@ -72,6 +72,52 @@ func TestReleaseWakesTheNextWaitersInPriorityOrder(t *testing.T) {
 	assert.Equal(t, []string{"plan-1", "plan-2", "drift-1", "drift-2"}, order, "by priority, then by waiting time")
 }
 
+// A Workspace whose run ended asks again before its slot is released (its
+// next reconcile finds another run due): it keeps the slot for a run that no
+// waiter outranks, and otherwise gives it up and waits in line, the freed
+// slot waking the waiter above it.
+func TestAHeldSlotIsNotKeptForARunThatWaitersOutrank(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		limits  Limits
+		other   string // the waiter's project
+		next    Priority
+		keeps   bool
+		because string
+	}{
+		{name: "drift re-plan, a plan of the Project waits", limits: Limits{PerProject: 1}, other: "p", next: Drift, keeps: false,
+			because: "a drift re-plan does not start while a plan of its Project waits"},
+		{name: "drift re-plan, a plan waits for the controller's bound", limits: Limits{Total: 1}, other: "q", next: Drift, keeps: false,
+			because: "the held slot is one of the controller's too"},
+		{name: "drift re-plan, a plan of another Project waits for its own bound", limits: Limits{PerProject: 1}, other: "q", next: Drift, keeps: true,
+			because: "the other Project's bound holds that plan, not this slot"},
+		{name: "apply after its plan", limits: Limits{PerProject: 1}, other: "p", next: Urgent, keeps: true,
+			because: "nothing outranks the apply of the plan the slot was taken for"},
+		{name: "plan after a plan", limits: Limits{PerProject: 1}, other: "p", next: Normal, keeps: true,
+			because: "a waiter of the same priority does not outrank it"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			q, c, woken := newQueue(tt.limits)
+			require.True(t, q.Admit("held", "p", Normal).Admitted)
+			if tt.limits.PerProject > 0 && tt.other != "p" {
+				require.True(t, q.Admit("busy", tt.other, Normal).Admitted, "fills the other Project")
+			}
+			c.tick()
+			require.False(t, q.Admit("waiter", tt.other, Normal).Admitted)
+
+			v := q.Admit("held", "p", tt.next)
+			assert.Equal(t, tt.keeps, v.Admitted, tt.because)
+			if tt.keeps {
+				assert.Empty(t, *woken)
+				return
+			}
+			assert.Equal(t, []string{"waiter"}, *woken, "the given-up slot wakes the waiter above")
+			assert.True(t, q.Admit("waiter", tt.other, Normal).Admitted)
+			assert.Equal(t, 1, q.Admit("held", "p", tt.next).Position, "it waits next in line")
+		})
+	}
+}
+
 func TestProjectBoundPassesTheTurnToOtherProjects(t *testing.T) {
 	q, c, _ := newQueue(Limits{Total: 3, PerProject: 1})
 	require.True(t, q.Admit("p1-a", "p1", Normal).Admitted)
