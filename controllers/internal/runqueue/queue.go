@@ -170,9 +170,10 @@ func (q *Queue) Hold(key, project string) {
 }
 
 // Admit asks for a slot for key's next run. A key that holds one keeps it
-// (its apply after its plan) unless a waiter that the slot could admit
-// outranks the run: then it gives the slot up, the waiters it may admit are
-// woken, and key waits in line like any other. Otherwise key waits in line,
+// (its apply after its plan) unless a run of a higher priority waits: then
+// it gives the slot up and takes its turn in line like any other, the walk
+// deciding as for every waiter whether the slot goes to that run (the
+// waiters it admits are woken) or back to key. Otherwise key waits in line,
 // and is admitted once no waiter before it (by priority, then waiting time)
 // still needs the slot.
 func (q *Queue) Admit(key, project string, p Priority) Verdict {
@@ -188,14 +189,12 @@ func (q *Queue) Admit(key, project string, p Priority) Verdict {
 func (q *Queue) admit(key, project string, p Priority) (Verdict, []string) {
 	q.init()
 	now := q.now()
-	gaveUp := false
-	if _, ok := q.running[key]; ok {
-		if !q.outranked(project, p) {
-			q.run(key, project)
-			return Verdict{Admitted: true}, nil
-		}
-		gaveUp = q.end(key)
+	_, gaveUp := q.running[key]
+	if gaveUp && !q.waitingAbove(p) {
+		q.run(key, project)
+		return Verdict{Admitted: true}, nil
 	}
+	q.end(key)
 	w := q.waiting[key]
 	if w == nil {
 		w = &waiter{key: key, since: now}
@@ -210,7 +209,7 @@ func (q *Queue) admit(key, project string, p Priority) (Verdict, []string) {
 	if admitted {
 		q.leave(key)
 		q.run(key, project)
-		if q.Observe != nil {
+		if q.Observe != nil && !gaveUp {
 			q.Observe(p, now.Sub(w.since))
 		}
 	} else {
@@ -222,32 +221,14 @@ func (q *Queue) admit(key, project string, p Priority) (Verdict, []string) {
 	return v, nil
 }
 
-// outranked says whether a waiter of a higher priority than p could take a
-// slot of project's: any, when the controller's bound counts the slot, else
-// one of the same Project.
-func (q *Queue) outranked(project string, p Priority) bool {
-	above := 0
+// waitingAbove says whether a run of a higher priority than p waits.
+func (q *Queue) waitingAbove(p Priority) bool {
 	for _, n := range q.line.count[:p] {
-		above += n
-	}
-	if above == 0 {
-		return false
-	}
-	if q.Limits.Total > 0 {
-		return true
-	}
-	if q.Limits.PerProject <= 0 || project == "" {
-		return false
-	}
-	found := false
-	q.line.each(func(w *waiter) bool {
-		if w.priority >= p {
-			return false
+		if n > 0 {
+			return true
 		}
-		found = w.project == project
-		return !found
-	})
-	return found
+	}
+	return false
 }
 
 // Release records that key has no run in progress and starts none: its
