@@ -72,14 +72,19 @@ func engines(t *testing.T) []int {
 	return out
 }
 
-// cpuTicks is the CPU time process pid has used, in clock ticks.
-func cpuTicks(t *testing.T, pid int) int {
+// statFields are the fields of /proc/<pid>/stat after the command (which
+// may hold spaces): state is the 1st, utime the 12th and stime the 13th.
+func statFields(t *testing.T, pid int) []string {
 	t.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	require.NoError(t, err)
-	// Fields after the command (which may hold spaces): state is the 1st,
-	// utime the 12th and stime the 13th.
-	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	return strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+}
+
+// cpuTicks is the CPU time process pid has used, in clock ticks.
+func cpuTicks(t *testing.T, pid int) int {
+	t.Helper()
+	fields := statFields(t, pid)
 	utime, err := strconv.Atoi(fields[11])
 	require.NoError(t, err)
 	stime, err := strconv.Atoi(fields[12])
@@ -200,6 +205,9 @@ func TestEngineClientEngineHangs(t *testing.T) {
 	require.True(t, c.Evaluate(context.Background(), pass, planOf(1, nil)).Passed)
 	pid := newest(before, engines(t))
 	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
+	// kill returns before a busy machine has stopped the engine, which
+	// could still answer the next request.
+	require.Eventually(t, func() bool { return statFields(t, pid)[0] == "T" }, 10*time.Second, time.Millisecond, "the engine stops")
 
 	v := c.Evaluate(context.Background(), pass, planOf(1, nil))
 	assert.True(t, v.Errored, v.Message)
