@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"text/template"
@@ -115,6 +116,13 @@ func newStackWith(t testing.TB, opts stackOptions) *stack {
 		s.stopController()
 		if t.Failed() {
 			t.Logf("runner output:\n%s", s.runnerLogs.String())
+			t.Logf("controller log lines about namespace %s:\n%s", s.ns, linesWith(controllerLogs.String(), `"`+s.ns+`"`))
+			var projects magosv1.ProjectList
+			if env.Client.List(context.Background(), &projects, client.InNamespace(s.ns)) == nil {
+				for _, p := range projects.Items {
+					t.Logf("Project %s: generation %d, status %+v", p.Name, p.Generation, p.Status)
+				}
+			}
 		}
 	})
 	return s
@@ -263,6 +271,17 @@ func copyConfig(t testing.TB, name string) string {
 	dst := t.TempDir()
 	require.NoError(t, os.CopyFS(dst, os.DirFS(filepath.Join("testdata", name))))
 	return dst
+}
+
+// linesWith returns the lines of text that contain sub.
+func linesWith(text, sub string) string {
+	var out []string
+	for line := range strings.Lines(text) {
+		if strings.Contains(line, sub) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "")
 }
 
 func sha256Sum(s string) [32]byte { return sha256.Sum256([]byte(s)) }
