@@ -71,19 +71,28 @@ func Load(ctx context.Context, g Getter, workspace string) (*Plan, error) {
 // approver approves), not the checksum of the whole stream: plan.bin is not
 // read. The returned Plan has no Binary, Text or Size.
 func LoadJSON(ctx context.Context, g Getter, workspace string, maxJSON int64) (*Plan, error) {
+	p, a, err := loadJSON(ctx, g, workspace, maxJSON)
+	if a != nil {
+		a.close()
+	}
+	return p, err
+}
+
+// loadJSON is LoadJSON, returning the archive open after plan.json (nil
+// when it could not be opened) for the caller to close.
+func loadJSON(ctx context.Context, g Getter, workspace string, maxJSON int64) (*Plan, *archive, error) {
 	a, err := openArchive(ctx, g, workspace)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer a.close()
 	p := &Plan{Meta: a.meta}
 	if p.JSON, err = readEntry(a.tr, a.first, maxJSON); err != nil {
-		return nil, a.wrap(err)
+		return nil, a, a.wrap(err)
 	}
 	if err := p.checkJSON(); err != nil {
-		return nil, err
+		return nil, a, err
 	}
-	return p, nil
+	return p, a, nil
 }
 
 // LoadText reads only plan.txt of the Workspace's stored plan, for a
@@ -100,32 +109,41 @@ func LoadJSON(ctx context.Context, g Getter, workspace string, maxJSON int64) (*
 // can write it. Pass a bound (MaxTextBytes, or less) and do not send it to
 // a terminal without removing control characters.
 func LoadText(ctx context.Context, g Getter, workspace string, maxText int64) (*Plan, error) {
+	p, a, err := loadText(ctx, g, workspace, maxText)
+	if a != nil {
+		a.close()
+	}
+	return p, err
+}
+
+// loadText is LoadText, returning the archive open after plan.txt (nil
+// when it could not be opened) for the caller to close.
+func loadText(ctx context.Context, g Getter, workspace string, maxText int64) (*Plan, *archive, error) {
 	a, err := openArchive(ctx, g, workspace)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer a.close()
 	sum := sha256.New()
 	if _, err := copyEntry(sum, a.tr, a.first, MaxUnpackedBytes); err != nil {
-		return nil, a.wrap(err)
+		return nil, a, a.wrap(err)
 	}
 	if err := checkDigest("sha256:"+hex.EncodeToString(sum.Sum(nil)), a.meta.Digest); err != nil {
-		return nil, err
+		return nil, a, err
 	}
 	hdr, err := a.tr.Next()
 	switch {
 	case errors.Is(err, io.EOF), err == nil && hdr.Name == magosv1.PlanBinaryFile:
-		return nil, fmt.Errorf("%w: plan %s was stored without %s", ErrNoText, a.meta.ID, magosv1.PlanTextFile)
+		return nil, a, fmt.Errorf("%w: plan %s was stored without %s", ErrNoText, a.meta.ID, magosv1.PlanTextFile)
 	case err != nil:
-		return nil, a.wrap(err)
+		return nil, a, a.wrap(err)
 	case hdr.Typeflag != tar.TypeReg || hdr.Name != magosv1.PlanTextFile:
-		return nil, fmt.Errorf("%w: unexpected entry %q after %s in the plan archive", ErrCorrupt, hdr.Name, magosv1.PlanJSONFile)
+		return nil, a, fmt.Errorf("%w: unexpected entry %q after %s in the plan archive", ErrCorrupt, hdr.Name, magosv1.PlanJSONFile)
 	}
 	p := &Plan{Meta: a.meta}
 	if p.Text, err = readEntry(a.tr, hdr, maxText); err != nil {
-		return nil, a.wrap(err)
+		return nil, a, a.wrap(err)
 	}
-	return p, nil
+	return p, a, nil
 }
 
 // archive is a stored plan opened for reading its first entries, with the
@@ -380,4 +398,70 @@ func copyEntry(dst io.Writer, tr *tar.Reader, hdr *tar.Header, limit int64) (int
 		return n, fmt.Errorf("%w: %s unpacks to more than the limit of %d bytes", ErrTooLarge, hdr.Name, limit)
 	}
 	return n, nil
+}
+
+// Verify reads every chunk of the Workspace's stored plan without
+// unpacking it and checks them against chunk 0's annotations. The
+// returned Meta's SHA256 is the sha256 of the stream as read, and Size its
+// length: what the workspace-controller records as the plan's bundle
+// digest (status.plan.bundleDigest) when the plan run ends.
+func Verify(ctx context.Context, g Getter, workspace string) (Meta, error) {
+	cr, err := openChunks(ctx, g, workspace)
+	if err != nil {
+		return Meta{}, err
+	}
+	if err := cr.verify(); err != nil {
+		return Meta{}, err
+	}
+	m := cr.meta
+	m.Size = cr.read
+	return m, nil
+}
+
+// LoadJSONSealed is LoadJSON for a plan whose bundle digest is known
+// (status.plan.bundleDigest): it also reads the rest of the stream and
+// refuses, with ErrCorrupt, a stored plan whose stream has another sha256.
+// Nothing is returned before the whole stream is checked.
+func LoadJSONSealed(ctx context.Context, g Getter, workspace string, maxJSON int64, bundleDigest string) (*Plan, error) {
+	return sealed(loadJSON(ctx, g, workspace, maxJSON))(bundleDigest)
+}
+
+// LoadTextSealed is LoadText for a plan whose bundle digest is known: the
+// text is returned only when the whole stream has that sha256, so it is
+// the text stored with the plan the controller recorded (the plan digest
+// covers plan.json only).
+func LoadTextSealed(ctx context.Context, g Getter, workspace string, maxText int64, bundleDigest string) (*Plan, error) {
+	return sealed(loadText(ctx, g, workspace, maxText))(bundleDigest)
+}
+
+// sealed finishes a load: it returns a function that checks the rest of
+// the stream against a bundle digest and closes the archive.
+func sealed(p *Plan, a *archive, err error) func(bundleDigest string) (*Plan, error) {
+	return func(bundleDigest string) (*Plan, error) {
+		if a != nil {
+			defer a.close()
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := a.seal(bundleDigest); err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+}
+
+// seal reads what is left of the stream and checks its sha256 against
+// chunk 0's and against want.
+func (a *archive) seal(want string) error {
+	if want == "" {
+		return fmt.Errorf("%w: no bundle digest to check the stored plan %s against", ErrCorrupt, a.meta.ID)
+	}
+	if err := a.verify(); err != nil {
+		return err
+	}
+	if !sameSHA256(a.meta.SHA256, want) {
+		return fmt.Errorf("%w: the stored plan %s has bundle digest %s, not the recorded %s", ErrCorrupt, a.meta.ID, a.meta.SHA256, want)
+	}
+	return nil
 }

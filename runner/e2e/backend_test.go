@@ -31,19 +31,24 @@ func TestRunnerUsesTheWorkspaceBackend(t *testing.T) {
 	backendFile := filepath.Join(t.TempDir(), "backend.tf")
 	require.NoError(t, os.WriteFile(backendFile, []byte("backend \"local\" {\n  path = \""+statePath+"\"\n}\n"), 0o600))
 	vars := func(planDigest string) map[string]string {
+		bundle := ""
+		if planDigest != "" {
+			bundle = bundleDigest(t, ns, "web")
+		}
 		return map[string]string{
-			"KUBECONFIG":              env.Kubeconfig,
-			magosv1.EnvNamespace:      ns,
-			magosv1.EnvWorkspace:      "web",
-			magosv1.EnvWorkspaceUID:   "6f1e0f2c-0c1b-4f57-9a51-5f0e8c1d2a3b",
-			magosv1.EnvArtifactURL:    url,
-			magosv1.EnvArtifactDigest: digest,
-			magosv1.EnvEngine:         "opentofu",
-			magosv1.EnvEngineVersion:  "1.10.6",
-			magosv1.EnvVersionsDir:    versionsDir(t),
-			magosv1.EnvPlanID:         "plan-1",
-			magosv1.EnvPlanDigest:     planDigest,
-			magosv1.EnvBackendConfig:  backendFile,
+			magosv1.EnvPlanBundleDigest: bundle,
+			"KUBECONFIG":                env.Kubeconfig,
+			magosv1.EnvNamespace:        ns,
+			magosv1.EnvWorkspace:        "web",
+			magosv1.EnvWorkspaceUID:     "6f1e0f2c-0c1b-4f57-9a51-5f0e8c1d2a3b",
+			magosv1.EnvArtifactURL:      url,
+			magosv1.EnvArtifactDigest:   digest,
+			magosv1.EnvEngine:           "opentofu",
+			magosv1.EnvEngineVersion:    "1.10.6",
+			magosv1.EnvVersionsDir:      versionsDir(t),
+			magosv1.EnvPlanID:           "plan-1",
+			magosv1.EnvPlanDigest:       planDigest,
+			magosv1.EnvBackendConfig:    backendFile,
 		}
 	}
 	plan := runRunner(t, bin, magosv1.RunPlan, vars(""))

@@ -68,27 +68,32 @@ func TestRunnerPlanApplyDestroy(t *testing.T) {
 	const ws = "web"
 	reserve(t, ns, ws, "6f1e0f2c-0c1b-4f57-9a51-5f0e8c1d2a3b", "web-outputs")
 	vars := func(planID, planDigest string) map[string]string {
+		bundle := ""
+		if planDigest != "" {
+			bundle = bundleDigest(t, ns, ws)
+		}
 		return map[string]string{
-			"KUBECONFIG":              env.Kubeconfig,
-			"TF_VAR_secret_input":     sentinel,
-			magosv1.EnvSensitiveEnv:   "TF_VAR_secret_input",
-			magosv1.EnvNamespace:      ns,
-			magosv1.EnvWorkspace:      ws,
-			magosv1.EnvWorkspaceUID:   "6f1e0f2c-0c1b-4f57-9a51-5f0e8c1d2a3b",
-			magosv1.EnvRunID:          "run-" + planID,
-			magosv1.EnvArtifactURL:    url,
-			magosv1.EnvArtifactDigest: digest,
-			magosv1.EnvRevision:       "main@sha1:0123abcd",
-			magosv1.EnvPath:           "infra/app",
-			magosv1.EnvEngine:         "opentofu",
-			magosv1.EnvEngineVersion:  "1.10.6",
-			magosv1.EnvVersionsDir:    versionsDir(t),
-			magosv1.EnvPlanID:         planID,
-			magosv1.EnvPlanDigest:     planDigest,
-			magosv1.EnvStateSecret:    magosv1.StateSecretName(ws),
-			magosv1.EnvLockLease:      magosv1.LockLeaseName(ws),
-			magosv1.EnvOutputsSecret:  "web-outputs",
-			magosv1.EnvOutputNames:    "",
+			magosv1.EnvPlanBundleDigest: bundle,
+			"KUBECONFIG":                env.Kubeconfig,
+			"TF_VAR_secret_input":       sentinel,
+			magosv1.EnvSensitiveEnv:     "TF_VAR_secret_input",
+			magosv1.EnvNamespace:        ns,
+			magosv1.EnvWorkspace:        ws,
+			magosv1.EnvWorkspaceUID:     "6f1e0f2c-0c1b-4f57-9a51-5f0e8c1d2a3b",
+			magosv1.EnvRunID:            "run-" + planID,
+			magosv1.EnvArtifactURL:      url,
+			magosv1.EnvArtifactDigest:   digest,
+			magosv1.EnvRevision:         "main@sha1:0123abcd",
+			magosv1.EnvPath:             "infra/app",
+			magosv1.EnvEngine:           "opentofu",
+			magosv1.EnvEngineVersion:    "1.10.6",
+			magosv1.EnvVersionsDir:      versionsDir(t),
+			magosv1.EnvPlanID:           planID,
+			magosv1.EnvPlanDigest:       planDigest,
+			magosv1.EnvStateSecret:      magosv1.StateSecretName(ws),
+			magosv1.EnvLockLease:        magosv1.LockLeaseName(ws),
+			magosv1.EnvOutputsSecret:    "web-outputs",
+			magosv1.EnvOutputNames:      "",
 		}
 	}
 	var runs []execution

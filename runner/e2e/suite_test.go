@@ -118,6 +118,20 @@ func sha256Digest(b []byte) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
+// bundleDigest is the bundle digest of the Workspace's stored plan, as the
+// workspace-controller records it when the plan run ends ("" when none is
+// readable).
+func bundleDigest(t *testing.T, ns, ws string) string {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(env.Config)
+	require.NoError(t, err)
+	meta, err := planstore.Verify(context.Background(), cs.CoreV1().Secrets(ns), ws)
+	if err != nil {
+		return ""
+	}
+	return meta.SHA256
+}
+
 // serve serves data as an artifact on loopback until the test ends and
 // returns its URL and digest.
 func serve(t *testing.T, data []byte) (string, string) {

@@ -79,6 +79,7 @@ const (
 	EnvVersionsDir        = "MAGOS_VERSIONS_DIR"        // <dir>/<engine>/<version>/<binary>
 	EnvPlanID             = "MAGOS_PLAN_ID"             // plan: ID to store under; apply: ID to apply
 	EnvPlanDigest         = "MAGOS_PLAN_DIGEST"         // apply: approved "sha256:<hex>" of the plan JSON
+	EnvPlanBundleDigest   = "MAGOS_PLAN_BUNDLE_DIGEST"  // apply: "sha256:<hex>" of the stored plan stream the controller recorded
 	EnvStateSecret        = "MAGOS_STATE_SECRET"        // name of the state Secret
 	EnvLockLease          = "MAGOS_LOCK_LEASE"          // name of the state lock Lease
 	EnvBackendConfig      = "MAGOS_BACKEND_CONFIG"      // path of a user backend block (replaces the default)
@@ -206,10 +207,12 @@ const (
 	// ReasonPlanCorrupt: the stored plan fails its checksums (ResultStale).
 	ReasonPlanCorrupt = "PlanCorrupt"
 	// ReasonPlanDigestMismatch: the stored plan is not the approved one
-	// (EnvPlanID or EnvPlanDigest differ; ResultStale).
+	// (EnvPlanID, EnvPlanDigest or EnvPlanBundleDigest differ; ResultStale).
 	ReasonPlanDigestMismatch = "PlanDigestMismatch"
 	// ReasonPlanBinaryMismatch: the stored binary plan does not render to
-	// the approved plan JSON; nothing was applied.
+	// the approved plan JSON, or its configuration snapshot differs from
+	// the verified artifact, or its backend is not the one the runner
+	// configures; nothing was applied.
 	ReasonPlanBinaryMismatch = "PlanBinaryMismatch"
 	// ReasonPlanStale: the state changed after the plan was made (ResultStale).
 	ReasonPlanStale = "PlanStale"

@@ -228,6 +228,14 @@ type PlanStatus struct {
 	Revision string `json:"revision,omitempty"`
 	// Digest of the plan JSON (sha256:...).
 	Digest string `json:"digest,omitempty"`
+	// BundleDigest is the sha256 of the whole stored plan (the compressed
+	// stream of plan.json, plan.txt and the binary plan), as the
+	// workspace-controller read it back when it recorded the plan. The
+	// apply and `kubectl magos plan show` refuse a stored plan with any
+	// other, so nothing written after the plan was recorded is applied
+	// or shown.
+	// +optional
+	BundleDigest string `json:"bundleDigest,omitempty"`
 	// InputsDigest of the variable inputs the plan used.
 	// +optional
 	InputsDigest string `json:"inputsDigest,omitempty"`

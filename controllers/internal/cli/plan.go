@@ -61,7 +61,7 @@ func showPlan(ctx context.Context, f *factory, name string, asJSON bool) error {
 	})
 	out := f.streams.Out
 	if asJSON {
-		stored, err := planstore.LoadJSON(ctx, g, name, maxPlanJSONBytes)
+		stored, err := planstore.LoadJSONSealed(ctx, g, name, maxPlanJSONBytes, p.BundleDigest)
 		if err != nil {
 			return planError(name, err)
 		}
@@ -75,7 +75,7 @@ func showPlan(ctx context.Context, f *factory, name string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "Plan %s of Workspace %s, revision %s: %s\n\n", p.ID, name, orNone(p.Revision), planCounts(p))
+	fmt.Fprintf(out, "Plan %s of Workspace %s, revision %s: %s\nDigest %s (stored bundle %s, verified)\n\n", p.ID, name, orNone(p.Revision), planCounts(p), p.Digest, p.BundleDigest)
 	fmt.Fprintln(out, strings.TrimRight(text, "\n"))
 	fmt.Fprintln(out)
 	writeVerdict(out, p.Policy)
@@ -85,9 +85,9 @@ func showPlan(ctx context.Context, f *factory, name string, asJSON bool) error {
 // planText is the stored rendering of the plan, or, for a plan stored
 // without one, a summary of its resource changes.
 func planText(ctx context.Context, g planstore.Getter, name string, p *magosv1.PlanStatus) (string, error) {
-	stored, err := planstore.LoadText(ctx, g, name, planstore.MaxTextBytes)
+	stored, err := planstore.LoadTextSealed(ctx, g, name, planstore.MaxTextBytes, p.BundleDigest)
 	if errors.Is(err, planstore.ErrNoText) {
-		if stored, err = planstore.LoadJSON(ctx, g, name, maxPlanJSONBytes); err != nil {
+		if stored, err = planstore.LoadJSONSealed(ctx, g, name, maxPlanJSONBytes, p.BundleDigest); err != nil {
 			return "", planError(name, err)
 		}
 		if err := samePlan(stored, p); err != nil {
@@ -104,15 +104,22 @@ func planText(ctx context.Context, g planstore.Getter, name string, p *magosv1.P
 	return printable(string(stored.Text)), nil
 }
 
-// samePlan refuses a stored plan other than the one status shows.
+// samePlan refuses a stored plan other than the one status shows: another
+// ID (a new plan being stored) or, for the same ID, another digest.
 func samePlan(stored *planstore.Plan, p *magosv1.PlanStatus) error {
 	if stored.ID != p.ID {
 		return failed("the stored plan is %s but status shows plan %s: the Workspace is planning again; retry in a moment", stored.ID, p.ID)
+	}
+	if stored.Digest != p.Digest {
+		return failed("the stored plan %s has digest %s but status records %s: it is not the plan the gate and an approval see; do not approve it", stored.ID, stored.Digest, p.Digest)
 	}
 	return nil
 }
 
 func planError(name string, err error) error {
+	if errors.Is(err, planstore.ErrCorrupt) {
+		return failed("the stored plan of Workspace %s is not the one recorded in its status (%v): do not approve it; it is made again before any apply", name, err)
+	}
 	if errors.Is(err, planstore.ErrNotFound) {
 		return newError(ExitFailure, ReasonNotFound, "the plan of Workspace %s is no longer stored (%v); it plans again on its next run", name, err)
 	}

@@ -249,7 +249,7 @@ func decideRun(f facts) decision {
 			Event: &note{Normal, AwaitingApprovalReason, fmt.Sprintf("%s %s (%s) awaits approval", planNoun(plan), plan.ID, PlanSummary(plan))},
 		}
 	}
-	return startDecision(run{Phase: magosv1.RunApply, Mode: plan.Mode, PlanID: plan.ID, PlanDigest: plan.Digest})
+	return startDecision(run{Phase: magosv1.RunApply, Mode: plan.Mode, PlanID: plan.ID, PlanDigest: plan.Digest, PlanBundleDigest: plan.BundleDigest})
 }
 
 // decideBlocked applies rules 1–4, which hold a Workspace whether or not it
@@ -441,7 +441,7 @@ func decideDeletion(f facts) decision {
 			Event: &note{Normal, DestroyAwaitingApprovalReason, fmt.Sprintf("The Workspace is being deleted: destroy plan %s (%s) awaits approval", plan.ID, PlanSummary(plan))},
 		}
 	}
-	return startDecision(run{Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy, PlanID: plan.ID, PlanDigest: plan.Digest})
+	return startDecision(run{Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy, PlanID: plan.ID, PlanDigest: plan.Digest, PlanBundleDigest: plan.BundleDigest})
 }
 
 // startDecision starts rn: the Workspace is in rn's phase from now.

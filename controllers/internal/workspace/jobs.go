@@ -21,10 +21,12 @@ type run struct {
 	ID       string
 	Artifact artifact
 	// PlanID and PlanDigest: for plan runs the ID to store under; for apply
-	// runs the plan to apply and its approved digest.
-	PlanID     string
-	PlanDigest string
-	Drift      bool
+	// runs the plan to apply and its approved digest. PlanBundleDigest is
+	// the stored plan's bundle digest an apply checks.
+	PlanID           string
+	PlanDigest       string
+	PlanBundleDigest string
+	Drift            bool
 	// Mode is PlanModeDestroy for a destroy plan and its apply.
 	Mode magosv1.PlanMode
 	// Request is the plan request a plan run plans with (-target,
@@ -190,6 +192,7 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 		corev1.EnvVar{Name: magosv1.EnvVersionsDir, Value: r.Options.VersionsDir},
 		corev1.EnvVar{Name: magosv1.EnvPlanID, Value: rn.PlanID},
 		corev1.EnvVar{Name: magosv1.EnvPlanDigest, Value: rn.PlanDigest},
+		corev1.EnvVar{Name: magosv1.EnvPlanBundleDigest, Value: rn.PlanBundleDigest},
 		corev1.EnvVar{Name: magosv1.EnvStateSecret, Value: magosv1.StateSecretName(ws.Name)},
 		corev1.EnvVar{Name: magosv1.EnvLockLease, Value: magosv1.LockLeaseName(ws.Name)},
 		corev1.EnvVar{Name: magosv1.EnvWorkDir, Value: "/tmp/magos"},

@@ -94,12 +94,19 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace,
 	}
 	// Only plan.json, bounded: a plan Secret is written by the runner,
 	// which runs the Workspace's code, so it may be a decompression bomb.
-	stored, err := planstore.LoadJSON(ctx, r.planGetter(ws.Namespace), ws.Name, r.Options.maxPlanJSONBytes())
+	// The rest of the stream is read, not unpacked, to check it is the
+	// bundle recorded with the plan.
+	stored, err := planstore.LoadJSONSealed(ctx, r.planGetter(ws.Namespace), ws.Name, r.Options.maxPlanJSONBytes(), plan.BundleDigest)
 	switch {
 	case errors.Is(err, planstore.ErrTooLarge):
 		// The same plan never fits: it stalls until a new plan.
 		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("the stored plan is too large to evaluate: %v", err)},
 			digest, gateBlocked, PlanTooLargeReason), nil
+	case errors.Is(err, planstore.ErrCorrupt):
+		// Not the bundle recorded with the plan (rewritten since, or
+		// recorded before bundle digests were): plan again.
+		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("the stored plan is not the one recorded: %v; re-planning", err)},
+			digest, gateStalePlan, PolicyErrorReason), nil
 	case err != nil:
 		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("reading the stored plan: %v", err)}, digest, gateErrored, PolicyErrorReason), nil
 	case stored.ID != plan.ID || stored.Digest != plan.Digest:

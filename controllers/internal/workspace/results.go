@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/apis/planstore"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
 )
 
@@ -72,6 +74,14 @@ func (r *Reconciler) recordResult(ctx context.Context, ws *magosv1.Workspace, jo
 // a failure is counted with failure (failureReason) and retried by retry.
 func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace, res magosv1.RunResult, failure string, retry retryPolicy) error {
 	cr := ws.Status.CurrentRun
+	var bundleDigest string
+	if res.Result == magosv1.ResultSucceeded && cr.Phase == magosv1.RunPlan {
+		var err error
+		if bundleDigest, err = r.sealStoredPlan(ctx, ws, cr, res); err != nil {
+			res = magosv1.RunResult{Phase: res.Phase, Result: magosv1.ResultFailed, Reason: magosv1.ReasonPlanCorrupt, Message: err.Error(), Steps: res.Steps}
+			failure = magosv1.ReasonPlanCorrupt
+		}
+	}
 	now := metav1.Now()
 	cr.Finished = &now
 	cr.Result = res.Result
@@ -98,7 +108,7 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 	switch {
 	case res.Result == magosv1.ResultSucceeded && cr.Phase == magosv1.RunPlan:
 		ws.Status.Plan = &magosv1.PlanStatus{
-			ID: cr.PlanID, Revision: cr.Revision, Digest: res.PlanDigest, InputsDigest: cr.InputsDigest,
+			ID: cr.PlanID, Revision: cr.Revision, Digest: res.PlanDigest, BundleDigest: bundleDigest, InputsDigest: cr.InputsDigest,
 			Add: res.Add, Change: res.Change, Destroy: res.Destroy, HasChanges: res.HasChanges,
 			Drift: cr.Drift, Mode: cr.Mode, Request: cr.Request, Storage: res.Storage, Time: &now,
 		}
@@ -176,6 +186,24 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 	}
 	ws.Status.CurrentRun = nil
 	return reserveErr
+}
+
+// sealStoredPlan reads back the plan a plan run stored, all of its chunks
+// without unpacking them, and returns the sha256 of the stream: the bundle
+// digest that status records and the apply and `kubectl magos plan show`
+// check, so nothing written to the plan Secrets after this moment is
+// applied or shown. The stored plan must be the one the controller asked
+// for (its ID) with the digest the run reported.
+func (r *Reconciler) sealStoredPlan(ctx context.Context, ws *magosv1.Workspace, cr *magosv1.RunStatus, res magosv1.RunResult) (string, error) {
+	meta, err := planstore.Verify(ctx, r.planGetter(ws.Namespace), ws.Name)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("the plan run %s succeeded but its stored plan cannot be read back: %w", cr.Job, err)
+	case meta.ID != cr.PlanID || meta.Digest != res.PlanDigest:
+		return "", fmt.Errorf("the plan run %s succeeded but the stored plan is %s with digest %s, not plan %s with the reported digest %s",
+			cr.Job, meta.ID, meta.Digest, cr.PlanID, res.PlanDigest)
+	}
+	return meta.SHA256, nil
 }
 
 func truncate(s string, n int) string {

@@ -2,6 +2,8 @@ package workspace_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -117,6 +119,9 @@ func report(t testing.TB, job *batchv1.Job, res magosv1.RunResult) {
 	msg, err := json.Marshal(res)
 	require.NoError(t, err)
 	code := exitCode(res.Result)
+	if res.Phase == magosv1.RunPlan && res.Result == magosv1.ResultSucceeded {
+		storeReportedPlan(t, job, res)
+	}
 	pod := endPod(t, job, code, string(msg))
 	if code == magosv1.ExitSucceeded {
 		finishJob(t, job, batchv1.JobSuccessCriteriaMet, batchv1.JobComplete, completionsReached, completionsReachedMsg)
@@ -124,6 +129,28 @@ func report(t testing.TB, job *batchv1.Job, res magosv1.RunResult) {
 	}
 	finishJob(t, job, batchv1.JobFailureTarget, batchv1.JobFailed, podFailurePolicyReason,
 		fmt.Sprintf("Container runner for pod %s/%s failed with exit code %d matching FailJob rule at index %d", pod.Namespace, pod.Name, code, failJobExitCodeRuleIndex))
+}
+
+// storeReportedPlan writes, as a plan run does, a stored plan with the
+// run's plan ID and the digest res reports into chunk 0 the controller
+// reserved: a stream of one chunk with its sha256, which the controller
+// reads back (without unpacking it) when it records the plan.
+func storeReportedPlan(t testing.TB, job *batchv1.Job, res magosv1.RunResult) {
+	t.Helper()
+	ctx := context.Background()
+	chunk := &corev1.Secret{}
+	key := client.ObjectKey{Namespace: job.Namespace, Name: magosv1.PlanSecretName(job.Labels[magosv1.WorkspaceLabel], 0)}
+	require.NoError(t, env.Client.Get(ctx, key, chunk), "reading the reserved plan chunk")
+	stream := []byte("plan " + jobEnv(job, magosv1.EnvPlanID) + " " + res.PlanDigest)
+	sum := sha256.Sum256(stream)
+	chunk.Annotations = map[string]string{
+		magosv1.PlanIDAnnotation:     jobEnv(job, magosv1.EnvPlanID),
+		magosv1.PlanDigestAnnotation: res.PlanDigest,
+		magosv1.PlanSHA256Annotation: "sha256:" + hex.EncodeToString(sum[:]),
+		magosv1.PlanChunksAnnotation: "1",
+	}
+	chunk.Data = map[string][]byte{magosv1.PlanChunkKey: stream}
+	require.NoError(t, env.Client.Update(ctx, chunk), "storing the plan of Job %s", job.Name)
 }
 
 // fail ends the run of job without a report: the runner was killed (the

@@ -37,8 +37,11 @@ type Config struct {
 	VersionsDir   string
 	PlanID        string
 	PlanDigest    string
-	StateSecret   string
-	LockLease     string
+	// PlanBundleDigest is the sha256 of the stored plan stream the
+	// controller recorded (apply runs).
+	PlanBundleDigest string
+	StateSecret      string
+	LockLease        string
 	// BackendConfig is the path of a user backend block; empty means the
 	// runner serves the state itself from StateSecret and LockLease.
 	BackendConfig string
@@ -90,6 +93,7 @@ func FromEnv(phase string, getenv func(string) string) (*Config, error) {
 		VersionsDir:        get(magosv1.EnvVersionsDir),
 		PlanID:             get(magosv1.EnvPlanID),
 		PlanDigest:         get(magosv1.EnvPlanDigest),
+		PlanBundleDigest:   get(magosv1.EnvPlanBundleDigest),
 		StateSecret:        get(magosv1.EnvStateSecret),
 		LockLease:          get(magosv1.EnvLockLease),
 		BackendConfig:      get(magosv1.EnvBackendConfig),

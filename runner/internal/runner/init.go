@@ -15,7 +15,8 @@ import (
 // needs it initialised): a saved plan carries the configuration snapshot,
 // its modules, the dependency lock and the backend configuration, so with
 // built-in providers and the state the runner serves, init would install
-// nothing the apply uses.
+// nothing the apply uses, unless the plan has modules init installs:
+// checkPlanFile compares those with what this run's init installs.
 func (r *runner) needsInit(stored *planstore.Plan) bool {
 	if r.cfg.Phase != magosv1.RunApply || stored == nil || r.backend == nil {
 		return true
@@ -23,6 +24,11 @@ func (r *runner) needsInit(stored *planstore.Plan) bool {
 	needs, err := engine.PlanNeedsProviders(stored.Binary)
 	if err != nil {
 		r.log.Info("Initialising: the stored plan's dependency lock cannot be read", "error", err)
+		return true
+	}
+	// Modules init installs are compared with the plan's snapshot only
+	// once this run installed them itself.
+	if f, err := r.savedPlan(stored); err == nil && f.NeedsInstalledModules() {
 		return true
 	}
 	return needs

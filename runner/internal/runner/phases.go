@@ -121,6 +121,17 @@ func (r *runner) loadApprovedPlan(ctx context.Context) (*planstore.Plan, error) 
 		return nil, report.Stale(magosv1.ReasonPlanDigestMismatch,
 			fmt.Errorf("the stored plan %s has digest %s, not the approved %s", p.ID, p.Digest, r.cfg.PlanDigest))
 	}
+	// Load checked the stream against chunk 0's sha256, which whoever wrote
+	// the Secrets computed; the controller's reading when it recorded the
+	// plan is the one to trust.
+	if r.cfg.PlanBundleDigest == "" {
+		return nil, report.Stale(magosv1.ReasonPlanDigestMismatch,
+			fmt.Errorf("plan %s was recorded without the digest of its stored bundle; it is made again", p.ID))
+	}
+	if p.SHA256 != r.cfg.PlanBundleDigest {
+		return nil, report.Stale(magosv1.ReasonPlanDigestMismatch,
+			fmt.Errorf("the stored plan %s has bundle digest %s, not the %s recorded when it was made: it was rewritten since", p.ID, p.SHA256, r.cfg.PlanBundleDigest))
+	}
 	r.result.PlanDigest = p.Digest
 	return p, nil
 }
@@ -136,6 +147,9 @@ func (r *runner) apply(ctx context.Context, eng *engine.Engine, configDir string
 		return report.Failed(magosv1.ReasonApplyFailed, err)
 	}
 	if err := r.checkBinaryPlan(ctx, eng, planFile, p.ID); err != nil {
+		return err
+	}
+	if err := r.checkPlanFile(configDir, p); err != nil {
 		return err
 	}
 	if err := checkStateSize(p.JSON); err != nil {

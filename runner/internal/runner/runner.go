@@ -19,6 +19,7 @@ import (
 	"github.com/magos-dev/magos/runner/internal/engine"
 	"github.com/magos-dev/magos/runner/internal/kube"
 	"github.com/magos-dev/magos/runner/internal/mask"
+	"github.com/magos-dev/magos/runner/internal/planfile"
 	"github.com/magos-dev/magos/runner/internal/report"
 	"github.com/magos-dev/magos/runner/internal/statebackend"
 )
@@ -50,6 +51,9 @@ type runner struct {
 	mask func(string) string
 	// initialised says that init ran in the configuration directory.
 	initialised bool
+	// saved is what the stored plan file carries besides the plan (apply
+	// runs; see savedPlan).
+	saved *planfile.File
 }
 
 // Run runs phase with the configuration from getenv, writes the RunResult
@@ -194,6 +198,12 @@ func (r *runner) fetchConfig(ctx context.Context) (string, error) {
 	dir, err := artifact.ConfigDir(root, r.cfg.Path)
 	if err != nil {
 		return "", report.Failed(magosv1.ReasonPathNotFound, err)
+	}
+	// The engine writes errored.tfstate after a failed state write, and the
+	// run saves that file as the Workspace's state: one that came with the
+	// artifact would be taken for the engine's.
+	if err := os.Remove(filepath.Join(dir, erroredStateFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", report.Failed(magosv1.ReasonArtifactRejected, fmt.Errorf("removing the artifact's %s: %w", erroredStateFile, err))
 	}
 	return dir, nil
 }

@@ -34,6 +34,13 @@ type PlanStatusApplyConfiguration struct {
 	Revision *string `json:"revision,omitempty"`
 	// Digest of the plan JSON (sha256:...).
 	Digest *string `json:"digest,omitempty"`
+	// BundleDigest is the sha256 of the whole stored plan (the compressed
+	// stream of plan.json, plan.txt and the binary plan), as the
+	// workspace-controller read it back when it recorded the plan. The
+	// apply and `kubectl magos plan show` refuse a stored plan with any
+	// other, so nothing written after the plan was recorded is applied
+	// or shown.
+	BundleDigest *string `json:"bundleDigest,omitempty"`
 	// InputsDigest of the variable inputs the plan used.
 	InputsDigest *string `json:"inputsDigest,omitempty"`
 	// Add, Change and Destroy count resource actions.
@@ -88,6 +95,14 @@ func (b *PlanStatusApplyConfiguration) WithRevision(value string) *PlanStatusApp
 // If called multiple times, the Digest field is set to the value of the last call.
 func (b *PlanStatusApplyConfiguration) WithDigest(value string) *PlanStatusApplyConfiguration {
 	b.Digest = &value
+	return b
+}
+
+// WithBundleDigest sets the BundleDigest field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the BundleDigest field is set to the value of the last call.
+func (b *PlanStatusApplyConfiguration) WithBundleDigest(value string) *PlanStatusApplyConfiguration {
+	b.BundleDigest = &value
 	return b
 }
 
