@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/apis/planstore"
 )
 
 // TestCLIPlanPolicyTreeLogs: plan show renders the stored plan with its
@@ -37,6 +38,8 @@ func TestCLIPlanPolicyTreeLogs(t *testing.T) {
 	r := s.magos("plan", "show", "hello")
 	require.Equal(t, 0, r.code, "%s", r)
 	assert.Contains(t, r.stdout, "Plan "+planID+" of Workspace hello")
+	assert.Contains(t, r.stdout, "Digest "+ws.Status.Plan.Digest+" (stored bundle "+ws.Status.Plan.BundleDigest+", verified)")
+	assert.NotEmpty(t, ws.Status.Plan.BundleDigest, "the controller recorded the stored bundle's digest")
 	assert.Contains(t, r.stdout, "terraform_data.greeting will be created", "the engine's rendering")
 	assert.Contains(t, r.stdout, "Policy: Passed")
 
@@ -75,4 +78,24 @@ func TestCLIPlanPolicyTreeLogs(t *testing.T) {
 	assert.Contains(t, r.stderr, "still in status.history: plan Succeeded")
 	r = s.magos("logs", "hello", "--run", "3")
 	assert.Equal(t, 2, r.code, "%s", r)
+
+	// What the approver reads is the plan the controller recorded: a bundle
+	// rewritten with the same plan ID and JSON but another rendering (every
+	// checksum of its own recomputed, as any writer of the plan Secrets
+	// can) is refused, in both views.
+	secrets := planSecrets(t, s.ns)
+	recorded, err := planstore.Load(ctx, secrets, "hello")
+	require.NoError(t, err)
+	_, err = planstore.Store(ctx, secrets, planstore.Input{
+		Workspace: "hello", Owner: planstore.WorkspaceOwner("hello", string(ws.UID)), ID: recorded.ID,
+		JSON: recorded.JSON, Binary: recorded.Binary, Text: []byte("No changes. Your infrastructure matches the configuration.\n"),
+	})
+	require.NoError(t, err)
+	for _, args := range [][]string{{"plan", "show", "hello"}, {"plan", "show", "hello", "--json"}} {
+		r = s.magos(args...)
+		assert.Equal(t, 1, r.code, "%s", r)
+		assert.Contains(t, r.stderr, "is not the one recorded in its status", "%v", args)
+		assert.Contains(t, r.stderr, "do not approve it", "%v", args)
+		assert.NotContains(t, r.stdout, "No changes", "%v", args)
+	}
 }

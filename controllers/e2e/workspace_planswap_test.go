@@ -86,6 +86,7 @@ func TestApplyRefusesASwappedBinaryPlan(t *testing.T) {
 	assert.Equal(t, magosv1.ResultFailed, run.Result)
 	assert.Equal(t, magosv1.ReasonPlanBinaryMismatch, run.Reason)
 	assert.Contains(t, run.Message, "not the plan the policy gate and the approver saw; nothing was applied")
+	assert.Contains(t, run.Message, "it was rewritten since", "the bundle digest recorded with the plan caught the swap before the engine ran")
 	assert.Nil(t, ws.Status.LastApplied, "nothing was applied")
 	assert.NotContains(t, stateJSON(t, s.ns, "victim"), "evil", "the attacker's resource is not in the state")
 }

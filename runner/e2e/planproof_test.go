@@ -154,12 +154,13 @@ func TestRunnerAppliesOnlyThePlanOfTheVerifiedConfiguration(t *testing.T) {
 		recorded := store(original.Binary)
 		store(addPlanFileEntry(t, original.Binary, "tfconfig/m-/zz.tf", []byte("locals {\n  y = 2\n}\n")))
 		e := apply(recorded)
-		assert.Equal(t, magosv1.ResultStale, e.result.Result)
-		assert.Equal(t, magosv1.ReasonPlanDigestMismatch, e.result.Reason)
+		assert.Equal(t, magosv1.ResultFailed, e.result.Result)
+		assert.Equal(t, magosv1.ReasonPlanBinaryMismatch, e.result.Reason)
 		assert.Contains(t, e.result.Message, "it was rewritten since")
 		assert.False(t, stateWritten(), "nothing was applied")
 
 		e = apply("")
+		assert.Equal(t, magosv1.ResultStale, e.result.Result)
 		assert.Equal(t, magosv1.ReasonPlanDigestMismatch, e.result.Reason, "an apply without a recorded bundle digest plans again")
 	})
 

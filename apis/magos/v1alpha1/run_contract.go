@@ -207,12 +207,14 @@ const (
 	// ReasonPlanCorrupt: the stored plan fails its checksums (ResultStale).
 	ReasonPlanCorrupt = "PlanCorrupt"
 	// ReasonPlanDigestMismatch: the stored plan is not the approved one
-	// (EnvPlanID, EnvPlanDigest or EnvPlanBundleDigest differ; ResultStale).
+	// (EnvPlanID or EnvPlanDigest differ, or no bundle digest was recorded;
+	// ResultStale).
 	ReasonPlanDigestMismatch = "PlanDigestMismatch"
-	// ReasonPlanBinaryMismatch: the stored binary plan does not render to
-	// the approved plan JSON, or its configuration snapshot differs from
-	// the verified artifact, or its backend is not the one the runner
-	// configures; nothing was applied.
+	// ReasonPlanBinaryMismatch: the stored plan was rewritten after it was
+	// recorded (EnvPlanBundleDigest differs), or its binary plan does not
+	// render to the approved plan JSON, or its configuration snapshot
+	// differs from the verified artifact, or its backend is not the one the
+	// runner configures; nothing was applied.
 	ReasonPlanBinaryMismatch = "PlanBinaryMismatch"
 	// ReasonPlanStale: the state changed after the plan was made (ResultStale).
 	ReasonPlanStale = "PlanStale"

@@ -128,9 +128,12 @@ func (r *runner) loadApprovedPlan(ctx context.Context) (*planstore.Plan, error) 
 		return nil, report.Stale(magosv1.ReasonPlanDigestMismatch,
 			fmt.Errorf("plan %s was recorded without the digest of its stored bundle; it is made again", p.ID))
 	}
+	// The same plan ID with other bytes is never a new plan: the plan
+	// Secrets were rewritten after the plan was recorded.
 	if p.SHA256 != r.cfg.PlanBundleDigest {
-		return nil, report.Stale(magosv1.ReasonPlanDigestMismatch,
-			fmt.Errorf("the stored plan %s has bundle digest %s, not the %s recorded when it was made: it was rewritten since", p.ID, p.SHA256, r.cfg.PlanBundleDigest))
+		return nil, report.Failed(magosv1.ReasonPlanBinaryMismatch,
+			fmt.Errorf("the stored plan %s has bundle digest %s, not the %s recorded when it was made: it was rewritten since and is not the plan the policy gate and the approver saw; nothing was applied",
+				p.ID, p.SHA256, r.cfg.PlanBundleDigest))
 	}
 	r.result.PlanDigest = p.Digest
 	return p, nil
