@@ -418,6 +418,42 @@ func Verify(ctx context.Context, g Getter, workspace string) (Meta, error) {
 	return m, nil
 }
 
+// Inspect reads the Workspace's stored plan once, as the
+// workspace-controller does when a plan run ends: plan.json streams
+// through read (at most MaxUnpackedBytes of it, never held whole here) and
+// is checked against the plan digest, and every chunk is read and checked
+// against chunk 0's sha256 without the rest being unpacked. It returns the
+// stored plan's Meta, with SHA256 as read and Size; read's error, if any,
+// comes after the integrity errors.
+func Inspect(ctx context.Context, g Getter, workspace string, read func(planJSON io.Reader) error) (Meta, error) {
+	a, err := openArchive(ctx, g, workspace)
+	if err != nil {
+		return Meta{}, err
+	}
+	defer a.close()
+	if a.first.Size > MaxUnpackedBytes {
+		return Meta{}, fmt.Errorf("%w: %s unpacks to %d bytes, more than the limit of %d", ErrTooLarge, magosv1.PlanJSONFile, a.first.Size, int64(MaxUnpackedBytes))
+	}
+	sum := sha256.New()
+	entry := io.TeeReader(io.LimitReader(a.tr, MaxUnpackedBytes), sum)
+	readErr := read(entry)
+	if _, err := io.Copy(io.Discard, entry); err != nil {
+		return Meta{}, a.wrap(err)
+	}
+	if err := checkDigest("sha256:"+hex.EncodeToString(sum.Sum(nil)), a.meta.Digest); err != nil {
+		return Meta{}, err
+	}
+	if err := a.verify(); err != nil {
+		return Meta{}, err
+	}
+	if readErr != nil {
+		return Meta{}, readErr
+	}
+	m := a.meta
+	m.Size = a.read
+	return m, nil
+}
+
 // LoadJSONSealed is LoadJSON for a plan whose bundle digest is known
 // (status.plan.bundleDigest): it also reads the rest of the stream and
 // refuses, with ErrCorrupt, a stored plan whose stream has another sha256.

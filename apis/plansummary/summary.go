@@ -52,26 +52,7 @@ func Count(planJSON []byte) (Counts, error) {
 	}
 	var c Counts
 	for _, rc := range p.ResourceChanges {
-		var create, del, update bool
-		for _, a := range rc.Change.Actions {
-			switch a {
-			case "create":
-				create = true
-			case "delete":
-				del = true
-			case "update":
-				update = true
-			}
-		}
-		if create {
-			c.Add++
-		}
-		if del {
-			c.Destroy++
-		}
-		if update {
-			c.Change++
-		}
+		c.add(rc.Change.Actions)
 	}
 	return c, nil
 }

@@ -20,8 +20,11 @@ import (
 // to skip init fails closed. The apply of a plan of built-in providers only
 // skips init, and decides so from the dependency lock inside the stored
 // binary plan. A binary rewritten, by anyone who can write the plan
-// Secrets, to lock no provider while its resources need one is refused:
-// nothing is applied, and the reason says the engine cannot read the plan.
+// Secrets, to lock no provider while its resources need one is refused
+// before the engine reads it: the stored bundle is not the one recorded
+// with the plan. Nothing is applied. (Rewritten before the plan was
+// recorded, the engine cannot read it: runner/e2e pins the apply's checks
+// of a plan file swapped at plan time.)
 func TestApplyRefusesAPlanThatHidesItsProviders(t *testing.T) {
 	env.Require(t)
 	ctx := context.Background()
@@ -52,7 +55,7 @@ func TestApplyRefusesAPlanThatHidesItsProviders(t *testing.T) {
 	run := ws.Status.History[0]
 	assert.Equal(t, magosv1.ResultFailed, run.Result)
 	assert.Equal(t, magosv1.ReasonPlanBinaryMismatch, run.Reason)
-	assert.Contains(t, run.Message, "cannot be read by the engine")
+	assert.Contains(t, run.Message, "it was rewritten since")
 	assert.Contains(t, run.Message, "nothing was applied")
 	assert.Nil(t, ws.Status.LastApplied, "nothing was applied")
 	assert.NoFileExists(t, filepath.Join(root, "motd.txt"), "the provider's file was not written")

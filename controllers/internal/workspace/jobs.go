@@ -178,6 +178,7 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 	}
 	// The operator's values may be credentials: masked like sensitive input.
 	sensitive := append(slices.Clone(s.Sensitive), r.Options.RunnerEnv.names()...)
+	own := len(env)
 	env = append(env,
 		corev1.EnvVar{Name: magosv1.EnvNamespace, Value: ws.Namespace},
 		corev1.EnvVar{Name: magosv1.EnvWorkspace, Value: ws.Name},
@@ -223,6 +224,7 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 			corev1.EnvVar{Name: magosv1.EnvOutputsSecret, Value: o.SecretName},
 			corev1.EnvVar{Name: magosv1.EnvOutputNames, Value: strings.Join(o.Names, ",")})
 	}
+	escapeExpansion(env[own:])
 	var volumes []corev1.Volume
 	mounts := []corev1.VolumeMount{{Name: "work", MountPath: "/tmp"}}
 	scratch := r.Options.scratchSize()
@@ -350,4 +352,15 @@ func podFailurePolicy(phase string) *batchv1.PodFailurePolicy {
 			},
 		},
 	}}
+}
+
+// escapeExpansion escapes $ as $$ in the values of the controller's own
+// env entries: the kubelet expands $(NAME) in every env value against the
+// variables defined before it, so a path or plan address holding
+// $(TF_VAR_password) would otherwise reach the runner as that Secret's
+// value. The Workspace's and operator's own entries keep their expansion.
+func escapeExpansion(env []corev1.EnvVar) {
+	for i := range env {
+		env[i].Value = strings.ReplaceAll(env[i].Value, "$", "$$")
+	}
 }

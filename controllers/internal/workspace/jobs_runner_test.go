@@ -115,3 +115,28 @@ func TestRunnerPodDefaults(t *testing.T) {
 		assert.NotEqual(t, "TF_CLI_CONFIG_FILE", e.Name, "no CLI configuration unless one is given")
 	}
 }
+
+// TestRunnerEnvIsNotExpanded: the kubelet expands $(NAME) in env values
+// against the variables defined before them, the Workspace's Secret-backed
+// inputs among them. The controller's own entries carry user-set strings
+// (the path, plan addresses, output names): their $ is escaped as $$, which
+// the kubelet turns back into $, so a path of "$(TF_VAR_password)" reaches
+// the runner as written, not as the Secret's value. The Workspace's own env
+// keeps its expansion.
+func TestRunnerEnvIsNotExpanded(t *testing.T) {
+	greeting := "$(HOME)"
+	ws := workspaceWithRunner(&magosv1.RunnerSpec{Env: []magosv1.EnvEntry{{Name: "GREETING", Value: &greeting}}})
+	ws.Spec.Path = "$(TF_VAR_password)/app"
+	ws.Spec.Outputs = &magosv1.OutputsSpec{SecretName: "out", Names: []string{"a$b"}}
+	r := runnerTestReconciler()
+	s, err := r.effectiveSettings(ws, inputs{})
+	require.NoError(t, err)
+	job := r.buildJob(ws, run{Phase: magosv1.RunApply, ID: "abc"}, s)
+	got := map[string]string{}
+	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
+		got[e.Name] = e.Value
+	}
+	assert.Equal(t, "$$(TF_VAR_password)/app", got[magosv1.EnvPath])
+	assert.Equal(t, "a$$b", got[magosv1.EnvOutputNames])
+	assert.Equal(t, "$(HOME)", got["GREETING"], "the Workspace's own env is expanded as it asks")
+}

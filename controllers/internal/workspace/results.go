@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +13,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/apis/planstore"
+	"github.com/magos-dev/magos/apis/plansummary"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
 )
 
@@ -76,11 +78,13 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 	cr := ws.Status.CurrentRun
 	var bundleDigest string
 	if res.Result == magosv1.ResultSucceeded && cr.Phase == magosv1.RunPlan {
+		var summary plansummary.Summary
 		var err error
-		if bundleDigest, err = r.sealStoredPlan(ctx, ws, cr, res); err != nil {
+		if bundleDigest, summary, err = r.sealStoredPlan(ctx, ws, cr, res); err != nil {
 			res = magosv1.RunResult{Phase: res.Phase, Result: magosv1.ResultFailed, Reason: magosv1.ReasonPlanCorrupt, Message: err.Error(), Steps: res.Steps}
 			failure = magosv1.ReasonPlanCorrupt
 		}
+		res.Add, res.Change, res.Destroy, res.HasChanges = summary.Add, summary.Change, summary.Destroy, summary.HasChanges
 	}
 	now := metav1.Now()
 	cr.Finished = &now
@@ -156,7 +160,7 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 	case res.Reason == magosv1.ReasonStateNotSaved:
 		ws.Status.Plan = nil
 		ws.Status.ErroredState = &magosv1.ErroredStateStatus{
-			Job: cr.Job, Secret: res.ErroredState, StateSecret: magosv1.StateSecretName(ws.Name), Since: &now,
+			Job: cr.Job, Secret: erroredStateSecret(ws, res), StateSecret: magosv1.StateSecretName(ws.Name), Since: &now,
 		}
 		r.event(ws, corev1.EventTypeWarning, magosv1.ReasonStateNotSaved, "The %s run %s could not write its state back: %s", cr.Phase, cr.Job, cr.Message)
 	default:
@@ -188,22 +192,38 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 	return reserveErr
 }
 
-// sealStoredPlan reads back the plan a plan run stored, all of its chunks
-// without unpacking them, and returns the sha256 of the stream: the bundle
-// digest that status records and the apply and `kubectl magos plan show`
-// check, so nothing written to the plan Secrets after this moment is
-// applied or shown. The stored plan must be the one the controller asked
-// for (its ID) with the digest the run reported.
-func (r *Reconciler) sealStoredPlan(ctx context.Context, ws *magosv1.Workspace, cr *magosv1.RunStatus, res magosv1.RunResult) (string, error) {
-	meta, err := planstore.Verify(ctx, r.planGetter(ws.Namespace), ws.Name)
+// sealStoredPlan reads back the plan a plan run stored, once: plan.json
+// streams through the summary (the counts and hasChanges status shows come
+// from it, not from the runner's report: the runner ran config code), and
+// every chunk is checked without being unpacked. It returns the sha256 of
+// the stream, the bundle digest status records and the apply and
+// `kubectl magos plan show` check, so nothing written to the plan Secrets
+// after this moment is applied or shown. The stored plan must be the one
+// the controller asked for (its ID) with the digest the run reported.
+func (r *Reconciler) sealStoredPlan(ctx context.Context, ws *magosv1.Workspace, cr *magosv1.RunStatus, res magosv1.RunResult) (string, plansummary.Summary, error) {
+	var summary plansummary.Summary
+	meta, err := planstore.Inspect(ctx, r.planGetter(ws.Namespace), ws.Name, func(planJSON io.Reader) (err error) {
+		summary, err = plansummary.Read(planJSON)
+		return err
+	})
 	switch {
 	case err != nil:
-		return "", fmt.Errorf("the plan run %s succeeded but its stored plan cannot be read back: %w", cr.Job, err)
+		return "", summary, fmt.Errorf("the plan run %s succeeded but its stored plan cannot be read back: %w", cr.Job, err)
 	case meta.ID != cr.PlanID || meta.Digest != res.PlanDigest:
-		return "", fmt.Errorf("the plan run %s succeeded but the stored plan is %s with digest %s, not plan %s with the reported digest %s",
+		return "", summary, fmt.Errorf("the plan run %s succeeded but the stored plan is %s with digest %s, not plan %s with the reported digest %s",
 			cr.Job, meta.ID, meta.Digest, cr.PlanID, res.PlanDigest)
 	}
-	return meta.SHA256, nil
+	return meta.SHA256, summary, nil
+}
+
+// erroredStateSecret is where the run saved the state it could not write
+// back: the Secret the controller reserved for it, named by the
+// controller, never by the runner's report ("" when the run saved none).
+func erroredStateSecret(ws *magosv1.Workspace, res magosv1.RunResult) string {
+	if res.ErroredState == "" {
+		return ""
+	}
+	return magosv1.ErroredStateSecretName(ws.Name)
 }
 
 func truncate(s string, n int) string {

@@ -2,10 +2,10 @@ package workspace_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/apis/planstore"
 )
 
 // The job completer plays the job controller and the kubelet for the runs
@@ -116,12 +117,22 @@ func report(t testing.TB, job *batchv1.Job, res magosv1.RunResult) {
 	if res.Phase == "" {
 		res.Phase = job.Labels[magosv1.PhaseLabel]
 	}
+	if res.Phase == magosv1.RunPlan && res.Result == magosv1.ResultSucceeded {
+		res.PlanDigest = storeReportedPlan(t, job, res)
+	}
+	reportOnly(t, job, res)
+}
+
+// reportOnly ends job's run with report res, storing nothing: a plan run's
+// report then describes whatever plan is stored.
+func reportOnly(t testing.TB, job *batchv1.Job, res magosv1.RunResult) {
+	t.Helper()
+	if res.Phase == "" {
+		res.Phase = job.Labels[magosv1.PhaseLabel]
+	}
 	msg, err := json.Marshal(res)
 	require.NoError(t, err)
 	code := exitCode(res.Result)
-	if res.Phase == magosv1.RunPlan && res.Result == magosv1.ResultSucceeded {
-		storeReportedPlan(t, job, res)
-	}
 	pod := endPod(t, job, code, string(msg))
 	if code == magosv1.ExitSucceeded {
 		finishJob(t, job, batchv1.JobSuccessCriteriaMet, batchv1.JobComplete, completionsReached, completionsReachedMsg)
@@ -131,26 +142,56 @@ func report(t testing.TB, job *batchv1.Job, res magosv1.RunResult) {
 		fmt.Sprintf("Container runner for pod %s/%s failed with exit code %d matching FailJob rule at index %d", pod.Namespace, pod.Name, code, failJobExitCodeRuleIndex))
 }
 
-// storeReportedPlan writes, as a plan run does, a stored plan with the
-// run's plan ID and the digest res reports into chunk 0 the controller
-// reserved: a stream of one chunk with its sha256, which the controller
-// reads back (without unpacking it) when it records the plan.
-func storeReportedPlan(t testing.TB, job *batchv1.Job, res magosv1.RunResult) {
+// storeReportedPlan stores, as a plan run does, a plan whose JSON makes
+// the changes res reports (its counts, and an output change where it
+// reports changes without counts), under the run's plan ID, and returns its
+// digest: reportedDigest(res). The controller reads the counts back from
+// the stored JSON.
+func storeReportedPlan(t testing.TB, job *batchv1.Job, res magosv1.RunResult) string {
 	t.Helper()
-	ctx := context.Background()
-	chunk := &corev1.Secret{}
-	key := client.ObjectKey{Namespace: job.Namespace, Name: magosv1.PlanSecretName(job.Labels[magosv1.WorkspaceLabel], 0)}
-	require.NoError(t, env.Client.Get(ctx, key, chunk), "reading the reserved plan chunk")
-	stream := []byte("plan " + jobEnv(job, magosv1.EnvPlanID) + " " + res.PlanDigest)
-	sum := sha256.Sum256(stream)
-	chunk.Annotations = map[string]string{
-		magosv1.PlanIDAnnotation:     jobEnv(job, magosv1.EnvPlanID),
-		magosv1.PlanDigestAnnotation: res.PlanDigest,
-		magosv1.PlanSHA256Annotation: "sha256:" + hex.EncodeToString(sum[:]),
-		magosv1.PlanChunksAnnotation: "1",
+	ws := job.Labels[magosv1.WorkspaceLabel]
+	secrets := testSecrets{ns: job.Namespace}
+	meta, err := planstore.Store(context.Background(), secrets, planstore.Input{
+		Workspace: ws, Owner: planstore.WorkspaceOwner(ws, string(job.OwnerReferences[0].UID)),
+		ID: jobEnv(job, magosv1.EnvPlanID), JSON: reportedPlanJSON(res), Binary: []byte("binary plan"),
+	})
+	require.NoError(t, err, "storing the plan of Job %s", job.Name)
+	return meta.Digest
+}
+
+// reportedDigest is the digest of the plan storeReportedPlan stores for res.
+func reportedDigest(res magosv1.RunResult) string { return planstore.Digest(reportedPlanJSON(res)) }
+
+// reportedPlanJSON is a plan JSON document with res's changes; res's
+// PlanDigest makes plans of equal counts differ.
+func reportedPlanJSON(res magosv1.RunResult) []byte {
+	var changes []string
+	for action, n := range map[string]int32{"create": res.Add, "update": res.Change, "delete": res.Destroy} {
+		for i := range n {
+			changes = append(changes, fmt.Sprintf(`{"address":"terraform_data.%s_%d","change":{"actions":[%q]}}`, action, i, action))
+		}
 	}
-	chunk.Data = map[string][]byte{magosv1.PlanChunkKey: stream}
-	require.NoError(t, env.Client.Update(ctx, chunk), "storing the plan of Job %s", job.Name)
+	sort.Strings(changes)
+	outputs := `{}`
+	if res.HasChanges && res.Add+res.Change+res.Destroy == 0 {
+		outputs = `{"out":{"actions":["update"]}}`
+	}
+	return fmt.Appendf(nil, `{"format_version":"1.2","test_plan":%q,"resource_changes":[%s],"output_changes":%s}`,
+		res.PlanDigest, strings.Join(changes, ","), outputs)
+}
+
+// testSecrets reads and writes Secrets of one namespace through the test
+// environment's client, for planstore.
+type testSecrets struct{ ns string }
+
+func (s testSecrets) Get(ctx context.Context, name string, _ metav1.GetOptions) (*corev1.Secret, error) {
+	sec := &corev1.Secret{}
+	return sec, env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: name}, sec)
+}
+
+func (s testSecrets) Update(ctx context.Context, sec *corev1.Secret, _ metav1.UpdateOptions) (*corev1.Secret, error) {
+	sec.Namespace = s.ns
+	return sec, env.Client.Update(ctx, sec)
 }
 
 // fail ends the run of job without a report: the runner was killed (the

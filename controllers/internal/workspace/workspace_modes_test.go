@@ -73,7 +73,8 @@ func TestDestroyModeDestroysAndStaysDestroyed(t *testing.T) {
 	})
 	plan := waitJob(t, f.ns, "gone", magosv1.RunPlan)
 	assert.Equal(t, string(magosv1.PlanModeDestroy), jobEnv(plan, magosv1.EnvPlanMode), "the plan is a destroy plan")
-	complete(t, plan, magosv1.RunResult{PlanDigest: "sha256:dead", HasChanges: true, Destroy: 2, Storage: "plan"})
+	destroyPlan := magosv1.RunResult{PlanDigest: "sha256:dead", HasChanges: true, Destroy: 2, Storage: "plan"}
+	complete(t, plan, destroyPlan)
 	ws := f.waitWorkspace("gone", "awaits approval", inPhase(magosv1.PhaseAwaitingApproval))
 	assertReadiness(t, ws, awaitingApproval)
 	assert.Contains(t, readyMessage(ws), "Destroy plan "+ws.Status.Plan.ID)
@@ -84,7 +85,7 @@ func TestDestroyModeDestroysAndStaysDestroyed(t *testing.T) {
 	f.update("gone", func(ws *magosv1.Workspace) { ws.Spec.ApprovedPlan = planID })
 	apply := waitJob(t, f.ns, "gone", magosv1.RunApply)
 	assert.Equal(t, planID, jobEnv(apply, magosv1.EnvPlanID), "the apply applies the approved destroy plan")
-	assert.Equal(t, "sha256:dead", jobEnv(apply, magosv1.EnvPlanDigest))
+	assert.Equal(t, reportedDigest(destroyPlan), jobEnv(apply, magosv1.EnvPlanDigest))
 	assert.Equal(t, string(magosv1.PlanModeDestroy), jobEnv(apply, magosv1.EnvPlanMode))
 	f.waitWorkspace("gone", "destroys", inPhase(magosv1.PhaseDestroying))
 	complete(t, apply, magosv1.RunResult{})
