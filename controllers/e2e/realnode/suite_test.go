@@ -111,12 +111,17 @@ func startNode(root string) error {
 	if len(magosImages) < 7 {
 		return fmt.Errorf("%d image archives in %s, not the 7 of `make images`: run it", len(magosImages), imagesDir)
 	}
+	// Flux's source-controller, built by `make node` from its Go module.
+	sourceController := filepath.Join(imagesDir, "flux", "source-controller.tar")
+	if _, err := os.Stat(sourceController); err != nil {
+		return fmt.Errorf("source-controller's image: %w: run `make node`", err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	if node, err = realnode.Start(ctx, realnode.Options{
 		BinDir:     binDir,
 		PauseImage: realnode.Image{Name: "ghcr.io/magos-dev/magos-pause:" + version, Archive: filepath.Join(imagesDir, "magos-pause.tar")},
-		Images:     append([]string{probe, slowRunner}, magosImages...),
+		Images:     append([]string{probe, slowRunner, sourceController}, magosImages...),
 		Logf:       func(f string, a ...any) { fmt.Printf(f+"\n", a...) },
 	}); err != nil {
 		return err

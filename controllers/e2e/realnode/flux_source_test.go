@@ -1,0 +1,313 @@
+package realnode
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/tools/harness/gitserver"
+	"github.com/magos-dev/magos/tools/harness/realnode"
+	"github.com/magos-dev/magos/tools/harness/testenv"
+)
+
+// fluxNamespace is where source-controller runs, as in Flux's own
+// installation.
+const fluxNamespace = "flux-system"
+
+var (
+	fluxOnce sync.Once
+	fluxErr  error
+)
+
+// requireSourceController skips or fails t without a node, and installs
+// Magos and then Flux's source-controller on the node the first time a
+// test needs them.
+func requireSourceController(t *testing.T) {
+	t.Helper()
+	requireMagos(t)
+	fluxOnce.Do(func() { fluxErr = installSourceController() })
+	if fluxErr != nil {
+		t.Fatalf("installing source-controller on the node: %v", fluxErr)
+	}
+}
+
+// installSourceController applies source-controller's own configuration
+// (config/default of its Go module: CRDs, RBAC, Service, Deployment),
+// rendered with kubectl kustomize into flux-system with three changes: the
+// image `make node` built (imported, never pulled) and the address it
+// advertises in artifact URLs. Flux advertises its Service's DNS name;
+// the node has no cluster DNS, so it is the Service's ClusterIP and port,
+// from the environment the kubelet gives a Pod for each Service of its
+// namespace.
+func installSourceController() error {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return err
+	}
+	version, err := makeVariable(root, "FLUX_SOURCE_CONTROLLER_VERSION")
+	if err != nil {
+		return err
+	}
+	module, err := moduleDir("github.com/fluxcd/source-controller@v" + version)
+	if err != nil {
+		return err
+	}
+	overlay, err := os.MkdirTemp("", "magos-realnode-flux-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(overlay)
+	// kustomize takes a base only by a relative path.
+	base, err := filepath.Rel(overlay, filepath.Join(module, "config", "default"))
+	if err != nil {
+		return err
+	}
+	kustomization := fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: %s
+resources:
+- %s
+images:
+- name: fluxcd/source-controller
+  newName: magos.test/fluxcd/source-controller
+  newTag: v%s
+patches:
+- target: {group: apps, version: v1, kind: Deployment, name: source-controller}
+  patch: |-
+    - op: replace
+      path: /spec/template/spec/containers/0/imagePullPolicy
+      value: Never
+    - op: test
+      path: /spec/template/spec/containers/0/args/5
+      value: --storage-adv-addr=source-controller.$(RUNTIME_NAMESPACE).svc.cluster.local.
+    - op: replace
+      path: /spec/template/spec/containers/0/args/5
+      value: --storage-adv-addr=$(SOURCE_CONTROLLER_SERVICE_HOST):$(SOURCE_CONTROLLER_SERVICE_PORT)
+`, fluxNamespace, base, version)
+	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
+		return err
+	}
+	kubectl := filepath.Join(root, "bin", "k8s", "kubectl")
+	var stderr bytes.Buffer
+	render := exec.Command(kubectl, "kustomize", overlay)
+	render.Stderr = &stderr
+	manifests, err := render.Output()
+	if err != nil {
+		return fmt.Errorf("kubectl kustomize %s: %w: %s", overlay, err, stderr.String())
+	}
+	began := time.Now()
+	// Server-side, taking over the source CRDs installMagos installed from
+	// the same API version.
+	apply := node.Command(kubectl, "apply", "--server-side", "--force-conflicts", "--field-manager=magos-realnode",
+		"--kubeconfig", node.Kubeconfig, "-f", "-")
+	apply.Stdin = bytes.NewReader(manifests)
+	if out, err := apply.CombinedOutput(); err != nil {
+		return fmt.Errorf("kubectl apply: %w: %s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for {
+		var d appsv1.Deployment
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: fluxNamespace, Name: "source-controller"}, &d)
+		if err == nil && d.Status.ObservedGeneration == d.Generation && d.Status.AvailableReplicas == 1 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(fmt.Errorf("source-controller is not available: %w", ctx.Err()), describePods(fluxNamespace))
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	fmt.Printf("realnode: source-controller v%s available %s after it was applied\n", version, time.Since(began).Round(time.Millisecond))
+	return nil
+}
+
+// makeVariable reads a simple `NAME := value` line of the Makefile, where
+// the versions of what the tests run are pinned.
+func makeVariable(root, name string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		return "", err
+	}
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` := (\S+)$`).FindSubmatch(b)
+	if m == nil {
+		return "", fmt.Errorf("the Makefile sets no %s", name)
+	}
+	return string(m[1]), nil
+}
+
+// moduleDir is the directory of a module version in the module cache,
+// downloading it if needed (`make node` has, to build it).
+func moduleDir(moduleVersion string) (string, error) {
+	cmd := exec.Command("go", "mod", "download", "-json", moduleVersion)
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	out, err := cmd.Output()
+	var mod struct{ Dir, Error string }
+	if jerr := json.Unmarshal(out, &mod); jerr != nil || mod.Dir == "" {
+		return "", errors.Join(fmt.Errorf("go mod download %s: %s", moduleVersion, mod.Error), err, jerr)
+	}
+	return mod.Dir, nil
+}
+
+// describePods says what the Pods of ns are doing.
+func describePods(ns string) error {
+	var pods corev1.PodList
+	if err := k8s.List(context.Background(), &pods, client.InNamespace(ns)); err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, p := range pods.Items {
+		fmt.Fprintf(&b, "pod %s: %s", p.Name, p.Status.Phase)
+		for _, c := range p.Status.ContainerStatuses {
+			fmt.Fprintf(&b, " [%s ready=%t restarts=%d %+v]", c.Name, c.Ready, c.RestartCount, c.State)
+		}
+		b.WriteString("\n")
+	}
+	return errors.New(b.String())
+}
+
+// gitRepository is a Flux GitRepository of branch main at url, with
+// basic-auth credentials from secret.
+func gitRepository(ns, name, url, secret string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "source.toolkit.fluxcd.io/v1",
+		"kind":       "GitRepository",
+		"metadata":   map[string]any{"namespace": ns, "name": name},
+		"spec": map[string]any{
+			"url":       url,
+			"ref":       map[string]any{"branch": "main"},
+			"interval":  "1m",
+			"timeout":   "30s",
+			"secretRef": map[string]any{"name": secret},
+		},
+	}}
+	return u
+}
+
+// artifactRevision is a wait condition on a GitRepository: its artifact
+// is rev and it is Ready for its current spec.
+func artifactRevision(rev string) func(*unstructured.Unstructured) bool {
+	return func(u *unstructured.Unstructured) bool {
+		got, _, _ := unstructured.NestedString(u.Object, "status", "artifact", "revision")
+		observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+		if got != rev || observed != u.GetGeneration() {
+			return false
+		}
+		conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, c := range conditions {
+			if c, ok := c.(map[string]any); ok && c["type"] == "Ready" {
+				return c["status"] == "True"
+			}
+		}
+		return false
+	}
+}
+
+// TestSourceControllerDeliversToWorkspace: Flux's own source-controller
+// clones a Git repository of Terraform configurations, over HTTP with
+// credentials from a Secret, from a server on the node's network; a
+// Workspace whose sourceRef is the GitRepository is planned and applied
+// from the artifact source-controller serves. A new commit on main then
+// becomes a new artifact revision, which the Workspace applies.
+func TestSourceControllerDeliversToWorkspace(t *testing.T) {
+	requireSourceController(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, line := range strings.Split(readLogs(t, node.PodLogsDir()), "\n") {
+				if strings.Contains(line, "GitRepository") || strings.Contains(line, "artifact") || strings.Contains(line, "rror") {
+					t.Log(line)
+				}
+			}
+		}
+	})
+
+	password := fmt.Sprintf("flux-pass-%d", time.Now().UnixNano())
+	git, err := gitserver.New(t.TempDir(), "flux", password)
+	require.NoError(t, err)
+	content := t.TempDir()
+	mainTF, err := os.ReadFile("../testdata/release/main.tf")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(content, "main.tf"), mainTF, 0o644))
+	release := func(v string) string {
+		require.NoError(t, os.WriteFile(filepath.Join(content, "release.txt"), []byte(v+"\n"), 0o644))
+		commit, err := git.Publish("infra", content)
+		require.NoError(t, err)
+		return "main@sha1:" + commit
+	}
+	first := release("v1")
+	l, err := node.Listen("tcp", realnode.NodeIP+":0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	go func() { _ = git.ServeHTTP(l) }()
+
+	require.NoError(t, k8s.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "git-auth", Namespace: ns},
+		StringData: map[string]string{"username": "flux", "password": password},
+	}))
+	repo := gitRepository(ns, "infra", "http://"+l.Addr().String()+"/infra.git", "git-auth")
+	require.NoError(t, k8s.Create(ctx, repo))
+	key := client.ObjectKeyFromObject(repo)
+	repo = testenv.WaitFor(t, k8s, key, repo, 2*time.Minute, 250*time.Millisecond, artifactRevision(first),
+		"source-controller made no artifact of the first commit")
+	url, _, _ := unstructured.NestedString(repo.Object, "status", "artifact", "url")
+	var svc corev1.Service
+	require.NoError(t, k8s.Get(ctx, client.ObjectKey{Namespace: fluxNamespace, Name: "source-controller"}, &svc))
+	assert.True(t, strings.HasPrefix(url, "http://"+svc.Spec.ClusterIP+":80/gitrepository/"+ns+"/infra/"),
+		"source-controller advertises its artifacts at its Service's address: %s", url)
+
+	ws := &magosv1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{Name: "release", Namespace: ns},
+		Spec: magosv1.WorkspaceSpec{
+			SourceRef: magosv1.SourceReference{Kind: "GitRepository", Name: "infra"},
+			Outputs:   &magosv1.OutputsSpec{SecretName: "release-outputs"},
+		},
+	}
+	require.NoError(t, k8s.Create(ctx, ws))
+	waitWorkspace(t, ns, "release", 5*time.Minute, "applies the first commit", applied(first))
+	assertOutput(t, ns, "release-outputs", "release", ":v1")
+
+	// A new commit lands on main. Flux's notification-controller would
+	// turn the Git host's webhook into a reconcile request; the test asks
+	// the way it does (and `flux reconcile source git`), by annotation.
+	second := release("v2")
+	pushed := time.Now()
+	patch := client.MergeFrom(repo.DeepCopy())
+	repo.SetAnnotations(map[string]string{"reconcile.fluxcd.io/requestedAt": pushed.Format(time.RFC3339Nano)})
+	require.NoError(t, k8s.Patch(ctx, repo, patch))
+	testenv.WaitFor(t, k8s, key, repo, 2*time.Minute, 100*time.Millisecond, artifactRevision(second),
+		"source-controller made no artifact of the second commit")
+	t.Logf("realnode: source-controller made the new commit's artifact %s after the commit", time.Since(pushed).Round(time.Millisecond))
+	ws = waitWorkspace(t, ns, "release", 5*time.Minute, "applies the second commit", applied(second))
+	t.Logf("realnode: the Workspace applied the new commit %s after the commit", time.Since(pushed).Round(time.Millisecond))
+	assert.Equal(t, second, ws.Status.LastApplied.Revision)
+	assertOutput(t, ns, "release-outputs", "release", ":v2")
+}
+
+// assertOutput checks an output in a Workspace's outputs Secret.
+func assertOutput(t *testing.T, ns, secret, name, want string) {
+	t.Helper()
+	var outputs corev1.Secret
+	require.NoError(t, k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: secret}, &outputs))
+	assert.Equal(t, want, string(outputs.Data[name]), "output %s", name)
+}
