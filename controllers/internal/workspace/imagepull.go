@@ -64,6 +64,9 @@ func (r *Reconciler) failOnPullError(ctx context.Context, ws *magosv1.Workspace,
 	}
 	msg := ""
 	for i := range pods.Items {
+		if !metav1.IsControlledBy(&pods.Items[i], job) {
+			continue
+		}
 		if msg = pullFailure(&pods.Items[i]); msg != "" {
 			break
 		}

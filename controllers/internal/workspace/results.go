@@ -27,9 +27,11 @@ const JobMissingReason = "JobMissing"
 // stopped from outside. A run without a report (killed, deadline) gets one
 // built from the Job's status.
 //
-// A nil job is one a live read found gone: its Pod's report is still read
-// if the Pod is left (a Job deleted while its Pod stopped), else the run
-// failed with JobMissing.
+// Only Pods the Job controls (a controller owner reference with this Job's
+// UID, as the job controller sets it) count: a Pod that merely carries the
+// Job's job-name label does not report for it. A nil job is one a live read
+// found gone: its Pod's report is still read if the Pod is left (a Job
+// deleted while its Pod stopped), else the run failed with JobMissing.
 func (r *Reconciler) readRunResult(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job, name, phase string) (magosv1.RunResult, *corev1.Pod) {
 	succeeded := false
 	if job != nil {
@@ -39,6 +41,10 @@ func (r *Reconciler) readRunResult(ctx context.Context, ws *magosv1.Workspace, j
 	var pods corev1.PodList
 	if err := r.APIReader.List(ctx, &pods, client.InNamespace(ws.Namespace), client.MatchingLabels{"job-name": name}); err == nil {
 		for i, p := range pods.Items {
+			if job != nil && !metav1.IsControlledBy(&pods.Items[i], job) {
+				// Labels are anyone's to set: only the Job's own Pods report.
+				continue
+			}
 			if podEnded(&pods.Items[i]) {
 				ended = &pods.Items[i]
 			}
