@@ -19,11 +19,13 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/tools/harness/gitserver"
 	"github.com/magos-dev/magos/tools/harness/realnode"
 	"github.com/magos-dev/magos/tools/harness/testenv"
@@ -185,31 +187,92 @@ func describePods(ns string) error {
 	return errors.New(b.String())
 }
 
-// gitRepository is a Flux GitRepository of branch main at url, with
-// basic-auth credentials from secret.
-func gitRepository(ns, name, url, secret string) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "source.toolkit.fluxcd.io/v1",
-		"kind":       "GitRepository",
-		"metadata":   map[string]any{"namespace": ns, "name": name},
-		"spec": map[string]any{
-			"url":       url,
+// gitSource serves Git repositories on the node's address, where
+// source-controller clones them into GitRepositories of one namespace:
+// what a test publishes reaches its Workspaces as on a cluster with Flux.
+type gitSource struct {
+	t      *testing.T
+	ns     string
+	git    *gitserver.Server
+	url    string
+	secret string
+}
+
+// newGitSource installs source-controller if needed and starts a Git
+// server for a test of ns, with its credentials in a Secret of ns.
+func newGitSource(t *testing.T, ns string) *gitSource {
+	t.Helper()
+	requireSourceController(t)
+	password := fmt.Sprintf("flux-pass-%d", time.Now().UnixNano())
+	git, err := gitserver.New(t.TempDir(), "flux", password)
+	require.NoError(t, err)
+	l, err := node.Listen("tcp", realnode.NodeIP+":0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	go func() { _ = git.ServeHTTP(l) }()
+	s := &gitSource{t: t, ns: ns, git: git, url: "http://" + l.Addr().String(), secret: "flux-git-auth"}
+	require.NoError(t, k8s.Create(context.Background(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: s.secret, Namespace: ns},
+		StringData: map[string]string{"username": "flux", "password": password},
+	}))
+	t.Cleanup(func() {
+		if t.Failed() {
+			// What source-controller said about the test's namespace.
+			for _, line := range strings.Split(readLogs(t, node.PodLogsDir()), "\n") {
+				if strings.Contains(line, `"namespace":"`+ns+`"`) {
+					t.Log(line)
+				}
+			}
+		}
+	})
+	return s
+}
+
+// Publish commits dir as the content of branch main of repository name,
+// makes the GitRepository name follow it (creating it, or asking for a
+// reconcile as Flux's webhook receivers and `flux reconcile source git`
+// do) and waits for source-controller's artifact of the commit. It returns
+// the artifact's revision, main@sha1:<commit>.
+func (s *gitSource) Publish(ctx context.Context, name, dir string) string {
+	s.t.Helper()
+	commit, err := s.git.Publish(name, dir)
+	require.NoError(s.t, err)
+	rev := "main@sha1:" + commit
+	repo := &unstructured.Unstructured{}
+	repo.SetGroupVersionKind(fluxsource.GroupVersion.WithKind("GitRepository"))
+	key := client.ObjectKey{Namespace: s.ns, Name: name}
+	switch err := k8s.Get(ctx, key, repo); {
+	case apierrors.IsNotFound(err):
+		require.NoError(s.t, unstructured.SetNestedField(repo.Object, map[string]any{
+			"url":       s.url + "/" + name + ".git",
 			"ref":       map[string]any{"branch": "main"},
 			"interval":  "1m",
 			"timeout":   "30s",
-			"secretRef": map[string]any{"name": secret},
-		},
-	}}
-	return u
+			"secretRef": map[string]any{"name": s.secret},
+		}, "spec"))
+		repo.SetNamespace(s.ns)
+		repo.SetName(name)
+		require.NoError(s.t, k8s.Create(ctx, repo))
+	case err == nil:
+		patch := client.MergeFrom(repo.DeepCopy())
+		repo.SetAnnotations(map[string]string{"reconcile.fluxcd.io/requestedAt": time.Now().Format(time.RFC3339Nano)})
+		require.NoError(s.t, k8s.Patch(ctx, repo, patch))
+	default:
+		require.NoError(s.t, err)
+	}
+	testenv.WaitFor(s.t, k8s, key, repo, 2*time.Minute, 100*time.Millisecond, artifactRevision(rev),
+		"source-controller made no artifact of "+rev)
+	return rev
 }
 
 // artifactRevision is a wait condition on a GitRepository: its artifact
 // is rev and it is Ready for its current spec.
 func artifactRevision(rev string) func(*unstructured.Unstructured) bool {
 	return func(u *unstructured.Unstructured) bool {
-		got, _, _ := unstructured.NestedString(u.Object, "status", "artifact", "revision")
-		observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
-		if got != rev || observed != u.GetGeneration() {
+		if fluxsource.ReadArtifact(u).Revision != rev {
+			return false
+		}
+		if observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration"); observed != u.GetGeneration() {
 			return false
 		}
 		conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
@@ -224,55 +287,32 @@ func artifactRevision(rev string) func(*unstructured.Unstructured) bool {
 
 // TestSourceControllerDeliversToWorkspace: Flux's own source-controller
 // clones a Git repository of Terraform configurations, over HTTP with
-// credentials from a Secret, from a server on the node's network; a
-// Workspace whose sourceRef is the GitRepository is planned and applied
-// from the artifact source-controller serves. A new commit on main then
-// becomes a new artifact revision, which the Workspace applies.
+// credentials from a Secret, from a server on the node's network, and
+// serves its artifact at its Service's address; a Workspace whose
+// sourceRef is the GitRepository is planned and applied from it. A new
+// commit on main then becomes a new artifact revision, which the
+// Workspace applies.
 func TestSourceControllerDeliversToWorkspace(t *testing.T) {
-	requireSourceController(t)
 	ctx := context.Background()
+	requireSourceController(t)
 	ns := newNamespace(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, line := range strings.Split(readLogs(t, node.PodLogsDir()), "\n") {
-				if strings.Contains(line, "GitRepository") || strings.Contains(line, "artifact") || strings.Contains(line, "rror") {
-					t.Log(line)
-				}
-			}
-		}
-	})
-
-	password := fmt.Sprintf("flux-pass-%d", time.Now().UnixNano())
-	git, err := gitserver.New(t.TempDir(), "flux", password)
-	require.NoError(t, err)
+	src := newGitSource(t, ns)
 	content := t.TempDir()
 	mainTF, err := os.ReadFile("../testdata/release/main.tf")
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(content, "main.tf"), mainTF, 0o644))
 	release := func(v string) string {
 		require.NoError(t, os.WriteFile(filepath.Join(content, "release.txt"), []byte(v+"\n"), 0o644))
-		commit, err := git.Publish("infra", content)
-		require.NoError(t, err)
-		return "main@sha1:" + commit
+		return src.Publish(ctx, "infra", content)
 	}
 	first := release("v1")
-	l, err := node.Listen("tcp", realnode.NodeIP+":0")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = l.Close() })
-	go func() { _ = git.ServeHTTP(l) }()
 
-	require.NoError(t, k8s.Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "git-auth", Namespace: ns},
-		StringData: map[string]string{"username": "flux", "password": password},
-	}))
-	repo := gitRepository(ns, "infra", "http://"+l.Addr().String()+"/infra.git", "git-auth")
-	require.NoError(t, k8s.Create(ctx, repo))
-	key := client.ObjectKeyFromObject(repo)
-	repo = testenv.WaitFor(t, k8s, key, repo, 2*time.Minute, 250*time.Millisecond, artifactRevision(first),
-		"source-controller made no artifact of the first commit")
-	url, _, _ := unstructured.NestedString(repo.Object, "status", "artifact", "url")
+	var repo unstructured.Unstructured
+	repo.SetGroupVersionKind(fluxsource.GroupVersion.WithKind("GitRepository"))
+	require.NoError(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "infra"}, &repo))
 	var svc corev1.Service
 	require.NoError(t, k8s.Get(ctx, client.ObjectKey{Namespace: fluxNamespace, Name: "source-controller"}, &svc))
+	url := fluxsource.ReadArtifact(&repo).URL
 	assert.True(t, strings.HasPrefix(url, "http://"+svc.Spec.ClusterIP+":80/gitrepository/"+ns+"/infra/"),
 		"source-controller advertises its artifacts at its Service's address: %s", url)
 
@@ -287,19 +327,12 @@ func TestSourceControllerDeliversToWorkspace(t *testing.T) {
 	waitWorkspace(t, ns, "release", 5*time.Minute, "applies the first commit", applied(first))
 	assertOutput(t, ns, "release-outputs", "release", ":v1")
 
-	// A new commit lands on main. Flux's notification-controller would
-	// turn the Git host's webhook into a reconcile request; the test asks
-	// the way it does (and `flux reconcile source git`), by annotation.
+	// A new commit on main.
+	committed := time.Now()
 	second := release("v2")
-	pushed := time.Now()
-	patch := client.MergeFrom(repo.DeepCopy())
-	repo.SetAnnotations(map[string]string{"reconcile.fluxcd.io/requestedAt": pushed.Format(time.RFC3339Nano)})
-	require.NoError(t, k8s.Patch(ctx, repo, patch))
-	testenv.WaitFor(t, k8s, key, repo, 2*time.Minute, 100*time.Millisecond, artifactRevision(second),
-		"source-controller made no artifact of the second commit")
-	t.Logf("realnode: source-controller made the new commit's artifact %s after the commit", time.Since(pushed).Round(time.Millisecond))
+	t.Logf("realnode: source-controller made the new commit's artifact %s after the commit", time.Since(committed).Round(time.Millisecond))
 	ws = waitWorkspace(t, ns, "release", 5*time.Minute, "applies the second commit", applied(second))
-	t.Logf("realnode: the Workspace applied the new commit %s after the commit", time.Since(pushed).Round(time.Millisecond))
+	t.Logf("realnode: the Workspace applied the new commit %s after the commit", time.Since(committed).Round(time.Millisecond))
 	assert.Equal(t, second, ws.Status.LastApplied.Revision)
 	assertOutput(t, ns, "release-outputs", "release", ":v2")
 }

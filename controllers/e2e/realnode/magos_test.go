@@ -31,7 +31,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/tools/harness/localsource"
 	"github.com/magos-dev/magos/tools/harness/realnode"
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
@@ -178,19 +177,6 @@ func mustVersion(t *testing.T) string {
 	return v
 }
 
-// source serves artifacts on the node's address, where the controller and
-// runner Pods reach them, and records them in GitRepositories of ns.
-func source(t *testing.T) *localsource.Server {
-	t.Helper()
-	l, err := node.Listen("tcp", realnode.NodeIP+":0")
-	require.NoError(t, err)
-	srv, err := localsource.New(k8s, localsource.Options{Listener: l, CreateMissing: true})
-	require.NoError(t, err)
-	require.NoError(t, srv.Start())
-	t.Cleanup(func() { _ = srv.Close() })
-	return srv
-}
-
 // waitWorkspace polls a Workspace until ok holds.
 func waitWorkspace(t *testing.T, ns, name string, timeout time.Duration, what string, ok func(*magosv1.Workspace) bool) *magosv1.Workspace {
 	t.Helper()
@@ -206,9 +192,9 @@ func applied(rev string) func(*magosv1.Workspace) bool {
 	}
 }
 
-// TestWorkspaceAppliesOnTheNode: a Workspace from a Flux-style artifact is
-// planned and applied by runner Jobs that the real job-controller runs,
-// with the engine copied from the engine image by the init container, the
+// TestWorkspaceAppliesOnTheNode: a Workspace from source-controller's
+// artifact is planned and applied by runner Jobs that the real
+// job-controller runs, with the engine copied from the engine image by the init container, the
 // hardened security context enforced by the runtime, and state, plan and
 // outputs in Secrets. A secret input never reaches a container log.
 // Deleting the Workspace lets the real garbage collector remove what it
@@ -217,14 +203,13 @@ func TestWorkspaceAppliesOnTheNode(t *testing.T) {
 	requireMagos(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
-	src := source(t)
+	src := newGitSource(t, ns)
 	sentinel := fmt.Sprintf("sentinel-%d", time.Now().UnixNano())
 	require.NoError(t, k8s.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: ns},
 		StringData: map[string]string{"word": sentinel},
 	}))
-	rev, err := src.Publish(ctx, types.NamespacedName{Namespace: ns, Name: "infra"}, "../testdata/hello")
-	require.NoError(t, err)
+	rev := src.Publish(ctx, "infra", "../testdata/hello")
 
 	ws := &magosv1.Workspace{
 		ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: ns},
@@ -394,9 +379,8 @@ func TestRunnerPodDeletedMidApplyRecovers(t *testing.T) {
 	requireMagos(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
-	src := source(t)
-	rev, err := src.Publish(ctx, types.NamespacedName{Namespace: ns, Name: "infra"}, "./testdata/slow")
-	require.NoError(t, err)
+	src := newGitSource(t, ns)
+	rev := src.Publish(ctx, "infra", "./testdata/slow")
 	ws := &magosv1.Workspace{
 		ObjectMeta: metav1.ObjectMeta{Name: "slow", Namespace: ns},
 		Spec: magosv1.WorkspaceSpec{

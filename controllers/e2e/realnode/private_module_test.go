@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -33,7 +32,7 @@ func TestPrivateModulesOnTheNode(t *testing.T) {
 	requireMagos(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
-	src := source(t)
+	src := newGitSource(t, ns)
 	password := fmt.Sprintf("module-pass-%d", time.Now().UnixNano())
 	git, err := gitserver.New(t.TempDir(), "magos", password)
 	require.NoError(t, err)
@@ -95,8 +94,7 @@ func TestPrivateModulesOnTheNode(t *testing.T) {
 		require.NoError(t, err)
 		root := t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(root, "main.tf"), []byte(strings.Replace(string(caller), "MODULE_SOURCE", tc.url, 1)), 0o644))
-		rev, err := src.Publish(ctx, types.NamespacedName{Namespace: ns, Name: tc.name}, root)
-		require.NoError(t, err)
+		rev := src.Publish(ctx, tc.name, root)
 		ws := &magosv1.Workspace{
 			ObjectMeta: metav1.ObjectMeta{Name: tc.name, Namespace: ns},
 			Spec: magosv1.WorkspaceSpec{
