@@ -19,7 +19,7 @@ type RunnerVolume struct {
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('/')",message="mountPath must be absolute"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('(^|/)[.][.](/|$)')",message="mountPath must not contain '..'"
 	// +kubebuilder:validation:XValidation:rule="!self.endsWith('/') && !self.contains('//') && !self.matches('/[.](/|$)')",message="mountPath must be clean: no '.' segment, '//' or trailing '/'"
-	// +kubebuilder:validation:XValidation:rule="!['/tmp', '/opt/magos', '/etc/magos', '/magos', '/dev', '/proc', '/sys'].exists(r, self == r || self.startsWith(r + '/') || r.startsWith(self + '/'))",message="mountPath must not be at, under or over a path the runner uses (/tmp, /opt/magos, /etc/magos, /magos, /dev, /proc, /sys)"
+	// +kubebuilder:validation:XValidation:rule="!['/tmp', '/opt/magos', '/etc/magos', '/magos', '/dev', '/proc', '/sys', '/var/run/secrets', '/run/secrets'].exists(r, self == r || self.startsWith(r + '/') || r.startsWith(self + '/'))",message="mountPath must not be at, under or over a path the runner uses (/tmp, /opt/magos, /etc/magos, /magos, /dev, /proc, /sys) or where Kubernetes mounts the runner's token (/var/run/secrets, /run/secrets)"
 	MountPath string `json:"mountPath"`
 
 	// Secret mounts the keys of a Secret.

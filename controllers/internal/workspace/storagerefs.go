@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,6 +22,25 @@ import (
 // the outputs Secret of a dependency. Stalled.
 const StorageReferenceReason = "StorageReferenceNotAllowed"
 
+// ServiceAccountTokenReason: a variable, env entry, volume or CLI
+// configuration reads a ServiceAccount token Secret (another Workspace's
+// runner identity, or any other). Stalled.
+const ServiceAccountTokenReason = "ServiceAccountTokenNotAllowed"
+
+// SecretMissingReason: a variable, env entry, volume or CLI configuration
+// reads a Secret that does not exist yet; the run waits until it does, so
+// that what it reads is checked first (a Secret created later may be
+// another Workspace's storage). Reconciling, not a failure.
+const SecretMissingReason = "SecretMissing"
+
+// secretMissingRecheck is how often a Workspace waiting on a missing
+// Secret looks again (the controller does not watch Secrets).
+const secretMissingRecheck = 15 * time.Second
+
+// serviceAccountNameAnnotation marks a ServiceAccount token Secret: the
+// apiserver requires it on every Secret of that type.
+const serviceAccountNameAnnotation = "kubernetes.io/service-account.name"
+
 // The kubelet resolves valueFrom with its own identity, not the runner's,
 // so the runner's Role does not keep a Workspace from reading another's
 // storage through a variable. Admission refuses the storage names
@@ -30,18 +50,22 @@ const StorageReferenceReason = "StorageReferenceNotAllowed"
 // secretRefs are the Secrets env reads by valueFrom, each with the first
 // entry that reads it, in name order.
 func secretRefs(env []corev1.EnvVar) []secretRef {
-	byName := map[string]string{}
+	byName := map[string]*secretRef{}
 	for _, e := range env {
 		if e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
 			continue
 		}
-		if _, seen := byName[e.ValueFrom.SecretKeyRef.Name]; !seen {
-			byName[e.ValueFrom.SecretKeyRef.Name] = e.Name
+		ref := e.ValueFrom.SecretKeyRef
+		optional := ref.Optional != nil && *ref.Optional
+		if seen, ok := byName[ref.Name]; ok {
+			seen.Optional = seen.Optional && optional
+			continue
 		}
+		byName[ref.Name] = &secretRef{Secret: ref.Name, Entry: e.Name, Optional: optional}
 	}
 	refs := make([]secretRef, 0, len(byName))
-	for name, entry := range byName {
-		refs = append(refs, secretRef{Secret: name, Entry: entry})
+	for _, ref := range byName {
+		refs = append(refs, *ref)
 	}
 	sort.Slice(refs, func(i, j int) bool { return refs[i].Secret < refs[j].Secret })
 	return refs
@@ -50,15 +74,20 @@ func secretRefs(env []corev1.EnvVar) []secretRef {
 // secretRef is a Secret an environment entry reads.
 type secretRef struct {
 	Secret, Entry string
+	// Optional is true when every reference to it is optional: the
+	// kubelet starts the run without it.
+	Optional bool
 }
 
 // checkStorageRefs refuses (Stalled, StorageReference) user input (env
 // entries, runner volumes and CLI configuration) that reads a Secret Magos
 // keeps for a Workspace, this one included, unless it is the outputs
 // Secret of a Workspace in spec.dependsOn; it returns those dependencies
-// by outputs Secret name. It reads only the Secrets' metadata, uncached; a
-// missing Secret holds nothing and passes (the kubelet refuses to start
-// the run).
+// by outputs Secret name. It reads only the Secrets' metadata, uncached. A
+// ServiceAccount token Secret is refused (Stalled); a missing Secret makes
+// the Workspace wait (SecretMissing) unless its references are optional or
+// it is a dependency's outputs Secret, so a Secret created later (another
+// Workspace's storage among them) is checked before a run reads it.
 func (r *Reconciler) checkStorageRefs(ctx context.Context, ws *magosv1.Workspace, refs []secretRef) (map[string]*magosv1.Workspace, error) {
 	deps := map[string]*magosv1.Workspace{}
 	for _, ref := range refs {
@@ -71,10 +100,18 @@ func (r *Reconciler) checkStorageRefs(ctx context.Context, ws *magosv1.Workspace
 		meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: ref.Secret}, meta)
 		if apierrors.IsNotFound(err) {
-			continue
+			if ref.Optional || r.dependencyOutputs(ctx, ws, ref.Secret) {
+				continue // the kubelet starts without it; a dependency's wait covers its outputs
+			}
+			return nil, rerror.Wait(SecretMissingReason, fmt.Sprintf(
+				"%s reads Secret %s, which does not exist; the run waits until it does", ref.Entry, ref.Secret), secretMissingRecheck)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading the metadata of Secret %s: %w", ref.Secret, err)
+		}
+		if sa, ok := meta.Annotations[serviceAccountNameAnnotation]; ok {
+			return nil, rerror.Stall(ServiceAccountTokenReason, fmt.Errorf(
+				"%s reads Secret %s, a token of ServiceAccount %s; a run has its own identity and reads no other's token", ref.Entry, ref.Secret, sa))
 		}
 		owner, ok := storageOwner(meta)
 		if !ok {
@@ -141,6 +178,18 @@ func outputsReadRefused(s *metav1.PartialObjectMetadata, owner string, dep *mago
 // itself never counts).
 func dependsOn(ws *magosv1.Workspace, name string) bool {
 	return name != ws.Name && slices.ContainsFunc(ws.Spec.DependsOn, func(d magosv1.LocalObjectReference) bool { return d.Name == name })
+}
+
+// dependencyOutputs says whether Secret name is the outputs Secret of a
+// Workspace in spec.dependsOn (which the run waits for anyway).
+func (r *Reconciler) dependencyOutputs(ctx context.Context, ws *magosv1.Workspace, name string) bool {
+	for _, d := range ws.Spec.DependsOn {
+		dep, err := r.dependencyNamed(ctx, ws, d.Name)
+		if err == nil && dep != nil && dep.Spec.Outputs != nil && dep.Spec.Outputs.SecretName == name {
+			return true
+		}
+	}
+	return false
 }
 
 // dependencyNamed reads Workspace name from the cache when ws depends on
