@@ -392,3 +392,34 @@ func RunnerServiceAccountName(workspace string) string { return "magos-runner-" 
 // PlanRunnerServiceAccountName is the read-only ServiceAccount a
 // Workspace's plan runs (also drift checks) use.
 func PlanRunnerServiceAccountName(workspace string) string { return "magos-plan-runner-" + workspace }
+
+// runReasons is the closed set of reasons a RunResult may carry.
+var runReasons = map[string]bool{
+	ReasonSucceeded: true, ReasonInvalidConfig: true, ReasonKubernetesClient: true, ReasonArtifactFetchFailed: true,
+	ReasonArtifactDigestMismatch: true, ReasonArtifactRejected: true, ReasonPathNotFound: true, ReasonEngineNotFound: true,
+	ReasonBackendFailed: true, ReasonInitFailed: true, ReasonPlanFailed: true, ReasonPlanStoreFailed: true,
+	ReasonPlanNotFound: true, ReasonPlanCorrupt: true, ReasonPlanDigestMismatch: true, ReasonPlanBinaryMismatch: true,
+	ReasonPlanStale: true, ReasonApplyFailed: true, ReasonDestroyFailed: true, ReasonOutputsFailed: true,
+	ReasonStateLocked: true, ReasonCanceled: true, ReasonRunFailed: true, ReasonStateNotSaved: true,
+	ReasonStateTooLarge: true, ReasonPlanStorageExhausted: true,
+}
+
+// runResults is the closed set of results a finished run reports.
+var runResults = map[string]bool{ResultSucceeded: true, ResultFailed: true, ResultStale: true, ResultLocked: true}
+
+// Sanitized returns the report as the controller may use it: the runner
+// runs configuration code, so a result outside the closed set is Failed,
+// a success has reason Succeeded, and a failure's reason outside the
+// closed set (or empty) is RunFailed; the message is kept.
+func (r RunResult) Sanitized() RunResult {
+	if !runResults[r.Result] {
+		r.Result = ResultFailed
+	}
+	switch {
+	case r.Result == ResultSucceeded:
+		r.Reason = ReasonSucceeded
+	case !runReasons[r.Reason] || r.Reason == ReasonSucceeded:
+		r.Reason = ReasonRunFailed
+	}
+	return r
+}

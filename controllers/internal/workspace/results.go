@@ -52,6 +52,7 @@ func (r *Reconciler) readRunResult(ctx context.Context, ws *magosv1.Workspace, j
 				if t := cs.State.Terminated; t != nil && t.Message != "" {
 					var res magosv1.RunResult
 					if err := json.Unmarshal([]byte(t.Message), &res); err == nil && res.Result != "" {
+						res = res.Sanitized()
 						if job != nil && !succeeded && res.Result == magosv1.ResultSucceeded {
 							res.Result = magosv1.ResultFailed
 						}
