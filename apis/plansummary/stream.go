@@ -43,7 +43,7 @@ func Read(r io.Reader) (Summary, error) {
 				if err := dec.Decode(&rc); err != nil {
 					return err
 				}
-				s.Counts.add(rc.Change.Actions)
+				s.add(rc.Change.Actions)
 				return nil
 			})
 		case "output_changes":
