@@ -125,11 +125,12 @@ type RunnerSecurityContext struct {
 	FSGroup *int64 `json:"fsGroup,omitempty"`
 }
 
-// ReservedMountPaths are the paths the runner Pod uses itself; a runner
-// volume may be mounted neither at, under nor over one of them (the rule on
+// ReservedMountPaths are the paths the runner Pod uses itself, and where
+// Kubernetes mounts its ServiceAccount token; a runner volume may be
+// mounted neither at, under nor over one of them (the rule on
 // RunnerVolume.mountPath repeats this list; the workspace-controller adds
 // its versions directory).
-var ReservedMountPaths = []string{"/tmp", "/opt/magos", "/etc/magos", "/magos", "/dev", "/proc", "/sys"}
+var ReservedMountPaths = []string{"/tmp", "/opt/magos", "/etc/magos", "/magos", "/dev", "/proc", "/sys", "/var/run/secrets", "/run/secrets"}
 
 // MountPathConflict returns the reserved path p is at, under or over, or
 // "" when there is none.
