@@ -22,8 +22,10 @@ func Main(args []string) int {
 }
 
 // Run runs kubectl-magos with args on streams and returns its exit code;
-// errors are written to streams.ErrOut.
+// errors are written to streams.ErrOut. Nothing a terminal would act on
+// reaches either stream (printableWriter).
 func Run(ctx context.Context, args []string, streams genericiooptions.IOStreams) int {
+	streams.Out, streams.ErrOut = newPrintableWriter(streams.Out), newPrintableWriter(streams.ErrOut)
 	cmd := NewCommand(streams)
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(ctx)
