@@ -204,3 +204,29 @@ func TestWorkspaceDestroySkipGateNeedsTheCluster(t *testing.T) {
 	require.NoError(t, env.Client.Patch(ctx, got, patch))
 	s.waitGone(ws, time.Minute, "unsetting destroyOnDelete lets the Workspace go")
 }
+
+// TestPlanOnlyWorkspaceIsNotDestroyedOnDelete: a PlanOnly Workspace never
+// changes resources, and deleting it does not destroy them either, even
+// with destroyOnDelete: who may only plan may not destroy by deleting.
+func TestPlanOnlyWorkspaceIsNotDestroyedOnDelete(t *testing.T) {
+	env.Require(t)
+	ctx := context.Background()
+	s := newStack(t)
+	rev := s.gitRepository("infra", copyConfig(t, "hello"))
+	ws := s.newWorkspace("observer", "infra", func(ws *magosv1.Workspace) { ws.Spec.DestroyOnDelete = true })
+	s.waitWorkspace("observer", 3*time.Minute, "applies", appliedRevision(rev))
+
+	got := &magosv1.Workspace{}
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(ws), got))
+	patch := client.MergeFrom(got.DeepCopy())
+	got.Spec.Mode = magosv1.ModePlanOnly
+	require.NoError(t, env.Client.Patch(ctx, got, patch))
+	s.waitWorkspace("observer", time.Minute, "is PlanOnly", func(w *magosv1.Workspace) bool { return w.Status.ObservedGeneration == w.Generation })
+
+	require.NoError(t, env.Client.Delete(ctx, got))
+	s.waitGone(ws, time.Minute, "a PlanOnly Workspace goes without a destroy")
+	requireEvent(t, s.ns, "observer", workspace.DestroySkippedReason)
+	assert.Empty(t, destroyRunJobs(t, s.ns, "observer", magosv1.RunPlan), "no destroy was planned")
+	assert.Zero(t, countJobs(t, s.ns, "observer", magosv1.RunDestroy))
+	assert.Equal(t, 2, stateResources(t, s.ns, "observer"), "the resources and their state are left in place")
+}

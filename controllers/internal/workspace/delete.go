@@ -20,6 +20,8 @@ import (
 // (--allow-destroy-skip-gate) does it run destroy directly. No Rollout gates
 // a destroy.
 //
+// A PlanOnly Workspace is let go without a destroy (DestroySkipped).
+//
 // It never hangs on a missing dependency: without a source artifact, or when
 // a guard refuses the Workspace or its inputs cannot be resolved, the
 // destroy is skipped with a DestroySkipped warning and the state Secret is
@@ -33,6 +35,18 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, ws *magosv1.Workspace,
 	}
 	if !ws.Spec.DestroyOnDelete || ws.Status.LastApplied == nil {
 		return ctrl.Result{}, r.removeFinalizer(ctx, ws)
+	}
+	if ws.Spec.Mode == magosv1.ModePlanOnly {
+		// A PlanOnly Workspace never changes resources: deleting it does
+		// not destroy them either (who may only plan may not destroy by
+		// deleting).
+		r.event(ws, corev1.EventTypeWarning, DestroySkippedReason,
+			"Not destroying: the Workspace is PlanOnly, which never changes resources; they are left in place with the state Secret %s", magosv1.StateSecretName(ws.Name))
+		if err := r.removeFinalizer(ctx, ws); err != nil {
+			return ctrl.Result{}, err
+		}
+		r.reportNow()
+		return ctrl.Result{}, nil
 	}
 	del := &deletionFacts{}
 	art, err := fluxsource.Fetch(ctx, r.Client, ws)
