@@ -5,8 +5,7 @@ package index
 
 import (
 	"context"
-	"fmt"
-	"sync"
+	"strings"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,16 +17,10 @@ import (
 // WorkspaceProjectRef indexes Workspaces by spec.projectRef.name.
 const WorkspaceProjectRef = ".spec.projectRef.name"
 
-var registered sync.Map
-
 // AddWorkspaceProjectRef registers the WorkspaceProjectRef index with mgr
 // once, however many controllers of mgr ask for it.
 func AddWorkspaceProjectRef(mgr ctrl.Manager) error {
-	indexer := mgr.GetFieldIndexer()
-	if _, done := registered.LoadOrStore(fmt.Sprintf("%p/%s", indexer, WorkspaceProjectRef), true); done {
-		return nil
-	}
-	return indexer.IndexField(context.Background(), &magosv1.Workspace{}, WorkspaceProjectRef, func(o client.Object) []string {
+	return addOnce(mgr, WorkspaceProjectRef, func(o client.Object) []string {
 		if ws := o.(*magosv1.Workspace); ws.Spec.ProjectRef != nil {
 			return []string{ws.Spec.ProjectRef.Name}
 		}
@@ -41,17 +34,26 @@ const WorkspaceDependsOn = ".spec.dependsOn.name"
 // AddWorkspaceDependsOn registers the WorkspaceDependsOn index with mgr
 // once.
 func AddWorkspaceDependsOn(mgr ctrl.Manager) error {
-	indexer := mgr.GetFieldIndexer()
-	if _, done := registered.LoadOrStore(fmt.Sprintf("%p/%s", indexer, WorkspaceDependsOn), true); done {
-		return nil
-	}
-	return indexer.IndexField(context.Background(), &magosv1.Workspace{}, WorkspaceDependsOn, func(o client.Object) []string {
+	return addOnce(mgr, WorkspaceDependsOn, func(o client.Object) []string {
 		var names []string
 		for _, d := range o.(*magosv1.Workspace).Spec.DependsOn {
 			names = append(names, d.Name)
 		}
 		return names
 	})
+}
+
+// addOnce registers a Workspace field index with mgr. The informer refuses
+// an index it has already ("indexer conflict"): that is the index another
+// controller of mgr registered, and it is the same one. (Remembering the
+// managers that have it by address would not do: a new manager may get a
+// stopped one's address.)
+func addOnce(mgr ctrl.Manager, field string, extract client.IndexerFunc) error {
+	err := mgr.GetFieldIndexer().IndexField(context.Background(), &magosv1.Workspace{}, field, extract)
+	if err != nil && strings.Contains(err.Error(), "indexer conflict") {
+		return nil
+	}
+	return err
 }
 
 // Requests returns a reconcile request for each listed object.
