@@ -400,24 +400,6 @@ func copyEntry(dst io.Writer, tr *tar.Reader, hdr *tar.Header, limit int64) (int
 	return n, nil
 }
 
-// Verify reads every chunk of the Workspace's stored plan without
-// unpacking it and checks them against chunk 0's annotations. The
-// returned Meta's SHA256 is the sha256 of the stream as read, and Size its
-// length: what the workspace-controller records as the plan's bundle
-// digest (status.plan.bundleDigest) when the plan run ends.
-func Verify(ctx context.Context, g Getter, workspace string) (Meta, error) {
-	cr, err := openChunks(ctx, g, workspace)
-	if err != nil {
-		return Meta{}, err
-	}
-	if err := cr.verify(); err != nil {
-		return Meta{}, err
-	}
-	m := cr.meta
-	m.Size = cr.read
-	return m, nil
-}
-
 // Inspect reads the Workspace's stored plan once, as the
 // workspace-controller does when a plan run ends: plan.json streams
 // through read (at most MaxUnpackedBytes of it, never held whole here) and
@@ -459,7 +441,8 @@ func Inspect(ctx context.Context, g Getter, workspace string, read func(planJSON
 // refuses, with ErrCorrupt, a stored plan whose stream has another sha256.
 // Nothing is returned before the whole stream is checked.
 func LoadJSONSealed(ctx context.Context, g Getter, workspace string, maxJSON int64, bundleDigest string) (*Plan, error) {
-	return sealed(loadJSON(ctx, g, workspace, maxJSON))(bundleDigest)
+	p, a, err := loadJSON(ctx, g, workspace, maxJSON)
+	return sealed(p, a, err, bundleDigest)
 }
 
 // LoadTextSealed is LoadText for a plan whose bundle digest is known: the
@@ -467,24 +450,24 @@ func LoadJSONSealed(ctx context.Context, g Getter, workspace string, maxJSON int
 // the text stored with the plan the controller recorded (the plan digest
 // covers plan.json only).
 func LoadTextSealed(ctx context.Context, g Getter, workspace string, maxText int64, bundleDigest string) (*Plan, error) {
-	return sealed(loadText(ctx, g, workspace, maxText))(bundleDigest)
+	p, a, err := loadText(ctx, g, workspace, maxText)
+	return sealed(p, a, err, bundleDigest)
 }
 
-// sealed finishes a load: it returns a function that checks the rest of
-// the stream against a bundle digest and closes the archive.
-func sealed(p *Plan, a *archive, err error) func(bundleDigest string) (*Plan, error) {
-	return func(bundleDigest string) (*Plan, error) {
-		if a != nil {
-			defer a.close()
-		}
-		if err != nil {
-			return nil, err
-		}
-		if err := a.seal(bundleDigest); err != nil {
-			return nil, err
-		}
-		return p, nil
+// sealed finishes a load of p from a (nil when it could not be opened)
+// that ended with err: it checks the rest of the stream against
+// bundleDigest and closes the archive.
+func sealed(p *Plan, a *archive, err error, bundleDigest string) (*Plan, error) {
+	if a != nil {
+		defer a.close()
 	}
+	if err != nil {
+		return nil, err
+	}
+	if err := a.seal(bundleDigest); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // seal reads what is left of the stream and checks its sha256 against

@@ -2,13 +2,14 @@ package planstore
 
 import (
 	"context"
+	"io"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// TestSealedLoadsReadOnlyTheRecordedBundle: Verify reads the bundle digest
+// TestSealedLoadsReadOnlyTheRecordedBundle: Inspect reads the bundle digest
 // the controller records; the sealed loads return the plan JSON and text
 // only while the stored bundle is that one. A bundle rewritten with the
 // same ID and plan JSON but another text (or binary) is refused, though
@@ -20,7 +21,7 @@ func TestSealedLoadsReadOnlyTheRecordedBundle(t *testing.T) {
 	stored, err := Store(ctx, secrets, in)
 	require.NoError(t, err)
 
-	recorded, err := Verify(ctx, secrets, textWorkspace)
+	recorded, err := Inspect(ctx, secrets, textWorkspace, func(io.Reader) error { return nil })
 	require.NoError(t, err)
 	assert.Equal(t, stored.SHA256, recorded.SHA256)
 	assert.Equal(t, stored.Size, recorded.Size)
