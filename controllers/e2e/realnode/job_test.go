@@ -51,7 +51,11 @@ func TestHardenedJobRunsAndIsCleanedUp(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns},
 		Spec: batchv1.JobSpec{
 			BackoffLimit:            ptr.To[int32](0),
-			TTLSecondsAfterFinished: ptr.To[int32](1),
+			// Long enough for the test to read the finished Pod before the
+			// TTL controller deletes the Job and the garbage collector its
+			// Pod: with 1 s, a loaded machine saw the Job finished only
+			// after its Pod was gone.
+			TTLSecondsAfterFinished: ptr.To[int32](5),
 			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 				RestartPolicy:                corev1.RestartPolicyNever,
 				AutomountServiceAccountToken: ptr.To(false),
