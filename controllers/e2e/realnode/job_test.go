@@ -50,7 +50,7 @@ func TestHardenedJobRunsAndIsCleanedUp(t *testing.T) {
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns},
 		Spec: batchv1.JobSpec{
-			BackoffLimit:            ptr.To[int32](0),
+			BackoffLimit: ptr.To[int32](0),
 			// Long enough for the test to read the finished Pod before the
 			// TTL controller deletes the Job and the garbage collector its
 			// Pod: with 1 s, a loaded machine saw the Job finished only
