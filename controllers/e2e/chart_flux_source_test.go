@@ -17,14 +17,14 @@ import (
 
 // fluxSourcePolicy renders the chart's NetworkPolicy for the Flux namespace
 // fluxNS, as a user enables it, with extra helm arguments.
-func fluxSourcePolicy(t *testing.T, fluxNS string, args ...string) (*networkingv1.NetworkPolicy, *unstructured.Unstructured) {
+// It is named <release>-workspace-controller-<suffix>.
+func fluxSourcePolicy(t *testing.T, release, suffix, fluxNS string, args ...string) (*networkingv1.NetworkPolicy, *unstructured.Unstructured) {
 	t.Helper()
-	release := "m" + rand.String(5)
 	objs := renderChart(t, release, "magos-system", append([]string{
 		"--set", "workspace-controller.fluxSourceAccess.enabled=true",
 		"--set", "workspace-controller.fluxSourceAccess.namespace=" + fluxNS,
 	}, args...)...)
-	u := chartObject(objs, "NetworkPolicy", release+"-workspace-controller-runners")
+	u := chartObject(objs, "NetworkPolicy", release+"-workspace-controller-"+suffix)
 	require.NotNil(t, u, "the chart renders the NetworkPolicy")
 	np := &networkingv1.NetworkPolicy{}
 	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, np))
@@ -50,13 +50,31 @@ func admits(t *testing.T, np *networkingv1.NetworkPolicy, nsLabels, podLabels ma
 
 // TestHelmChartFluxSourceAccess: with fluxSourceAccess enabled, the chart
 // installs, in the Flux namespace, a NetworkPolicy for source-controller's
-// Pods (Flux's labels) that admits runner Pods (by the labels every runner
-// Pod carries) to the artifact port, from the namespaces the user selects;
-// disabled (the default) it renders nothing.
+// Pods (Flux's labels) that admits to the artifact port the
+// workspace-controller's Pods (every unit) when they run the artifact proxy
+// (the default) and no runner; without the proxy it admits runner Pods (by
+// the labels every runner Pod carries) from the namespaces the user
+// selects; disabled (the default) it renders nothing.
 func TestHelmChartFluxSourceAccess(t *testing.T) {
 	env.Require(t)
 	fluxNS := env.NewNamespace(t)
-	np, obj := fluxSourcePolicy(t, fluxNS,
+	runner := map[string]string{magosv1.WorkspaceLabel: "net", magosv1.ManagedByLabel: magosv1.ManagedByValue,
+		magosv1.PhaseLabel: magosv1.RunPlan, "job-name": "net-plan-0123456789"}
+
+	release := "m" + rand.String(5)
+	proxied, proxiedObj := fluxSourcePolicy(t, release, "proxy", fluxNS, "--set", "workspace-controller.shards={a}")
+	magosNS := map[string]string{"kubernetes.io/metadata.name": "magos-system"}
+	for _, name := range []string{"workspace-controller", "workspace-controller-shard-a"} {
+		assert.True(t, admits(t, proxied, magosNS, map[string]string{"app.kubernetes.io/name": name, "app.kubernetes.io/instance": release}),
+			"the controller Pods of unit %s", name)
+	}
+	assert.False(t, admits(t, proxied, magosNS, map[string]string{"app.kubernetes.io/name": "workspace-controller", "app.kubernetes.io/instance": "other"}),
+		"another release's controller")
+	assert.False(t, admits(t, proxied, map[string]string{}, runner), "a runner Pod")
+	assert.False(t, admits(t, proxied, magosNS, runner), "a runner Pod in Magos's namespace")
+	installChart(t, []*unstructured.Unstructured{proxiedObj})
+
+	np, obj := fluxSourcePolicy(t, "m"+rand.String(5), "runners", fluxNS, "--set", "workspace-controller.artifactProxy.enabled=false",
 		"--set-string", "workspace-controller.fluxSourceAccess.runnerNamespaceSelector.matchLabels.magos\\.dev/runners=true")
 
 	assert.Equal(t, fluxNS, np.Namespace)
@@ -69,8 +87,6 @@ func TestHelmChartFluxSourceAccess(t *testing.T) {
 	require.Len(t, np.Spec.Ingress[0].Ports, 1)
 	assert.Equal(t, int32(9090), np.Spec.Ingress[0].Ports[0].Port.IntVal, "source-controller's artifact port")
 
-	runner := map[string]string{magosv1.WorkspaceLabel: "net", magosv1.ManagedByLabel: magosv1.ManagedByValue,
-		magosv1.PhaseLabel: magosv1.RunPlan, "job-name": "net-plan-0123456789"}
 	tenant := map[string]string{"magos.dev/runners": "true"}
 	assert.True(t, admits(t, np, tenant, runner), "a runner Pod in a selected namespace")
 	assert.False(t, admits(t, np, map[string]string{}, runner), "a runner Pod in a namespace not selected")
@@ -79,6 +95,8 @@ func TestHelmChartFluxSourceAccess(t *testing.T) {
 
 	installChart(t, []*unstructured.Unstructured{obj}) // the apiserver accepts it
 
-	release := "m" + rand.String(5)
-	assert.Nil(t, chartObject(renderChart(t, release, "magos-system"), "NetworkPolicy", release+"-workspace-controller-runners"), "off by default")
+	release = "m" + rand.String(5)
+	off := renderChart(t, release, "magos-system")
+	assert.Nil(t, chartObject(off, "NetworkPolicy", release+"-workspace-controller-runners"), "off by default")
+	assert.Nil(t, chartObject(off, "NetworkPolicy", release+"-workspace-controller-proxy"), "off by default")
 }

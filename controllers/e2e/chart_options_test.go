@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/ptr"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
 
 // typed converts the rendered object of kind and name into out, failing
@@ -192,11 +194,16 @@ func TestHelmChartNetworkPolicy(t *testing.T) {
 	assert.Equal(t, *deployment(t, objs, release, "workspace").Spec.Selector, np.Spec.PodSelector)
 	assert.ElementsMatch(t, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}, np.Spec.PolicyTypes)
 
-	require.Len(t, np.Spec.Ingress, 1)
+	require.Len(t, np.Spec.Ingress, 2)
 	tcp, udp := corev1.ProtocolTCP, corev1.ProtocolUDP
 	assert.Equal(t, []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: ptr.To(intstr.FromString("metrics"))}}, np.Spec.Ingress[0].Ports)
 	require.Len(t, np.Spec.Ingress[0].From, 1)
 	assert.Equal(t, map[string]string{"kubernetes.io/metadata.name": "monitoring"}, np.Spec.Ingress[0].From[0].NamespaceSelector.MatchLabels)
+	// The artifact proxy's port, from runner Pods of any namespace only.
+	assert.Equal(t, []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: ptr.To(intstr.FromString("artifacts"))}}, np.Spec.Ingress[1].Ports)
+	require.Len(t, np.Spec.Ingress[1].From, 1)
+	assert.Empty(t, np.Spec.Ingress[1].From[0].NamespaceSelector.MatchLabels)
+	assert.Equal(t, map[string]string{magosv1.ManagedByLabel: magosv1.ManagedByValue}, np.Spec.Ingress[1].From[0].PodSelector.MatchLabels)
 
 	assert.Equal(t, []networkingv1.NetworkPolicyEgressRule{
 		{Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: ptr.To(intstr.FromInt32(6443))}},

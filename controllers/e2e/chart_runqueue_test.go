@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"flag"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -26,7 +28,7 @@ func TestHelmChartRunQueue(t *testing.T) {
 		c := workspace.NewController()
 		c.BindFlags(fs)
 		(&zap.Options{}).BindFlags(fs)
-		require.NoError(t, fs.Parse(args))
+		require.NoError(t, fs.Parse(kubeletExpand(args)))
 		return c.Options
 	}
 
@@ -43,4 +45,20 @@ func TestHelmChartRunQueue(t *testing.T) {
 	assert.Equal(t, 2, set.MaxConcurrentRunsPerProject)
 	assert.InDelta(t, 0.25, set.DriftJitter, 1e-9)
 	require.NoError(t, set.Validate())
+}
+
+// kubeletExpand expands $(NAME) in args as the kubelet does, with the
+// values a Service's environment would give (<SERVICE>_SERVICE_HOST/PORT).
+func kubeletExpand(args []string) []string {
+	ref := regexp.MustCompile(`\$\(([A-Z0-9_]+)\)`)
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = ref.ReplaceAllStringFunc(a, func(m string) string {
+			if strings.HasSuffix(m, "_SERVICE_PORT)") {
+				return "9443"
+			}
+			return "10.96.0.20"
+		})
+	}
+	return out
 }

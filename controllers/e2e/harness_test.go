@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,6 +54,9 @@ type stack struct {
 	executor   *executor.Executor
 	runnerLogs *testenv.LogBuffer
 	stopCtrl   func()
+	// proxyAddr is where the in-process workspace-controller serves the
+	// artifact proxy, which every run fetches its artifact from.
+	proxyAddr string
 	// concurrency of each in-process controller.
 	concurrency int
 	opts        stackOptions
@@ -85,7 +89,8 @@ func newStack(t testing.TB) *stack { return newStackWith(t, stackOptions{}) }
 
 func newStackWith(t testing.TB, opts stackOptions) *stack {
 	t.Helper()
-	s := &stack{t: t, ns: env.NewNamespace(t), runnerLogs: &testenv.LogBuffer{}, concurrency: max(opts.Concurrency, 2), opts: opts}
+	s := &stack{t: t, ns: env.NewNamespace(t), runnerLogs: &testenv.LogBuffer{}, concurrency: max(opts.Concurrency, 2), opts: opts,
+		proxyAddr: freeLoopbackAddr(t)}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 
@@ -128,6 +133,15 @@ func newStackWith(t testing.TB, opts stackOptions) *stack {
 	return s
 }
 
+// freeLoopbackAddr is a loopback address with a port free right now.
+func freeLoopbackAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
 var (
 	tofurcOnce sync.Once
 	tofurcPath string
@@ -168,6 +182,8 @@ func (s *stack) workspaceOptions() workspace.Options {
 		Guards:               workspace.Guards{NoCrossNamespaceRefs: true},
 		// The flag's default: every run passes the run queue.
 		MaxConcurrentRuns: 20,
+		// As the chart installs it: runners fetch through the proxy.
+		ArtifactProxy: workspace.ArtifactProxy{BindAddress: s.proxyAddr, URL: "http://" + s.proxyAddr},
 	}
 	if s.opts.Workspace != nil {
 		s.opts.Workspace(&o)

@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
@@ -31,10 +33,16 @@ func TestWorkspaceEngineFromEngineImage(t *testing.T) {
 	var pods corev1.PodList
 	require.NoError(t, env.Client.List(ctx, &pods, client.InNamespace(s.ns), client.MatchingLabels{magosv1.WorkspaceLabel: "tofu"}))
 	require.NotEmpty(t, pods.Items)
-	// The chart's NetworkPolicy for Flux's namespace admits these Pods.
-	np, _ := fluxSourcePolicy(t, "flux-system")
+	// The chart's NetworkPolicy of the workspace-controller admits these
+	// Pods to the artifact proxy (its second ingress rule).
+	release := "m" + rand.String(5)
+	np := &networkingv1.NetworkPolicy{}
+	typed(t, renderChart(t, release, "magos-system", "--set", "workspace-controller.networkPolicy.enabled=true"),
+		"NetworkPolicy", release+"-workspace-controller", np)
+	require.Len(t, np.Spec.Ingress, 2)
+	np.Spec.Ingress = np.Spec.Ingress[1:]
 	for _, pod := range pods.Items {
-		assert.True(t, admits(t, np, map[string]string{}, pod.Labels), "the chart's Flux NetworkPolicy admits runner Pod %s", pod.Name)
+		assert.True(t, admits(t, np, map[string]string{}, pod.Labels), "the chart's NetworkPolicy admits runner Pod %s to the artifact proxy", pod.Name)
 		require.Len(t, pod.Spec.InitContainers, 1, "pod %s", pod.Name)
 		assert.Equal(t, "ghcr.io/magos-dev/magos-engine-opentofu:1.10.6", pod.Spec.InitContainers[0].Image)
 		require.Len(t, pod.Status.InitContainerStatuses, 1)

@@ -44,6 +44,27 @@ const (
 	// PlanRequestAnnotation is the JSON of the PlanRequest a plan run
 	// plans with, absent for a full plan.
 	PlanRequestAnnotation = "magos.dev/plan-request"
+	// ArtifactURLAnnotation is the source-controller URL of the artifact
+	// the run works on: the artifact proxy fetches it for the run.
+	ArtifactURLAnnotation = "magos.dev/artifact-url"
+	// ArtifactDigestAnnotation is that artifact's "sha256:<hex>".
+	ArtifactDigestAnnotation = "magos.dev/artifact-digest"
+)
+
+// The artifact proxy. Where the controller runs one, a runner never talks
+// to source-controller: it fetches its artifact from the proxy, presenting
+// a ServiceAccount token bound to its Pod with ArtifactTokenAudience, and
+// the proxy serves exactly the artifact (URL and digest) of that Pod's Job,
+// which must be a run of the Workspace the Job belongs to.
+const (
+	// ArtifactTokenAudience is the audience of the runner's artifact token;
+	// the apiserver refuses it for anything else.
+	ArtifactTokenAudience = "artifacts.magos.dev"
+	// ArtifactTokenDir is where the runner container mounts that token
+	// (file "token"), under the reserved /var/run/secrets.
+	ArtifactTokenDir = "/var/run/secrets/magos.dev/artifact"
+	// ArtifactProxyPath is the proxy's one endpoint.
+	ArtifactProxyPath = "/v1/artifact"
 )
 
 // Annotations the runner writes on the errored state Secret
@@ -72,6 +93,7 @@ const (
 	EnvRunID              = "MAGOS_RUN_ID"              // this run's ID
 	EnvArtifactURL        = "MAGOS_ARTIFACT_URL"        // Flux artifact (tar.gz) URL
 	EnvArtifactDigest     = "MAGOS_ARTIFACT_DIGEST"     // "sha256:<hex>" of the artifact
+	EnvArtifactTokenFile  = "MAGOS_ARTIFACT_TOKEN_FILE" // bearer token for the artifact proxy (MAGOS_ARTIFACT_URL is the proxy)
 	EnvRevision           = "MAGOS_REVISION"            // source revision, for reports
 	EnvPath               = "MAGOS_PATH"                // config directory inside the artifact
 	EnvEngine             = "MAGOS_ENGINE"              // opentofu or terraform

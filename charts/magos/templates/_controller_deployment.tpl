@@ -110,6 +110,12 @@ spec:
             {{- end }}
             - --allow-destroy-skip-gate={{ .allowDestroySkipGate | default false }}
             {{- end }}
+            {{- with .Values.artifactProxy }}
+            {{- if .enabled }}
+            - --artifact-proxy-bind-address=:{{ .port }}
+            - --artifact-proxy-url={{ include "magos.artifactProxyURL" $ }}
+            {{- end }}
+            {{- end }}
             {{- range .Values.extraArgs }}
             - {{ . | quote }}
             {{- end }}
@@ -118,6 +124,12 @@ spec:
               containerPort: 8080
             - name: probes
               containerPort: 8081
+            {{- with .Values.artifactProxy }}
+            {{- if .enabled }}
+            - name: artifacts
+              containerPort: {{ .port }}
+            {{- end }}
+            {{- end }}
           livenessProbe:
             httpGet:
               path: /healthz

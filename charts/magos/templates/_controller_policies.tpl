@@ -29,7 +29,8 @@ spec:
 {{/*
 magos.networkPolicy: with networkPolicy.enabled, a NetworkPolicy selecting
 the controller's Pods that admits ingress only to the metrics port (from
-networkPolicy.metricsFrom, every source when empty) and egress only to the
+networkPolicy.metricsFrom, every source when empty) and, with the artifact
+proxy, from runner Pods to the proxy's port, and egress only to the
 Kubernetes API (networkPolicy.apiServer) and networkPolicy.extraEgress.
 */}}
 {{- define "magos.networkPolicy" -}}
@@ -58,6 +59,23 @@ spec:
       from:
         {{- toYaml . | nindent 8 }}
       {{- end }}
+    {{- with $.Values.artifactProxy }}
+    {{- if .enabled }}
+    # Runner Pods of every namespace fetch their artifacts here; the proxy
+    # authenticates each by its Pod-bound token.
+    - ports:
+        - protocol: TCP
+          port: artifacts
+      from:
+        - namespaceSelector: {}
+          podSelector:
+            matchLabels:
+              app.kubernetes.io/managed-by: magos
+            matchExpressions:
+              - key: magos.dev/workspace
+                operator: Exists
+    {{- end }}
+    {{- end }}
   egress:
     - ports:
         {{- range .apiServer.ports }}

@@ -184,7 +184,6 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 		corev1.EnvVar{Name: magosv1.EnvWorkspace, Value: ws.Name},
 		corev1.EnvVar{Name: magosv1.EnvWorkspaceUID, Value: string(ws.UID)},
 		corev1.EnvVar{Name: magosv1.EnvRunID, Value: rn.ID},
-		corev1.EnvVar{Name: magosv1.EnvArtifactURL, Value: rn.Artifact.URL},
 		corev1.EnvVar{Name: magosv1.EnvArtifactDigest, Value: rn.Artifact.Digest},
 		corev1.EnvVar{Name: magosv1.EnvRevision, Value: rn.Artifact.Revision},
 		corev1.EnvVar{Name: magosv1.EnvPath, Value: ws.Spec.Path},
@@ -224,9 +223,14 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 			corev1.EnvVar{Name: magosv1.EnvOutputsSecret, Value: o.SecretName},
 			corev1.EnvVar{Name: magosv1.EnvOutputNames, Value: strings.Join(o.Names, ",")})
 	}
+	artifactEnv, tokenVolume, tokenMount := r.Options.ArtifactProxy.artifactAccess(rn.Artifact)
+	env = append(env, artifactEnv...)
 	escapeExpansion(env[own:])
 	var volumes []corev1.Volume
 	mounts := []corev1.VolumeMount{{Name: "work", MountPath: "/tmp"}}
+	if tokenVolume != nil {
+		volumes, mounts = append(volumes, *tokenVolume), append(mounts, *tokenMount)
+	}
 	scratch := r.Options.scratchSize()
 	volumes = append(volumes, corev1.Volume{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &scratch}}})
 	if b := ws.Spec.Backend; b != nil && b.SecretRef != nil {

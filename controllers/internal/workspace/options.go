@@ -80,6 +80,8 @@ type Options struct {
 	DriftJitter float64
 	// Guards are the cluster-level rules no Workspace can opt out of.
 	Guards Guards
+	// ArtifactProxy is how runners reach their artifact.
+	ArtifactProxy ArtifactProxy
 }
 
 // DefaultRunnerRequests are the default RunnerRequests: enough for the
@@ -218,6 +220,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.DriftJitter, "drift-jitter", 0.1,
 		"Part of a drift interval (0 to 1) by which a drift re-plan may come early, so Workspaces planned at the same time do not all re-plan at the same time.")
 	o.Guards.BindFlags(fs)
+	o.ArtifactProxy.BindFlags(fs)
 }
 
 // Validate refuses option values no flag parser catches.
@@ -227,6 +230,9 @@ func (o Options) Validate() error {
 	}
 	if o.DriftJitter < 0 || o.DriftJitter > 1 {
 		return fmt.Errorf("--drift-jitter must be between 0 and 1, got %g", o.DriftJitter)
+	}
+	if err := o.ArtifactProxy.Validate(); err != nil {
+		return err
 	}
 	return o.Guards.Validate(o.RunnerImage)
 }

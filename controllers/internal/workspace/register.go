@@ -31,6 +31,8 @@ import (
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
+// The artifact proxy authenticates runners by their Pod-bound tokens:
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch
 // The runner Role grants these on named objects, so the controller holds them too:
@@ -60,6 +62,9 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 		evaluator.Timeout = c.Options.PolicyTimeout
 	}
 	if err := mgr.Add(stopOnShutdown{evaluator}); err != nil {
+		return err
+	}
+	if err := addArtifactProxy(mgr, c.Options.ArtifactProxy); err != nil {
 		return err
 	}
 	rec, err := setup.EventRecorder(mgr, "workspace", opts)

@@ -16,10 +16,12 @@ import (
 // runAnnotations are the annotations of rn's Job.
 func runAnnotations(rn run) map[string]string {
 	a := map[string]string{
-		magosv1.RevisionAnnotation:     rn.Artifact.Revision,
-		magosv1.PlanIDAnnotation:       rn.PlanID,
-		magosv1.InputsDigestAnnotation: rn.Inputs,
-		magosv1.RunNumberAnnotation:    strconv.FormatInt(rn.Number, 10),
+		magosv1.RevisionAnnotation:       rn.Artifact.Revision,
+		magosv1.PlanIDAnnotation:         rn.PlanID,
+		magosv1.InputsDigestAnnotation:   rn.Inputs,
+		magosv1.RunNumberAnnotation:      strconv.FormatInt(rn.Number, 10),
+		magosv1.ArtifactURLAnnotation:    rn.Artifact.URL,
+		magosv1.ArtifactDigestAnnotation: rn.Artifact.Digest,
 	}
 	if rn.Drift {
 		a[magosv1.DriftAnnotation] = "true"

@@ -30,6 +30,10 @@ type Fetcher struct {
 	AttemptTimeout time.Duration
 	// MaxBytes is the largest artifact accepted.
 	MaxBytes int64
+	// TokenFile, when set, holds a bearer token sent with each attempt
+	// (read again each time: the kubelet rotates projected tokens). The
+	// artifact proxy authenticates runs by it.
+	TokenFile string
 }
 
 // DefaultFetcher returns the runner's download settings.
@@ -88,6 +92,13 @@ func (f *Fetcher) download(ctx context.Context, u, dst string) (string, bool, er
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return "", false, err
+	}
+	if f.TokenFile != "" {
+		token, err := os.ReadFile(f.TokenFile)
+		if err != nil {
+			return "", false, fmt.Errorf("reading the artifact token: %w", err)
+		}
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
 	}
 	client := f.Client
 	if client == nil {

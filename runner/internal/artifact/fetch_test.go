@@ -95,3 +95,39 @@ func TestFetchRejectsBadInput(t *testing.T) {
 	assert.ErrorContains(t, f.Fetch(context.Background(), "file:///etc/passwd", digestOf(nil), dst), "not an http(s) URL")
 	assert.ErrorContains(t, f.Fetch(context.Background(), "http://127.0.0.1/", "md5:abc", dst), "unsupported digest")
 }
+
+// TestFetchSendsTheTokenOfEachAttempt: with a TokenFile, every attempt
+// carries the file's current token (the kubelet rotates it), and a refusal
+// is not retried.
+func TestFetchSendsTheTokenOfEachAttempt(t *testing.T) {
+	data := archive(t, file("main.tf", "# config"))
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte("first\n"), 0o600))
+	var seen []string
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.Header.Get("Authorization"))
+		if calls++; calls == 1 {
+			require.NoError(t, os.WriteFile(tokenFile, []byte("second"), 0o600))
+			http.Error(w, "try later", http.StatusServiceUnavailable)
+			return
+		}
+		if r.Header.Get("Authorization") != "Bearer second" {
+			http.Error(w, "no", http.StatusForbidden)
+			return
+		}
+		_, _ = w.Write(data)
+	}))
+	defer srv.Close()
+
+	f := testFetcher()
+	f.TokenFile = tokenFile
+	require.NoError(t, f.Fetch(context.Background(), srv.URL, digestOf(data), filepath.Join(t.TempDir(), "a.tar.gz")))
+	assert.Equal(t, []string{"Bearer first", "Bearer second"}, seen)
+
+	require.NoError(t, os.WriteFile(tokenFile, []byte("stolen"), 0o600))
+	seen = nil
+	err := f.Fetch(context.Background(), srv.URL, digestOf(data), filepath.Join(t.TempDir(), "b.tar.gz"))
+	require.ErrorContains(t, err, "403")
+	assert.Len(t, seen, 1, "a refusal is not retried")
+}

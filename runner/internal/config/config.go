@@ -28,7 +28,10 @@ type Config struct {
 	RunID          string
 	ArtifactURL    string
 	ArtifactDigest string
-	Revision       string
+	// ArtifactTokenFile is the bearer token for ArtifactURL (the artifact
+	// proxy); empty when the URL is source-controller's own.
+	ArtifactTokenFile string
+	Revision          string
 	// Path is the configuration directory inside the artifact, cleaned and
 	// relative ("." for the root).
 	Path          string
@@ -86,6 +89,7 @@ func FromEnv(phase string, getenv func(string) string) (*Config, error) {
 		RunID:              get(magosv1.EnvRunID),
 		ArtifactURL:        get(magosv1.EnvArtifactURL),
 		ArtifactDigest:     get(magosv1.EnvArtifactDigest),
+		ArtifactTokenFile:  get(magosv1.EnvArtifactTokenFile),
 		Revision:           get(magosv1.EnvRevision),
 		Path:               get(magosv1.EnvPath),
 		Engine:             get(magosv1.EnvEngine),

@@ -185,6 +185,11 @@ func (r *runner) fetchConfig(ctx context.Context) (string, error) {
 	if fetcher == nil {
 		fetcher = artifact.DefaultFetcher()
 	}
+	if r.cfg.ArtifactTokenFile != "" {
+		withToken := *fetcher
+		withToken.TokenFile = r.cfg.ArtifactTokenFile
+		fetcher = &withToken
+	}
 	r.log.Info("Fetching artifact", "url", artifact.Redact(r.cfg.ArtifactURL), "digest", r.cfg.ArtifactDigest)
 	err := artifact.FetchAndExtract(ctx, fetcher, r.cfg.ArtifactURL, r.cfg.ArtifactDigest, root, artifact.DefaultLimits())
 	switch {

@@ -61,7 +61,7 @@ func (k *kubelet) execute(ctx context.Context, r *run, pod *corev1.Pod) (out pod
 		return out, ok
 	}
 
-	mounts, err := mountVolumes(ctx, k.reader, pod, c, dirs.volumes)
+	mounts, err := mountVolumes(ctx, k.reader, podTokens(k.client, pod), pod, c, dirs.volumes)
 	if err != nil {
 		return podOutcome{Failed: true, Reason: ReasonFailedMount, Message: err.Error()}, true
 	}

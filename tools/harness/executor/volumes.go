@@ -9,8 +9,10 @@ import (
 	"slices"
 	"strings"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -27,7 +29,7 @@ type mount struct {
 // and other volumes are not materialised: the process's own HOME, TMPDIR
 // and MAGOS_WORK_DIR stand in for scratch space. A missing required
 // Secret or ConfigMap is a *configError (the kubelet's FailedMount).
-func mountVolumes(ctx context.Context, reader client.Reader, pod *corev1.Pod, c *corev1.Container, dir string) ([]mount, error) {
+func mountVolumes(ctx context.Context, reader client.Reader, mint tokenMinter, pod *corev1.Pod, c *corev1.Container, dir string) ([]mount, error) {
 	volumes := map[string]corev1.Volume{}
 	for _, v := range pod.Spec.Volumes {
 		volumes[v.Name] = v
@@ -46,7 +48,7 @@ func mountVolumes(ctx context.Context, reader client.Reader, pod *corev1.Pod, c 
 			}
 			continue
 		}
-		files, err := volumeFiles(ctx, reader, pod.Namespace, v)
+		files, err := volumeFiles(ctx, reader, mint, pod.Namespace, v)
 		if err != nil {
 			return nil, &configError{err: fmt.Errorf("MountVolume.SetUp failed for volume %q: %w", v.Name, err), mount: true}
 		}
@@ -75,9 +77,32 @@ func mountVolumes(ctx context.Context, reader client.Reader, pod *corev1.Pod, c 
 	return mounts, nil
 }
 
+// tokenMinter issues a token of the Pod's ServiceAccount bound to the Pod,
+// as the kubelet does for a projected serviceAccountToken source.
+type tokenMinter func(ctx context.Context, p *corev1.ServiceAccountTokenProjection) ([]byte, error)
+
+// podTokens mints tokens for pod through the TokenRequest API.
+func podTokens(c client.Client, pod *corev1.Pod) tokenMinter {
+	return func(ctx context.Context, p *corev1.ServiceAccountTokenProjection) ([]byte, error) {
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: serviceAccountName(pod)}}
+		tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
+			ExpirationSeconds: p.ExpirationSeconds,
+			BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID},
+		}}
+		if p.Audience != "" {
+			tr.Spec.Audiences = []string{p.Audience}
+		}
+		if err := c.SubResource("token").Create(ctx, sa, tr); err != nil {
+			return nil, fmt.Errorf("requesting a token of ServiceAccount %s: %w", sa.Name, err)
+		}
+		return []byte(tr.Status.Token), nil
+	}
+}
+
 // volumeFiles is the content of a Secret, ConfigMap or projected volume;
-// nil for other volume types.
-func volumeFiles(ctx context.Context, reader client.Reader, ns string, v corev1.Volume) (map[string][]byte, error) {
+// nil for other volume types. A projected ServiceAccount token is minted
+// with mint, and left out when mint is nil (a check before mounting).
+func volumeFiles(ctx context.Context, reader client.Reader, mint tokenMinter, ns string, v corev1.Volume) (map[string][]byte, error) {
 	switch {
 	case v.Secret != nil:
 		files := map[string][]byte{}
@@ -94,6 +119,11 @@ func volumeFiles(ctx context.Context, reader client.Reader, ns string, v corev1.
 				err = secretFiles(ctx, reader, ns, s.Secret.Name, s.Secret.Items, s.Secret.Optional, files)
 			case s.ConfigMap != nil:
 				err = configMapFiles(ctx, reader, ns, s.ConfigMap.Name, s.ConfigMap.Items, s.ConfigMap.Optional, files)
+			case s.ServiceAccountToken != nil && mint != nil:
+				var token []byte
+				if token, err = mint(ctx, s.ServiceAccountToken); err == nil {
+					files[s.ServiceAccountToken.Path] = token
+				}
 			}
 			if err != nil {
 				return nil, err
@@ -157,7 +187,7 @@ func checkVolumes(ctx context.Context, reader client.Reader, pod *corev1.Pod, c 
 			if v.Name != vm.Name {
 				continue
 			}
-			if _, err := volumeFiles(ctx, reader, pod.Namespace, v); err != nil {
+			if _, err := volumeFiles(ctx, reader, nil, pod.Namespace, v); err != nil {
 				return asMountError(fmt.Errorf("MountVolume.SetUp failed for volume %q: %w", v.Name, err))
 			}
 		}

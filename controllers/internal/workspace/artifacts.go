@@ -1,0 +1,108 @@
+package workspace
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/url"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/artifactproxy"
+)
+
+// ArtifactProxy configures the artifact proxy (package artifactproxy): with
+// a URL, runners fetch their artifact there with a token bound to their Pod
+// instead of from source-controller, which then needs to admit only the
+// workspace-controller.
+type ArtifactProxy struct {
+	// BindAddress is where this controller serves the proxy; empty serves
+	// none.
+	BindAddress string
+	// URL is the proxy's base URL as runner Pods reach it (a Service in
+	// front of the controllers); empty gives runners source-controller's
+	// URLs.
+	URL string
+}
+
+// BindFlags registers the proxy's flags on fs.
+func (p *ArtifactProxy) BindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&p.BindAddress, "artifact-proxy-bind-address", "",
+		"Address the artifact proxy listens on (e.g. :9443); empty serves none.")
+	fs.StringVar(&p.URL, "artifact-proxy-url", "",
+		"Base URL by which runner Pods reach the artifact proxy (e.g. http://magos-workspace-controller-artifacts.magos-system.svc:9443); "+
+			"empty: runners download from source-controller directly, which must then admit them.")
+}
+
+// Validate refuses a URL that is not a base http(s) URL.
+func (p ArtifactProxy) Validate() error {
+	if p.URL == "" {
+		return nil
+	}
+	u, err := url.Parse(p.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" {
+		return fmt.Errorf("--artifact-proxy-url must be an http(s) URL without user or query, got %q", p.URL)
+	}
+	return nil
+}
+
+// runnerURL is the URL a runner fetches its artifact from.
+func (p ArtifactProxy) runnerURL() string {
+	return strings.TrimSuffix(p.URL, "/") + magosv1.ArtifactProxyPath
+}
+
+// artifactTokenVolume is the projected volume of the runner's artifact token.
+const artifactTokenVolume = "artifact-token"
+
+// artifactTokenExpiry is the token's lifetime; the kubelet renews it at 80%.
+const artifactTokenExpiry = 600
+
+// artifactAccess is how the runner container of a run reaches its
+// artifact: source-controller's URL, or the proxy's with a token volume
+// mounted into the runner container alone.
+func (p ArtifactProxy) artifactAccess(a artifact) ([]corev1.EnvVar, *corev1.Volume, *corev1.VolumeMount) {
+	if p.URL == "" {
+		return []corev1.EnvVar{{Name: magosv1.EnvArtifactURL, Value: a.URL}}, nil, nil
+	}
+	env := []corev1.EnvVar{
+		{Name: magosv1.EnvArtifactURL, Value: p.runnerURL()},
+		{Name: magosv1.EnvArtifactTokenFile, Value: magosv1.ArtifactTokenDir + "/token"},
+	}
+	vol := &corev1.Volume{Name: artifactTokenVolume, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{
+			Audience: magosv1.ArtifactTokenAudience, ExpirationSeconds: new(int64(artifactTokenExpiry)), Path: "token",
+		}}},
+	}}}
+	mount := &corev1.VolumeMount{Name: artifactTokenVolume, MountPath: magosv1.ArtifactTokenDir, ReadOnly: true}
+	return env, vol, mount
+}
+
+// addArtifactProxy serves the proxy on every replica (leader or not), when
+// a bind address is set.
+func addArtifactProxy(mgr ctrl.Manager, p ArtifactProxy) error {
+	if p.BindAddress == "" {
+		return nil
+	}
+	s := &artifactproxy.Server{
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
+		MaxBytes: maxArtifactBytes, Log: ctrl.Log.WithName("artifact-proxy"),
+	}
+	return mgr.Add(proxyRunnable{s, p.BindAddress})
+}
+
+// maxArtifactBytes is the largest artifact the proxy relays, the runner's
+// own limit on a packed artifact.
+const maxArtifactBytes = 256 << 20
+
+// proxyRunnable runs the proxy on every replica.
+type proxyRunnable struct {
+	s    *artifactproxy.Server
+	addr string
+}
+
+func (p proxyRunnable) Start(ctx context.Context) error { return p.s.Serve(ctx, p.addr) }
+
+func (proxyRunnable) NeedLeaderElection() bool { return false }
