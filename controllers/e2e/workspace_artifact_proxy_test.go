@@ -112,8 +112,9 @@ func TestArtifactProxyServesEachRunOnlyItsOwnArtifact(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, code, "another namespace's artifact: %s", body)
 
 	// The same Job naming its Workspace's own artifact: served.
+	patch := client.MergeFrom(forged.DeepCopy())
 	forged.Annotations[magosv1.ArtifactURLAnnotation], forged.Annotations[magosv1.ArtifactDigestAnnotation] = own.URL, own.Digest
-	require.NoError(t, env.Client.Update(ctx, forged))
+	require.NoError(t, env.Client.Patch(ctx, forged, patch))
 	code, body = fetch(forgedToken)
 	require.Equal(t, http.StatusOK, code, "its own artifact: %s", body)
 	assert.Equal(t, own.Digest, sha256Digest(body), "the proxy serves the artifact's bytes")

@@ -36,7 +36,9 @@ for c in workspace project rollout variableset; do
   echo "==> Starting ${c}-controller (metrics on 127.0.0.1:${port})"
   extra=()
   if [ "${c}" = workspace ]; then
-    extra=(--retry-interval 30s)
+    # Runners fetch their artifact through the controller's artifact
+    # proxy, as the chart installs it.
+    extra=(--retry-interval 30s --artifact-proxy-bind-address 127.0.0.1:18443 --artifact-proxy-url http://127.0.0.1:18443)
   fi
   "${root}/bin/${c}" --kubeconfig "${kubeconfig}" \
     --metrics-bind-address "127.0.0.1:${port}" --health-probe-bind-address "127.0.0.1:$((port + 100))" \
