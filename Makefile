@@ -22,6 +22,10 @@ PROMETHEUS_VERSION := 0.316.0
 FLUX_SOURCE_CONTROLLER_VERSION := 1.9.6
 FLUX_KUSTOMIZE_CONTROLLER_VERSION := 1.9.6
 FLUX_CLI_VERSION := 2.9.5
+# kube-router, whose firewall is the NetworkPolicy enforcer the real-node
+# tier runs (kube-network-policies needs the kernel's nft queue, which this
+# kind of machine lacks).
+NETPOL_VERSION := 2.1.0
 
 KUBE_ASSETS := $(BIN)/k8s
 # kube_version_flags stamps a Kubernetes version into a binary (it reports it
@@ -90,6 +94,7 @@ FLUX_SOURCE_CONTROLLER := $(FLUX)/source-controller-$(FLUX_SOURCE_CONTROLLER_VER
 FLUX_KUSTOMIZE_CONTROLLER := $(FLUX)/kustomize-controller-$(FLUX_KUSTOMIZE_CONTROLLER_VERSION)
 FLUX_CLI := $(FLUX)/flux-$(FLUX_CLI_VERSION)
 FLUX_SOURCE_CONTROLLER_IMAGE := $(IMAGES)/flux/source-controller.tar
+NETPOL := $(BIN)/netpol/kube-router-$(NETPOL_VERSION)
 REALNODE_CAPABLE := $(shell [ "$$(id -u)" = 0 ] && echo yes)
 
 ##@ General
@@ -247,7 +252,7 @@ $(GOLANGCI_LINT): tools/go.mod
 ##@ Real node
 
 .PHONY: node
-node: node-packages $(KUBE_NODE) $(FLUX_SOURCE_CONTROLLER_IMAGE) ## Build kubelet, kube-controller-manager, kube-scheduler, kube-proxy (one binary) and Flux's source-controller image, and install containerd, runc, CNI plugins, iptables.
+node: node-packages $(KUBE_NODE) $(FLUX_SOURCE_CONTROLLER_IMAGE) $(NETPOL) ## Build kubelet, kube-controller-manager, kube-scheduler, kube-proxy (one binary), Flux's source-controller image and kube-router (the NetworkPolicy enforcer), and install containerd, runc, CNI plugins, iptables, ipset.
 
 .PHONY: node-packages
 node-packages: ## Install the Debian packages of the real-node tier (containerd, runc, CNI plugins, iptables; root only).
@@ -291,6 +296,12 @@ $(FLUX_SOURCE_CONTROLLER_IMAGE): $(FLUX_SOURCE_CONTROLLER) $(MAGOS_IMAGE)
 		-version $(FLUX_SOURCE_CONTROLLER_VERSION) -source https://github.com/fluxcd/source-controller \
 		-revision v$(FLUX_SOURCE_CONTROLLER_VERSION) -created 0 \
 		-file $<=/usr/local/bin/source-controller -entrypoint /usr/local/bin/source-controller
+
+# kube-router, run by the real-node tier only as a NetworkPolicy enforcer
+# (its firewall: iptables and ipsets in the node's network namespace).
+$(NETPOL):
+	@echo "Building kube-router v$(NETPOL_VERSION) from its Go module"
+	bash tools/hack/build-go-module.sh github.com/cloudnativelabs/kube-router/v2@v$(NETPOL_VERSION) ./cmd/kube-router $@
 
 ##@ Images and release
 

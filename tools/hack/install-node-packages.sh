@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the real-node test tier runs on: containerd,
-# runc, the CNI plugins, iptables, iproute2 and util-linux (nsenter, unshare),
+# runc, the CNI plugins, iptables, ipset (the NetworkPolicy enforcer's), iproute2 and util-linux (nsenter, unshare),
 # and git and openssh-client, which the runner image carries.
 # It does nothing when they are all present, and it never starts a service:
 # the test harness runs containerd itself, inside a network namespace.
@@ -21,6 +21,7 @@ declare -A wanted=(
   [/usr/lib/cni/host-local]=containernetworking-plugins
   [/usr/lib/cni/loopback]=containernetworking-plugins
   [iptables]=iptables
+  [ipset]=ipset
   [ip]=iproute2
   [nsenter]=util-linux
   [unshare]=util-linux

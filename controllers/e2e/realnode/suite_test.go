@@ -70,6 +70,7 @@ func run(m *testing.M) int {
 	}
 	startErr = startNode(root)
 	code := m.Run()
+	stopEnforcer()
 	if node != nil {
 		if err := node.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "stopping the node:", err)

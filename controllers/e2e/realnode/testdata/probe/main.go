@@ -65,7 +65,7 @@ func dial(addr string) string {
 	}
 }
 
-// get fetches url and returns its body or the error.
+// get fetches url and returns the start of its body or the error.
 func get(url string) string {
 	if url == "" {
 		return ""
@@ -76,7 +76,8 @@ func get(url string) string {
 		return err.Error()
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	// The start of the body: the report must fit a termination message.
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 256))
 	if err != nil {
 		return err.Error()
 	}

@@ -1,0 +1,195 @@
+package realnode
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/fluxsource"
+	"github.com/magos-dev/magos/tools/harness/realnode"
+	"github.com/magos-dev/magos/tools/harness/testenv"
+)
+
+var (
+	enforcerOnce sync.Once
+	enforcerErr  error
+	// enforcer is kube-router's process, stopped with the node.
+	enforcer *exec.Cmd
+)
+
+// requireNetworkPolicies starts a NetworkPolicy enforcer on the node the
+// first time a test needs NetworkPolicies enforced: kube-router's firewall
+// (its router and service proxy off), built by `make node` from its Go
+// module, run as kube-proxy is, a process in the node's network namespace
+// programming its iptables and ipsets from the apiserver's Pods,
+// Namespaces and NetworkPolicies.
+func requireNetworkPolicies(t *testing.T) {
+	t.Helper()
+	requireNode(t)
+	enforcerOnce.Do(func() { enforcerErr = startEnforcer() })
+	if enforcerErr != nil {
+		t.Fatalf("starting kube-router on the node: %v", enforcerErr)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(enforcerLog)
+			t.Logf("kube-router:\n%s", b)
+		}
+	})
+}
+
+// enforcerLog is where kube-router's output goes.
+var enforcerLog = filepath.Join(os.TempDir(), "magos-realnode-kube-router.log")
+
+func startEnforcer() error {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return err
+	}
+	version, err := makeVariable(root, "NETPOL_VERSION")
+	if err != nil {
+		return err
+	}
+	out, err := os.Create(enforcerLog)
+	if err != nil {
+		return err
+	}
+	enforcer = node.Command(filepath.Join(root, "bin", "netpol", "kube-router-"+version),
+		"--kubeconfig="+node.Kubeconfig, "--hostname-override="+realnode.NodeName,
+		"--run-firewall=true", "--run-router=false", "--run-service-proxy=false",
+		"--enable-cni=false", "--health-port=0", "--metrics-port=0", "--v=1")
+	enforcer.Stdout, enforcer.Stderr = out, out
+	began := time.Now()
+	if err := enforcer.Start(); err != nil {
+		return err
+	}
+	// kube-router's firewall chain is in place once it synced.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		b, _ := node.Command("iptables", "-S", "KUBE-ROUTER-FORWARD").CombinedOutput()
+		if strings.Contains(string(b), "KUBE-ROUTER-FORWARD") {
+			break
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(enforcerLog)
+			return fmt.Errorf("kube-router set up no firewall chain in a minute: %s", log)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	fmt.Printf("realnode: kube-router v%s enforcing NetworkPolicies %s after it started\n", version, time.Since(began).Round(time.Millisecond))
+	return nil
+}
+
+// stopEnforcer stops kube-router, if a test started it.
+func stopEnforcer() {
+	if enforcer != nil && enforcer.Process != nil {
+		_ = enforcer.Process.Kill()
+		_ = enforcer.Wait()
+	}
+}
+
+// TestNetworkPolicyKeepsRunnersFromSourceController: with a NetworkPolicy
+// enforcer on the node and the chart's fluxSourceAccess policy, a Pod
+// carrying the runner labels in team-a no longer reaches source-controller
+// (before the policy it downloaded team-b's artifact), while team-a's
+// Workspace still applies: its runs fetch through the workspace-controller's
+// artifact proxy, which the policy admits.
+func TestNetworkPolicyKeepsRunnersFromSourceController(t *testing.T) {
+	ctx := context.Background()
+	requireSourceController(t)
+	requireNetworkPolicies(t)
+	teamA, teamB := newNamespace(t), newNamespace(t)
+	content := t.TempDir()
+	writeRelease(t, content, "team")
+	newGitSource(t, teamB).Publish(ctx, "secret-infra", content)
+	theirs, err := fluxsource.Fetch(ctx, k8s, &magosv1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: teamB},
+		Spec: magosv1.WorkspaceSpec{SourceRef: magosv1.SourceReference{Kind: "GitRepository", Name: "secret-infra"}}})
+	require.NoError(t, err)
+
+	before := probeURL(t, teamA, "before", theirs.URL)
+	require.False(t, strings.HasPrefix(before, "Get "), "without the policy a runner-labelled Pod downloads team-b's artifact: %s", before)
+
+	root, err := testenv.RepoRoot()
+	require.NoError(t, err)
+	_, err = runHelm(root, "upgrade", "magos", "charts/magos", "--namespace", magosNamespace, "--reuse-values", "--wait",
+		"--set", "workspace-controller.fluxSourceAccess.enabled=true",
+		"--set", "workspace-controller.fluxSourceAccess.namespace="+fluxNamespace)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, _ = runHelm(root, "upgrade", "magos", "charts/magos", "--namespace", magosNamespace, "--reuse-values", "--wait",
+			"--set", "workspace-controller.fluxSourceAccess.enabled=false")
+	})
+
+	after := probeURL(t, teamA, "after", theirs.URL)
+	t.Logf("realnode: a runner-labelled Pod fetching team-b's artifact from source-controller, under the policy: %s", after)
+	assert.True(t, strings.HasPrefix(after, "Get "), "the policy keeps a runner-labelled Pod from source-controller: %s", after)
+
+	revA := newGitSource(t, teamA).Publish(ctx, "infra", content)
+	require.NoError(t, k8s.Create(ctx, &magosv1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{Name: "release", Namespace: teamA},
+		Spec: magosv1.WorkspaceSpec{
+			SourceRef: magosv1.SourceReference{Kind: "GitRepository", Name: "infra"},
+			Outputs:   &magosv1.OutputsSpec{SecretName: "release-outputs"},
+		},
+	}))
+	waitWorkspace(t, teamA, "release", 5*time.Minute, "applies through the artifact proxy under the policy", applied(revA))
+}
+
+// probeURL runs the probe image in ns as a Pod labelled like a runner and
+// returns what it got from url: the start of the body, or the error
+// (starting "Get ").
+func probeURL(t *testing.T, ns, name, url string) string {
+	t.Helper()
+	ctx := context.Background()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "probe-" + name, Namespace: ns,
+			Labels: map[string]string{magosv1.ManagedByLabel: magosv1.ManagedByValue, magosv1.WorkspaceLabel: "release"}},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+			Containers: []corev1.Container{{
+				Name: "probe", Image: probeImage, ImagePullPolicy: corev1.PullNever,
+				Env: []corev1.EnvVar{{Name: "PROBE_URL", Value: url}},
+				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
+					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
+				VolumeMounts: []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}},
+			}},
+			Volumes: []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		},
+	}
+	require.NoError(t, k8s.Create(ctx, pod))
+	testenv.WaitFor(t, k8s, client.ObjectKeyFromObject(pod), pod, 2*time.Minute, 200*time.Millisecond, func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	}, "the probe did not finish")
+	require.Len(t, pod.Status.ContainerStatuses, 1)
+	term := pod.Status.ContainerStatuses[0].State.Terminated
+	require.NotNil(t, term)
+	var report probeReport
+	require.NoError(t, json.Unmarshal([]byte(term.Message), &report), "termination message %q", term.Message)
+	return report.URL
+}
+
+// writeRelease writes the release configuration with release.txt v.
+func writeRelease(t *testing.T, dir, v string) {
+	t.Helper()
+	mainTF, err := os.ReadFile("../testdata/release/main.tf")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.tf"), mainTF, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "release.txt"), []byte(v+"\n"), 0o644))
+}
