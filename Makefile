@@ -47,6 +47,7 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 GOLANGCI_LINT := $(BIN)/golangci-lint
 HELM := $(BIN)/helm
 PROMTOOL := $(BIN)/promtool
+PROMETHEUS := $(BIN)/prometheus
 # helm's default Kubernetes version (for `helm template` and the charts'
 # kubeVersion) is that of its client-go, as helm's own release builds set it.
 HELM_KUBE_MINOR := $(shell sed -n 's/^\tk8s.io\/client-go v0\.\([0-9]*\)\..*/\1/p' tools/helm/go.mod)
@@ -243,6 +244,12 @@ $(PROMTOOL):
 	dir=$$(GOWORK=off GOFLAGS=-mod=mod go mod download -json github.com/prometheus/prometheus@v$(PROMETHEUS_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
 		cd $$dir && GOWORK=off CGO_ENABLED=0 go build -trimpath -tags remove_all_sd -ldflags "-s -w" -o $@.tmp ./cmd/promtool && mv $@.tmp $@
 
+$(PROMETHEUS):
+	@echo "Building the Prometheus server v$(PROMETHEUS_VERSION) from its Go module (the real-node tier scrapes the controllers with it; static targets only, no service-discovery plugins)"
+	@mkdir -p $(dir $@)
+	dir=$$(GOWORK=off GOFLAGS=-mod=mod go mod download -json github.com/prometheus/prometheus@v$(PROMETHEUS_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); \
+		cd $$dir && GOWORK=off CGO_ENABLED=0 go build -trimpath -tags remove_all_sd -ldflags "-s -w" -o $@.tmp ./cmd/prometheus && mv $@.tmp $@
+
 $(CONTROLLER_GEN): tools/go.mod
 	cd tools && GOWORK=off go build -o $(BIN)/ sigs.k8s.io/controller-tools/cmd/controller-gen
 
@@ -252,7 +259,7 @@ $(GOLANGCI_LINT): tools/go.mod
 ##@ Real node
 
 .PHONY: node
-node: node-packages $(KUBE_NODE) $(FLUX_SOURCE_CONTROLLER_IMAGE) $(NETPOL) ## Build kubelet, kube-controller-manager, kube-scheduler, kube-proxy (one binary), Flux's source-controller image and kube-router (the NetworkPolicy enforcer), and install containerd, runc, CNI plugins, iptables, ipset.
+node: node-packages $(KUBE_NODE) $(FLUX_SOURCE_CONTROLLER_IMAGE) $(NETPOL) $(PROMETHEUS) ## Build kubelet, kube-controller-manager, kube-scheduler, kube-proxy (one binary), Flux's source-controller image, kube-router (the NetworkPolicy enforcer) and Prometheus, and install containerd, runc, CNI plugins, iptables, ipset.
 
 .PHONY: node-packages
 node-packages: ## Install the Debian packages of the real-node tier (containerd, runc, CNI plugins, iptables; root only).
