@@ -152,6 +152,11 @@ type VariableSet struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	Spec   VariableSetSpec   `json:"spec,omitempty"`
+	// A new object reads status.observedGeneration -1 until its controller
+	// first writes status, so kstatus (Flux health checks, kubectl wait
+	// --for=jsonpath, Argo CD) sees it in progress, never Current before it
+	// was reconciled.
+	// +kubebuilder:default={observedGeneration:-1}
 	Status VariableSetStatus `json:"status,omitempty"`
 }
 
