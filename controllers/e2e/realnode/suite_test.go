@@ -112,17 +112,21 @@ func startNode(root string) error {
 	if len(magosImages) < 7 {
 		return fmt.Errorf("%d image archives in %s, not the 7 of `make images`: run it", len(magosImages), imagesDir)
 	}
-	// Flux's source-controller, built by `make node` from its Go module.
+	// Flux's source-controller and kustomize-controller, built by `make
+	// node` from their Go modules.
 	sourceController := filepath.Join(imagesDir, "flux", "source-controller.tar")
-	if _, err := os.Stat(sourceController); err != nil {
-		return fmt.Errorf("source-controller's image: %w: run `make node`", err)
+	kustomizeController := filepath.Join(imagesDir, "flux", "kustomize-controller.tar")
+	for _, image := range []string{sourceController, kustomizeController} {
+		if _, err := os.Stat(image); err != nil {
+			return fmt.Errorf("a Flux controller's image: %w: run `make node`", err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	if node, err = realnode.Start(ctx, realnode.Options{
 		BinDir:     binDir,
 		PauseImage: realnode.Image{Name: "ghcr.io/magos-dev/magos-pause:" + version, Archive: filepath.Join(imagesDir, "magos-pause.tar")},
-		Images:     append([]string{probe, slowRunner, sourceController}, magosImages...),
+		Images:     append([]string{probe, slowRunner, sourceController, kustomizeController}, magosImages...),
 		Logf:       func(f string, a ...any) { fmt.Printf(f+"\n", a...) },
 	}); err != nil {
 		return err
