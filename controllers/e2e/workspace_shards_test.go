@@ -41,6 +41,10 @@ func (s *stack) startShard(selector string) cache.Cache {
 			c = mgr.GetCache()
 			wc := workspace.NewController()
 			wc.Options = s.workspaceOptions()
+			// Each shard serves the artifact proxy on its own address, as
+			// each shard's Deployment has its own Service.
+			addr := freeLoopbackAddr(s.t)
+			wc.Options.ArtifactProxy = workspace.ArtifactProxy{BindAddress: addr, URL: "http://" + addr}
 			return wc.Register(mgr, opts)
 		})
 	return c
@@ -112,7 +116,8 @@ func TestWorkspaceShards(t *testing.T) {
 	s.waitWorkspace("in-a", 3*time.Minute, "shard a applies its Workspace", appliedRevision(rev))
 	untouched := func() bool {
 		ws := s.getWorkspace("in-b")
-		return ws.Status.ObservedGeneration == 0 && len(ws.Status.Conditions) == 0 && ws.Status.CurrentRun == nil &&
+		// -1: the CRD's default until a controller writes status.
+		return ws.Status.ObservedGeneration == -1 && len(ws.Status.Conditions) == 0 && ws.Status.CurrentRun == nil &&
 			planJobs(t, s.ns, "in-b") == 0
 	}
 	require.True(t, untouched(), "shard a wrote no status and started no Job for shard b's Workspace")
