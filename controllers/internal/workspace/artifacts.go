@@ -106,3 +106,36 @@ type proxyRunnable struct {
 func (p proxyRunnable) Start(ctx context.Context) error { return p.s.Serve(ctx, p.addr) }
 
 func (proxyRunnable) NeedLeaderElection() bool { return false }
+
+// apiAccessVolume is the runner's Kubernetes API credentials, projected as
+// the kubelet's own kube-api-access volume would be (token, cluster CA,
+// namespace) but mounted into the runner container alone: the engine's
+// init container and any sidecar a mutating webhook adds get no token
+// (the Pod's automountServiceAccountToken is off).
+const apiAccessVolume = "kube-api-access"
+
+// apiAccessDir is where Kubernetes clients look for in-cluster credentials.
+const apiAccessDir = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+// apiTokenExpiry is the token's lifetime, the kubelet's default for its
+// own volume (it renews the token at 80%).
+const apiTokenExpiry = 3607
+
+func apiAccess() (corev1.Volume, corev1.VolumeMount) {
+	vol := corev1.Volume{Name: apiAccessVolume, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{ExpirationSeconds: new(int64(apiTokenExpiry)), Path: "token"}},
+			// Published in every namespace by kube-controller-manager;
+			// optional only for a control plane without it.
+			{ConfigMap: &corev1.ConfigMapProjection{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"},
+				Items:                []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}},
+				Optional:             new(true),
+			}},
+			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{
+				{Path: "namespace", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}},
+			}}},
+		},
+	}}}
+	return vol, corev1.VolumeMount{Name: apiAccessVolume, MountPath: apiAccessDir, ReadOnly: true}
+}

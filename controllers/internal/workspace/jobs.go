@@ -231,6 +231,8 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 	if tokenVolume != nil {
 		volumes, mounts = append(volumes, *tokenVolume), append(mounts, *tokenMount)
 	}
+	apiVolume, apiMount := apiAccess()
+	volumes, mounts = append(volumes, apiVolume), append(mounts, apiMount)
 	scratch := r.Options.scratchSize()
 	volumes = append(volumes, corev1.Volume{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &scratch}}})
 	if b := ws.Spec.Backend; b != nil && b.SecretRef != nil {
@@ -284,6 +286,7 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 				ObjectMeta: metav1.ObjectMeta{Labels: podLabels(s.Runner.PodLabels, labels), Annotations: s.Runner.PodAnnotations},
 				Spec: corev1.PodSpec{
 					ServiceAccountName:            runnerServiceAccount(ws, rn.Phase),
+					AutomountServiceAccountToken:  ptr.To(false),
 					TerminationGracePeriodSeconds: ptr.To(r.Options.terminationGrace()),
 					RestartPolicy:                 corev1.RestartPolicyNever,
 					NodeSelector:                  s.Runner.NodeSelector,

@@ -116,6 +116,29 @@ func TestRunnerPodDefaults(t *testing.T) {
 	}
 }
 
+// TestRunnerTokenOnlyInTheRunner: the Pod mounts no ServiceAccount token by
+// itself; the runner container alone mounts the API credentials where
+// clients look for them, so the engine's init container (and a sidecar a
+// webhook might add) runs without the runner identity.
+func TestRunnerTokenOnlyInTheRunner(t *testing.T) {
+	ws := workspaceWithRunner(nil)
+	r := runnerTestReconciler()
+	s, err := r.effectiveSettings(ws, inputs{})
+	require.NoError(t, err)
+	s.EngineImage = "engine:1"
+	pod := r.buildJob(ws, run{Phase: magosv1.RunApply, ID: "abc"}, s).Spec.Template.Spec
+	require.NotNil(t, pod.AutomountServiceAccountToken)
+	assert.False(t, *pod.AutomountServiceAccountToken)
+	mountsAPI := func(c corev1.Container) bool {
+		return slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == apiAccessDir })
+	}
+	assert.True(t, mountsAPI(pod.Containers[0]), "the runner reaches the API")
+	require.NotEmpty(t, pod.InitContainers)
+	for _, c := range pod.InitContainers {
+		assert.False(t, mountsAPI(c), "init container %s gets no token", c.Name)
+	}
+}
+
 // TestRunnerEnvIsNotExpanded: the kubelet expands $(NAME) in env values
 // against the variables defined before them, the Workspace's Secret-backed
 // inputs among them. The controller's own entries carry user-set strings
