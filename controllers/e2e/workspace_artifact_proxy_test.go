@@ -34,8 +34,8 @@ func TestArtifactProxyServesEachRunOnlyItsOwnArtifact(t *testing.T) {
 	ctx := context.Background()
 	s := newStack(t)
 	rev := s.gitRepository("infra", copyConfig(t, "hello"))
-	ws := s.newWorkspace("hello", "infra", nil)
-	ws = s.waitWorkspace("hello", 3*time.Minute, "applies through the proxy", appliedRevision(rev))
+	s.newWorkspace("hello", "infra", nil)
+	ws := s.waitWorkspace("hello", 3*time.Minute, "applies through the proxy", appliedRevision(rev))
 
 	// The runs' Jobs name the proxy and carry a token only in the runner container.
 	var jobs batchv1.JobList

@@ -496,7 +496,7 @@ type Workspace struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   WorkspaceSpec   `json:"spec,omitempty"`
+	Spec WorkspaceSpec `json:"spec,omitempty"`
 	// A new object reads status.observedGeneration -1 until its controller
 	// first writes status, so kstatus (Flux health checks, kubectl wait
 	// --for=jsonpath, Argo CD) sees it in progress, never Current before it
