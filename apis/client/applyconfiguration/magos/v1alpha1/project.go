@@ -32,8 +32,12 @@ import (
 type ProjectApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration    `json:",inline"`
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
-	Spec                             *ProjectSpecApplyConfiguration   `json:"spec,omitempty"`
-	Status                           *ProjectStatusApplyConfiguration `json:"status,omitempty"`
+	Spec                             *ProjectSpecApplyConfiguration `json:"spec,omitempty"`
+	// A new object reads status.observedGeneration -1 until its controller
+	// first writes status, so kstatus (Flux health checks, kubectl wait
+	// --for=jsonpath, Argo CD) sees it in progress, never Current before it
+	// was reconciled.
+	Status *ProjectStatusApplyConfiguration `json:"status,omitempty"`
 }
 
 // Project constructs a declarative configuration of the Project type for use with

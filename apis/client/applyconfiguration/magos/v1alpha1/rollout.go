@@ -32,8 +32,12 @@ import (
 type RolloutApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration    `json:",inline"`
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
-	Spec                             *RolloutSpecApplyConfiguration   `json:"spec,omitempty"`
-	Status                           *RolloutStatusApplyConfiguration `json:"status,omitempty"`
+	Spec                             *RolloutSpecApplyConfiguration `json:"spec,omitempty"`
+	// A new object reads status.observedGeneration -1 until its controller
+	// first writes status, so kstatus (Flux health checks, kubectl wait
+	// --for=jsonpath, Argo CD) sees it in progress, never Current before it
+	// was reconciled.
+	Status *RolloutStatusApplyConfiguration `json:"status,omitempty"`
 }
 
 // Rollout constructs a declarative configuration of the Rollout type for use with

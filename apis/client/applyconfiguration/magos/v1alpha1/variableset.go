@@ -32,8 +32,12 @@ import (
 type VariableSetApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration    `json:",inline"`
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
-	Spec                             *VariableSetSpecApplyConfiguration   `json:"spec,omitempty"`
-	Status                           *VariableSetStatusApplyConfiguration `json:"status,omitempty"`
+	Spec                             *VariableSetSpecApplyConfiguration `json:"spec,omitempty"`
+	// A new object reads status.observedGeneration -1 until its controller
+	// first writes status, so kstatus (Flux health checks, kubectl wait
+	// --for=jsonpath, Argo CD) sees it in progress, never Current before it
+	// was reconciled.
+	Status *VariableSetStatusApplyConfiguration `json:"status,omitempty"`
 }
 
 // VariableSet constructs a declarative configuration of the VariableSet type for use with

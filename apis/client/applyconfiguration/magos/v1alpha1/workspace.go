@@ -31,8 +31,12 @@ import (
 type WorkspaceApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration    `json:",inline"`
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
-	Spec                             *WorkspaceSpecApplyConfiguration   `json:"spec,omitempty"`
-	Status                           *WorkspaceStatusApplyConfiguration `json:"status,omitempty"`
+	Spec                             *WorkspaceSpecApplyConfiguration `json:"spec,omitempty"`
+	// A new object reads status.observedGeneration -1 until its controller
+	// first writes status, so kstatus (Flux health checks, kubectl wait
+	// --for=jsonpath, Argo CD) sees it in progress, never Current before it
+	// was reconciled.
+	Status *WorkspaceStatusApplyConfiguration `json:"status,omitempty"`
 }
 
 // Workspace constructs a declarative configuration of the Workspace type for use with
