@@ -104,11 +104,13 @@ func stopEnforcer() {
 }
 
 // TestNetworkPolicyKeepsRunnersFromSourceController: with a NetworkPolicy
-// enforcer on the node and the chart's fluxSourceAccess policy, a Pod
-// carrying the runner labels in team-a no longer reaches source-controller
-// (before the policy it downloaded team-b's artifact), while team-a's
-// Workspace still applies: its runs fetch through the workspace-controller's
-// artifact proxy, which the policy admits.
+// enforcer on the node and the chart's fluxSourceAccess and
+// workspace-controller policies, a Pod carrying the runner labels in
+// team-a no longer reaches source-controller (before the policies it
+// downloaded team-b's artifact) nor the controller's metrics (before: it
+// read them), while team-a's Workspace still applies: its runs fetch
+// through the workspace-controller's artifact proxy, which the policies
+// admit, and the controller reaches the apiserver and source-controller.
 func TestNetworkPolicyKeepsRunnersFromSourceController(t *testing.T) {
 	ctx := context.Background()
 	requireSourceController(t)
@@ -126,18 +128,33 @@ func TestNetworkPolicyKeepsRunnersFromSourceController(t *testing.T) {
 
 	root, err := testenv.RepoRoot()
 	require.NoError(t, err)
+	var pods corev1.PodList
+	require.NoError(t, k8s.List(ctx, &pods, client.InNamespace(magosNamespace), client.MatchingLabels{"app.kubernetes.io/name": "workspace-controller"}))
+	require.NotEmpty(t, pods.Items)
+	metrics := "http://" + pods.Items[0].Status.PodIP + ":8080/metrics"
+	require.False(t, strings.HasPrefix(probeURL(t, teamA, "metrics-before", metrics), "Get "), "without the policies a Pod reads the controller's metrics")
+
+	// The chart's policies: source-controller admits the workspace-controller
+	// only; the workspace-controller admits its metrics port from the
+	// monitoring namespace only, the artifact proxy from runner Pods, and
+	// reaches the apiserver and source-controller's artifact port.
 	_, err = runHelm(root, "upgrade", "magos", "charts/magos", "--namespace", magosNamespace, "--reuse-values", "--wait",
 		"--set", "workspace-controller.fluxSourceAccess.enabled=true",
-		"--set", "workspace-controller.fluxSourceAccess.namespace="+fluxNamespace)
+		"--set", "workspace-controller.fluxSourceAccess.namespace="+fluxNamespace,
+		"--set", "workspace-controller.networkPolicy.enabled=true",
+		"--set", "workspace-controller.networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=monitoring",
+		"--set", "workspace-controller.networkPolicy.extraEgress[0].ports[0].port=9090")
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		_, _ = runHelm(root, "upgrade", "magos", "charts/magos", "--namespace", magosNamespace, "--reuse-values", "--wait",
-			"--set", "workspace-controller.fluxSourceAccess.enabled=false")
+			"--set", "workspace-controller.fluxSourceAccess.enabled=false", "--set", "workspace-controller.networkPolicy.enabled=false")
 	})
 
 	after := probeURL(t, teamA, "after", theirs.URL)
 	t.Logf("realnode: a runner-labelled Pod fetching team-b's artifact from source-controller, under the policy: %s", after)
 	assert.True(t, strings.HasPrefix(after, "Get "), "the policy keeps a runner-labelled Pod from source-controller: %s", after)
+	scrape := probeURL(t, teamA, "metrics-after", metrics)
+	assert.True(t, strings.HasPrefix(scrape, "Get "), "the policy keeps a tenant's Pod from the controller's metrics: %s", scrape)
 
 	revA := newGitSource(t, teamA).Publish(ctx, "infra", content)
 	require.NoError(t, k8s.Create(ctx, &magosv1.Workspace{
