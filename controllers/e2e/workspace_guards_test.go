@@ -133,6 +133,33 @@ func TestGuardRunnerImageAllowList(t *testing.T) {
 		"an allowed image runs")
 }
 
+// TestGuardForbidsRunnerCLIConfig: with --forbid-runner-cli-config a
+// Workspace whose own or Project-default runner has a CLI configuration
+// is refused before any Job, so the operator's configuration (its
+// provider mirror) holds for every run; one without runs.
+func TestGuardForbidsRunnerCLIConfig(t *testing.T) {
+	env.Require(t)
+	ctx := context.Background()
+	s := newStackWith(t, stackOptions{Workspace: func(o *workspace.Options) { o.Guards.ForbidCLIConfig = true }})
+	s.gitRepository("infra", copyConfig(t, "hello"))
+	cliConfig := &magosv1.CLIConfigSpec{SecretName: "direct-providers"}
+	require.NoError(t, env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "direct-providers", Namespace: s.ns},
+		StringData: map[string]string{"tofurc": "provider_installation {\n  direct {}\n}\n"}}))
+	require.NoError(t, env.Client.Create(ctx, &magosv1.Project{ObjectMeta: metav1.ObjectMeta{Name: "direct", Namespace: s.ns},
+		Spec: magosv1.ProjectSpec{Defaults: &magosv1.ProjectDefaults{Runner: &magosv1.RunnerSpec{CLIConfig: cliConfig}}}}))
+
+	s.newWorkspace("own-config", "infra", func(ws *magosv1.Workspace) {
+		ws.Spec.Runner = &magosv1.RunnerSpec{CLIConfig: cliConfig}
+	})
+	s.newWorkspace("project-config", "infra", withProject("direct"))
+	s.newWorkspace("no-config", "infra", nil)
+	s.requireRefused("own-config", workspace.CLIConfigNotAllowedReason, "direct-providers")
+	s.requireRefused("project-config", workspace.CLIConfigNotAllowedReason, "direct-providers")
+	require.Eventually(t, func() bool { return planJobs(t, s.ns, "no-config") > 0 }, time.Minute, 250*time.Millisecond,
+		"a Workspace without a CLI configuration runs")
+	assert.Zero(t, planJobs(t, s.ns, "own-config")+planJobs(t, s.ns, "project-config"), "no Job for a refused Workspace")
+}
+
 func TestGuardClusterPolicyCannotBeDodged(t *testing.T) {
 	env.Require(t)
 	label := rand.String(8)

@@ -109,6 +109,7 @@ spec:
             - --cluster-policy-selector={{ . }}
             {{- end }}
             - --allow-destroy-skip-gate={{ .allowDestroySkipGate | default false }}
+            - --forbid-runner-cli-config={{ .forbidRunnerCLIConfig | default false }}
             {{- end }}
             {{- with .Values.artifactProxy }}
             {{- if .enabled }}

@@ -28,6 +28,9 @@ const (
 	// RunnerImageNotAllowedReason: the effective runner image matches no
 	// pattern of the runner image allow-list.
 	RunnerImageNotAllowedReason = "RunnerImageNotAllowed"
+	// CLIConfigNotAllowedReason: the Workspace (or its Project) gives the
+	// runner a CLI configuration and the cluster forbids it.
+	CLIConfigNotAllowedReason = "CLIConfigNotAllowed"
 )
 
 // Guards are cluster-level rules the operator sets once with flags. They
@@ -53,6 +56,12 @@ type Guards struct {
 	// gate or approval. Without it such a Workspace's destroy goes through
 	// the gate like any other: the cluster's policies hold for deletes too.
 	AllowDestroySkipGate bool
+	// ForbidCLIConfig refuses runs whose runner has a spec.runner.cliConfig
+	// (Workspace or Project default): a Workspace's CLI configuration
+	// replaces the operator's (--runner-env TF_CLI_CONFIG_FILE), so its
+	// provider_installation could bypass a mandated provider mirror with
+	// direct {} or dev_overrides.
+	ForbidCLIConfig bool
 }
 
 // BindFlags registers the guards' flags on fs.
@@ -88,6 +97,8 @@ func (g *Guards) BindFlags(fs *flag.FlagSet) {
 		})
 	fs.BoolVar(&g.AllowDestroySkipGate, "allow-destroy-skip-gate", false, "Honour spec.destroy.gate: Skip (Workspace or Project default): destroy deleted Workspaces without a destroy plan, policy gate or approval. "+
 		"Without it every destroy is planned, checked and approved.")
+	fs.BoolVar(&g.ForbidCLIConfig, "forbid-runner-cli-config", false, "Refuse runs whose runner has a CLI configuration (spec.runner.cliConfig of the Workspace or its Project), "+
+		"which would replace the operator's (e.g. a mandated provider mirror set with --runner-env TF_CLI_CONFIG_FILE).")
 }
 
 // skipsDestroyGate decides how a deleted Workspace whose effective destroy
@@ -171,6 +182,16 @@ func (r *Reconciler) projectRequired(ctx context.Context, namespace string) (boo
 		return false, fmt.Errorf("reading namespace %s: %w", namespace, err)
 	}
 	return g.RequireProjectIn.Matches(labels.Set(ns.Labels)), nil
+}
+
+// checkCLIConfig refuses a run whose runner has a CLI configuration where
+// the cluster forbids them.
+func (g *Guards) checkCLIConfig(runner magosv1.RunnerSpec) error {
+	if g.ForbidCLIConfig && runner.CLIConfig != nil {
+		return rerror.Stall(CLIConfigNotAllowedReason, fmt.Errorf(
+			"the runner's CLI configuration (Secret %s) is not allowed on this cluster: the operator's CLI configuration applies to every run", runner.CLIConfig.SecretName))
+	}
+	return nil
 }
 
 // checkRunnerImage refuses a run whose effective runner image (the

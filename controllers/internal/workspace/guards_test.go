@@ -18,6 +18,7 @@ func TestGuardFlags(t *testing.T) {
 	o.BindFlags(fs)
 	assert.True(t, o.Guards.NoCrossNamespaceRefs, "cross-namespace references are refused unless allowed")
 	assert.False(t, o.Guards.AllowDestroySkipGate, "destroys go through the gate unless skipping it is allowed")
+	assert.False(t, o.Guards.ForbidCLIConfig, "a runner CLI configuration is allowed unless forbidden")
 	require.NoError(t, fs.Parse([]string{
 		"--require-project-namespace-selector=magos.dev/tenant",
 		"--allowed-runner-images=ghcr.io/magos-dev/magos-runner:*, registry.example/runner@sha256:*",
@@ -25,9 +26,11 @@ func TestGuardFlags(t *testing.T) {
 		"--cluster-policy-selector=policy.magos.dev/scope=cluster",
 		"--no-cross-namespace-refs=false",
 		"--allow-destroy-skip-gate",
+		"--forbid-runner-cli-config",
 	}))
 	g := o.Guards
 	assert.False(t, g.NoCrossNamespaceRefs)
+	assert.True(t, g.ForbidCLIConfig)
 	assert.True(t, g.AllowDestroySkipGate)
 	assert.True(t, g.RequireProjectIn.Matches(labels.Set{"magos.dev/tenant": "a"}))
 	assert.False(t, g.RequireProjectIn.Matches(labels.Set{}))
