@@ -175,7 +175,10 @@ func (s *scaleRun) report(format string, args ...any) {
 // until it is ready.
 func (s *scaleRun) startController(extra ...string) {
 	s.pprofAddr = freeAddr(s.b)
-	args := append([]string{"--watch-namespaces", s.ns, "--runner-image", "magos-runner:simulated", "--pprof-bind-address", s.pprofAddr}, extra...)
+	// The fleet is one namespace's: the controller's bound, not the
+	// namespace's, is what the figures measure.
+	args := append([]string{"--watch-namespaces", s.ns, "--runner-image", "magos-runner:simulated", "--pprof-bind-address", s.pprofAddr,
+		"--max-concurrent-runs-per-namespace=0"}, extra...)
 	goMemLimit := fmt.Sprintf("GOMEMLIMIT=%d", setup.GoMemoryLimitOf(scaleMemoryTarget))
 	s.ctrl = startControllerWithEnv(s.b, s.logs, []string{goMemLimit}, s.bin, "workspace", env.Kubeconfig, s.ns, args...)
 	s.ctrl.waitReady(s.b)
