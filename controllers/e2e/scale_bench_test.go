@@ -439,7 +439,7 @@ func (s *scaleRun) boundSweep() {
 			bound, drifting, s.fleet, done.Sub(start).Round(time.Second), perMinute)
 		s.report("  drift re-plans started while a run of the Project above them had waited over a second (priority inversions): %d of %d drift re-plans (target 0)",
 			inversions.Load(), driftStarts.Load())
-		s.report("  run queue waits (magos_workspace_run_queue_wait_seconds): urgent (applies, requests) %s; normal (new revision plans) %s; drift %s",
+		s.report("  run queue waits (magos_workspace_run_queue_wait_seconds): urgent (applies, destroys) %s; normal (new revision and requested plans) %s; drift %s",
 			waits["urgent"], waits["normal"], waits["drift"])
 		s.b.ReportMetric(perMinute, fmt.Sprintf("bound%d-applies/min", bound))
 	}
