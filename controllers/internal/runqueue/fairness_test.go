@@ -124,3 +124,16 @@ func TestAWaiterChangingPriorityTakesATurnInItsNewPriority(t *testing.T) {
 	assert.Len(t, q.rounds[Drift].byNamespace, 0, "it left the drift line's turns")
 	assert.Len(t, q.rounds[Normal].byNamespace, 3, "ns-a and ns-b wait, ns-c was served")
 }
+
+// Runs found in progress after a restart count against their namespace's
+// bound before Hold names their Project.
+func TestSeededRunsCountAgainstTheirNamespace(t *testing.T) {
+	q, _, woken := newQueue(Limits{Total: 10, PerNamespace: 2})
+	q.Seed([]string{"ns-a/x", "ns-a/y"})
+	v := q.Admit("ns-a/z", "", Urgent)
+	assert.False(t, v.Admitted)
+	assert.True(t, v.ByNamespace)
+	assert.True(t, q.Admit("ns-b/z", "", Drift).Admitted)
+	q.Release("ns-a/x")
+	assert.Equal(t, []string{"ns-a/z"}, *woken)
+}
