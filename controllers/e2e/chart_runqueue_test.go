@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,9 +16,11 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/workspace"
 )
 
-// TestHelmChartRunQueue: the workspace-controller's runs values become its
-// run queue flags, and the binary's own flag set accepts every argument
-// the chart renders for it.
+// TestHelmChartRunQueue: the workspace-controller's runs values (and
+// runner.maxTimeout) become its run queue and deadline flags, and the
+// binary's own flag set accepts every argument the chart renders for it.
+// By default one namespace holds at most half of the slots and no run's
+// deadline passes an hour.
 func TestHelmChartRunQueue(t *testing.T) {
 	env.Require(t)
 	release := "m" + rand.String(5)
@@ -34,15 +37,25 @@ func TestHelmChartRunQueue(t *testing.T) {
 
 	def := parse(deployment(t, renderChart(t, release, "magos-system"), release, "workspace").Spec.Template.Spec.Containers[0].Args)
 	assert.Equal(t, 20, def.MaxConcurrentRuns)
+	assert.Equal(t, workspace.AutoPerNamespace, def.MaxConcurrentRunsPerNamespace, "half of the slots per namespace")
 	assert.Equal(t, 0, def.MaxConcurrentRunsPerProject)
+	assert.Equal(t, time.Minute, def.RequestedPlanInterval)
+	assert.Equal(t, time.Hour, def.MaxRunTimeout)
 	assert.InDelta(t, 0.1, def.DriftJitter, 1e-9)
+	require.NoError(t, def.Validate())
 
 	set := parse(deployment(t, renderChart(t, release, "magos-system",
 		"--set", "workspace-controller.runs.maxConcurrent=4",
+		"--set", "workspace-controller.runs.maxConcurrentPerNamespace=3",
 		"--set", "workspace-controller.runs.maxConcurrentPerProject=2",
+		"--set", "workspace-controller.runs.requestedPlanInterval=5m",
+		"--set", "workspace-controller.runner.maxTimeout=3h",
 		"--set", "workspace-controller.runs.driftJitter=0.25"), release, "workspace").Spec.Template.Spec.Containers[0].Args)
 	assert.Equal(t, 4, set.MaxConcurrentRuns)
+	assert.Equal(t, 3, set.MaxConcurrentRunsPerNamespace)
 	assert.Equal(t, 2, set.MaxConcurrentRunsPerProject)
+	assert.Equal(t, 5*time.Minute, set.RequestedPlanInterval)
+	assert.Equal(t, 3*time.Hour, set.MaxRunTimeout)
 	assert.InDelta(t, 0.25, set.DriftJitter, 1e-9)
 	require.NoError(t, set.Validate())
 }

@@ -67,7 +67,11 @@ type fanOutResult struct {
 // workspace-controller runs at most bound runs at once (0: unbounded) and
 // waits until all are Applied.
 func fanOutRun(b *testing.B, n, bound int) fanOutResult {
-	s := newStackWith(b, stackOptions{Concurrency: 4, Workspace: func(o *workspace.Options) { o.MaxConcurrentRuns = bound }})
+	// The fan-out is one namespace's: the controller's bound, not the
+	// namespace's, is what it measures.
+	s := newStackWith(b, stackOptions{Concurrency: 4, Workspace: func(o *workspace.Options) {
+		o.MaxConcurrentRuns, o.MaxConcurrentRunsPerNamespace = bound, 0
+	}})
 	dir := b.TempDir()
 	writeWideConfig(b, dir, 10, 0)
 	rev := s.gitRepository("fan", dir)

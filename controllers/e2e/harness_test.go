@@ -180,8 +180,13 @@ func (s *stack) workspaceOptions() workspace.Options {
 		RetryInterval:        3 * time.Second,
 		PolicyEnginePath:     testenv.PolicyEngine.Build(s.t),
 		Guards:               workspace.Guards{NoCrossNamespaceRefs: true},
-		// The flag's default: every run passes the run queue.
-		MaxConcurrentRuns: 20,
+		// The flags' defaults: every run passes the run queue, one
+		// namespace holds at most half of its slots, requested plans are
+		// rate-limited, and no run's deadline passes an hour.
+		MaxConcurrentRuns:             20,
+		MaxConcurrentRunsPerNamespace: workspace.AutoPerNamespace,
+		RequestedPlanInterval:         time.Minute,
+		MaxRunTimeout:                 time.Hour,
 		// As the chart installs it: runners fetch through the proxy.
 		ArtifactProxy: workspace.ArtifactProxy{BindAddress: s.proxyAddr, URL: "http://" + s.proxyAddr},
 	}

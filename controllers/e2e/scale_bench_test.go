@@ -175,7 +175,10 @@ func (s *scaleRun) report(format string, args ...any) {
 // until it is ready.
 func (s *scaleRun) startController(extra ...string) {
 	s.pprofAddr = freeAddr(s.b)
-	args := append([]string{"--watch-namespaces", s.ns, "--runner-image", "magos-runner:simulated", "--pprof-bind-address", s.pprofAddr}, extra...)
+	// The fleet is one namespace's: the controller's bound, not the
+	// namespace's, is what the figures measure.
+	args := append([]string{"--watch-namespaces", s.ns, "--runner-image", "magos-runner:simulated", "--pprof-bind-address", s.pprofAddr,
+		"--max-concurrent-runs-per-namespace=0"}, extra...)
 	goMemLimit := fmt.Sprintf("GOMEMLIMIT=%d", setup.GoMemoryLimitOf(scaleMemoryTarget))
 	s.ctrl = startControllerWithEnv(s.b, s.logs, []string{goMemLimit}, s.bin, "workspace", env.Kubeconfig, s.ns, args...)
 	s.ctrl.waitReady(s.b)
@@ -436,7 +439,7 @@ func (s *scaleRun) boundSweep() {
 			bound, drifting, s.fleet, done.Sub(start).Round(time.Second), perMinute)
 		s.report("  drift re-plans started while a run of the Project above them had waited over a second (priority inversions): %d of %d drift re-plans (target 0)",
 			inversions.Load(), driftStarts.Load())
-		s.report("  run queue waits (magos_workspace_run_queue_wait_seconds): urgent (applies, requests) %s; normal (new revision plans) %s; drift %s",
+		s.report("  run queue waits (magos_workspace_run_queue_wait_seconds): urgent (applies, destroys) %s; normal (new revision and requested plans) %s; drift %s",
 			waits["urgent"], waits["normal"], waits["drift"])
 		s.b.ReportMetric(perMinute, fmt.Sprintf("bound%d-applies/min", bound))
 	}

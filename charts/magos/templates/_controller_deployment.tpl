@@ -85,6 +85,7 @@ spec:
             - --runner-shutdown-wait={{ . }}
             {{- end }}
             - --run-timeout={{ .timeout }}
+            - --max-run-timeout={{ .maxTimeout }}
             - --job-ttl={{ .jobTTL }}
             - --retry-interval={{ .retryInterval }}
             {{- range $engine, $image := .engineImages }}
@@ -93,7 +94,9 @@ spec:
             {{- end }}
             {{- with .Values.runs }}
             - --max-concurrent-runs={{ .maxConcurrent }}
+            - --max-concurrent-runs-per-namespace={{ .maxConcurrentPerNamespace }}
             - --max-concurrent-runs-per-project={{ .maxConcurrentPerProject }}
+            - --requested-plan-interval={{ .requestedPlanInterval }}
             - --drift-jitter={{ .driftJitter }}
             {{- end }}
             {{- with .Values.guards }}

@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 )
 
-// line is the waiters in admission order: by priority, then waiting time,
-// then key. It is a treap whose nodes know the size of their subtree, so
+// line is the waiters in admission order: by priority, then turn among the
+// namespaces, then waiting time, then key. It is a treap whose nodes know the size of their subtree, so
 // adding, removing and ranking a waiter cost O(log n), and a walk from the
 // front costs only the waiters it visits.
 type line struct {
@@ -24,7 +24,7 @@ type node struct {
 
 // before is the admission order; keys are unique, so it is strict.
 func before(a, b *waiter) bool {
-	return cmp.Or(cmp.Compare(a.priority, b.priority), a.since.Compare(b.since), cmp.Compare(a.key, b.key)) < 0
+	return cmp.Or(cmp.Compare(a.priority, b.priority), cmp.Compare(a.turn, b.turn), a.since.Compare(b.since), cmp.Compare(a.key, b.key)) < 0
 }
 
 func sizeOf(n *node) int {
@@ -40,7 +40,7 @@ func (n *node) resize() { n.size = 1 + sizeOf(n.left) + sizeOf(n.right) }
 func (l *line) len() int { return sizeOf(l.root) }
 
 // add puts w in its place; w must not be in the line, and its priority,
-// since and key must not change until it is removed.
+// turn, since and key must not change until it is removed.
 func (l *line) add(w *waiter) {
 	front, back := split(l.root, w)
 	l.root = merge(merge(front, &node{w: w, weight: rand.Uint64(), size: 1}), back)

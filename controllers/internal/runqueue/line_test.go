@@ -32,15 +32,15 @@ func TestLineKeepsAdmissionOrderAndRanks(t *testing.T) {
 			l.add(w)
 		default:
 			w := &waiter{key: fmt.Sprintf("k%04d", i), priority: Priorities[r.IntN(len(Priorities))],
-				since: start.Add(time.Duration(r.IntN(50)) * time.Second)}
+				turn: uint64(r.IntN(5)), since: start.Add(time.Duration(r.IntN(50)) * time.Second)}
 			l.add(w)
 			all = append(all, w)
 		}
-		want := slices.Clone(all)
+		want := append([]*waiter{}, all...)
 		slices.SortFunc(want, func(a, b *waiter) int {
-			return cmp.Or(cmp.Compare(a.priority, b.priority), a.since.Compare(b.since), cmp.Compare(a.key, b.key))
+			return cmp.Or(cmp.Compare(a.priority, b.priority), cmp.Compare(a.turn, b.turn), a.since.Compare(b.since), cmp.Compare(a.key, b.key))
 		})
-		var got []*waiter
+		got := []*waiter{}
 		l.each(func(w *waiter) bool { got = append(got, w); return true })
 		require.Equal(t, want, got, "after change %d", i)
 		require.Equal(t, len(want), l.len())

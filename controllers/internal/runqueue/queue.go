@@ -1,6 +1,11 @@
 // Package runqueue bounds how many runs a workspace-controller has in
-// progress at once, in total and per Project, and orders the runs that wait
-// for a slot by priority.
+// progress at once, in total, per namespace and per Project, and orders the
+// runs that wait for a slot by priority and, within one priority, takes the
+// namespaces in turn, so no namespace holds every slot or makes the others
+// wait behind its backlog.
+//
+// Keys are "namespace/name": the part before the first "/" is the run's
+// namespace.
 //
 // A Workspace holds a slot from the reconcile that starts its run until the
 // reconcile that sees it has no run in progress and starts none: a plan
@@ -11,6 +16,7 @@
 package runqueue
 
 import (
+	"strings"
 	"sync"
 	"time"
 )
@@ -21,10 +27,11 @@ type Priority int
 
 // Priorities, highest first.
 const (
-	// Urgent: applies (admitted by their Rollout or approved), destroys
-	// and runs a person asked for (a reconcile or plan request).
+	// Urgent: applies (admitted by their Rollout or approved) and
+	// destroys.
 	Urgent Priority = iota
-	// Normal: plans of a new revision or new inputs.
+	// Normal: plans of a new revision or new inputs, and plans a person
+	// asked for (a reconcile or plan request).
 	Normal
 	// Drift: drift re-plans of an applied Workspace.
 	Drift
@@ -49,8 +56,11 @@ func (p Priority) String() string {
 type Limits struct {
 	// Total bounds the runs of the controller (one shard).
 	Total int
+	// PerNamespace bounds the runs of the Workspaces of one namespace.
+	PerNamespace int
 	// PerProject bounds the runs of the Workspaces of one Project;
-	// Workspaces without a Project are bounded by Total only.
+	// Workspaces without a Project are bounded by Total and PerNamespace
+	// only.
 	PerProject int
 }
 
@@ -63,9 +73,10 @@ type Verdict struct {
 	Position, Waiting int
 	// Since is when the run started waiting.
 	Since time.Time
-	// ByProject: the Project's bound holds it (the controller's may hold
-	// it as well).
-	ByProject bool
+	// ByNamespace: the namespace's bound holds it; ByProject: the
+	// Project's bound does (the controller's may hold it as well). At most
+	// one is set, the namespace's first.
+	ByNamespace, ByProject bool
 }
 
 // wokenGrace is how long a waiter that was told a slot is free keeps its
@@ -75,7 +86,17 @@ const wokenGrace = 30 * time.Second
 
 // Queue is safe for concurrent use. Admit and Release cost O(log n) in the
 // n waiting runs, plus the waiters they pass over: those given a slot
-// before, and those held by a full Project other than the asker's.
+// before, and those held by a full namespace or Project other than the
+// asker's.
+//
+// Within one priority the line takes the namespaces in turn (start-time
+// fair queueing): a waiter's turn is the round being served when it joined
+// the line or, if later, the one after its namespace's previous turn in
+// that priority (of its last waiter still in line, else of its last one
+// admitted); the line is ordered by priority, then turn, then waiting
+// time. A namespace
+// with a hundred waiting runs thus gets one slot per round like a namespace
+// with one, instead of the next hundred.
 type Queue struct {
 	// Limits may be changed only before the queue is used.
 	Limits Limits
@@ -87,19 +108,93 @@ type Queue struct {
 	// Observe, if set, is told each admitted run's priority and wait.
 	Observe func(p Priority, waited time.Duration)
 
-	mu         sync.Mutex
-	running    map[string]string // key → project ("" for none)
-	perProject map[string]int    // runs in progress by project
-	waiting    map[string]*waiter
-	line       line
+	mu           sync.Mutex
+	running      map[string]string // key → project ("" for none)
+	perProject   map[string]int    // runs in progress by project
+	perNamespace map[string]int    // runs in progress by namespace
+	waiting      map[string]*waiter
+	line         line
+	rounds       [Drift + 1]rounds
 }
 
 type waiter struct {
-	key, project string
-	priority     Priority
-	since        time.Time
+	key, namespace, project string
+	priority                Priority
+	// turn is the waiter's round among the namespaces (see Queue).
+	turn  uint64
+	since time.Time
 	// woken is when the waiter was last told a slot is free.
 	woken time.Time
+}
+
+// rounds is the fair order of one priority: the round being served (the
+// latest turn admitted) and the turns of each namespace that has waiters
+// of the priority or was served a round not yet reached by the others.
+// Other namespaces have no entry, so the map holds only the namespaces in
+// line and those served last.
+type rounds struct {
+	serving     uint64
+	byNamespace map[string]*turns
+}
+
+// turns are one namespace's turns in one priority.
+type turns struct {
+	// next is the earliest turn of its next waiter; after is one past the
+	// latest turn admitted.
+	next, after uint64
+	waiters     int
+}
+
+// join gives w, joining the line at its priority, its turn.
+func (r *rounds) join(w *waiter) {
+	if r.byNamespace == nil {
+		r.byNamespace = map[string]*turns{}
+	}
+	n := r.byNamespace[w.namespace]
+	if n == nil {
+		n = &turns{}
+		r.byNamespace[w.namespace] = n
+	}
+	w.turn = max(n.next, r.serving)
+	n.next = w.turn + 1
+	n.waiters++
+}
+
+// served records that w was admitted: its round is being served, and the
+// namespaces left behind it lose their entries.
+func (r *rounds) served(w *waiter) {
+	r.serving = max(r.serving, w.turn)
+	if n := r.byNamespace[w.namespace]; n != nil {
+		n.after = max(n.after, w.turn+1)
+	}
+	for ns, n := range r.byNamespace {
+		if n.waiters == 0 && n.next <= r.serving {
+			delete(r.byNamespace, ns)
+		}
+	}
+}
+
+// part forgets w, leaving the line (after served if admitted). A namespace
+// left without waiters takes its next turn after the last it was served,
+// not after waiters that left without a slot.
+func (r *rounds) part(w *waiter) {
+	n := r.byNamespace[w.namespace]
+	if n == nil {
+		return
+	}
+	if n.waiters--; n.waiters > 0 {
+		return
+	}
+	n.next = n.after
+	if n.next <= r.serving {
+		delete(r.byNamespace, w.namespace)
+	}
+}
+
+// namespaceOf is the namespace of key: the part before its first "/".
+func namespaceOf(key string) string {
+	ns, _, _ := strings.Cut(key, "/")
+	return ns
 }
 
 func (q *Queue) now() time.Time {
@@ -111,17 +206,16 @@ func (q *Queue) now() time.Time {
 
 func (q *Queue) init() {
 	if q.running == nil {
-		q.running, q.perProject, q.waiting = map[string]string{}, map[string]int{}, map[string]*waiter{}
+		q.running, q.perProject, q.perNamespace, q.waiting = map[string]string{}, map[string]int{}, map[string]int{}, map[string]*waiter{}
 	}
 }
 
 // run records key's run in progress under project.
 func (q *Queue) run(key, project string) {
-	if old, ok := q.running[key]; ok {
-		q.perProject[old]--
-	}
+	q.end(key)
 	q.running[key] = project
 	q.perProject[project]++
+	q.perNamespace[namespaceOf(key)]++
 }
 
 // end forgets key's run in progress; held says whether it had one.
@@ -129,11 +223,17 @@ func (q *Queue) end(key string) (held bool) {
 	project, held := q.running[key]
 	if held {
 		delete(q.running, key)
-		if q.perProject[project]--; q.perProject[project] == 0 {
-			delete(q.perProject, project)
-		}
+		decrement(q.perProject, project)
+		decrement(q.perNamespace, namespaceOf(key))
 	}
 	return held
+}
+
+// decrement counts one run less for k, forgetting k at zero.
+func decrement(m map[string]int, k string) {
+	if m[k]--; m[k] <= 0 {
+		delete(m, k)
+	}
 }
 
 // leave takes key out of the line; waited says whether it was in it.
@@ -141,6 +241,7 @@ func (q *Queue) leave(key string) (waited bool) {
 	w, waited := q.waiting[key]
 	if waited {
 		q.line.remove(w)
+		q.rounds[w.priority].part(w)
 		delete(q.waiting, key)
 	}
 	return waited
@@ -174,8 +275,8 @@ func (q *Queue) Hold(key, project string) {
 // it gives the slot up and takes its turn in line like any other, the walk
 // deciding as for every waiter whether the slot goes to that run (the
 // waiters it admits are woken) or back to key. Otherwise key waits in line,
-// and is admitted once no waiter before it (by priority, then waiting time)
-// still needs the slot.
+// and is admitted once no waiter before it (by priority, then turn among
+// the namespaces, then waiting time) still needs the slot.
 func (q *Queue) Admit(key, project string, p Priority) Verdict {
 	q.mu.Lock()
 	v, wake := q.admit(key, project, p)
@@ -196,24 +297,33 @@ func (q *Queue) admit(key, project string, p Priority) (Verdict, []string) {
 	}
 	q.end(key)
 	w := q.waiting[key]
-	if w == nil {
-		w = &waiter{key: key, since: now}
+	switch {
+	case w == nil:
+		w = &waiter{key: key, namespace: namespaceOf(key), since: now, priority: p}
 		q.waiting[key] = w
-	} else {
+		q.rounds[p].join(w)
+	case w.priority != p:
+		q.line.remove(w)
+		q.rounds[w.priority].part(w)
+		w.priority = p
+		q.rounds[p].join(w)
+	default:
 		q.line.remove(w)
 	}
-	w.project, w.priority, w.woken = project, p, time.Time{}
+	w.project, w.woken = project, time.Time{}
 	q.line.add(w)
-	admitted, byProject := q.turn(now, w)
+	admitted, held := q.turn(now, w)
 	v := Verdict{Admitted: true}
 	if admitted {
+		q.rounds[p].served(w)
 		q.leave(key)
 		q.run(key, project)
 		if q.Observe != nil && !gaveUp {
 			q.Observe(p, now.Sub(w.since))
 		}
 	} else {
-		v = Verdict{Position: q.line.rank(w) + 1, Waiting: len(q.waiting), Since: w.since, ByProject: byProject}
+		v = Verdict{Position: q.line.rank(w) + 1, Waiting: len(q.waiting), Since: w.since,
+			ByNamespace: held == byNamespace, ByProject: held == byProject}
 	}
 	if gaveUp {
 		return v, q.admissible(now)
@@ -263,13 +373,14 @@ func (q *Queue) Depth() (waiting map[Priority]int, running int) {
 }
 
 // walk offers the free slots to the waiters in line: each one that fits
-// takes one, one held by its Project's bound passes its turn to the next.
+// takes one, one held by its namespace's or Project's bound passes its turn
+// to the next.
 // visit sees each waiter with the tally before its turn and says whether to
 // go on. A waiter woken more than wokenGrace ago that did not ask again is
 // passed over, and the walk ends when no slot is left. It returns the tally
 // where it stopped.
 func (q *Queue) walk(now time.Time, visit func(w *waiter, t *tally) bool) *tally {
-	t := &tally{q: q, free: q.free(), taken: map[string]int{}}
+	t := &tally{q: q, free: q.free(), byProject: map[string]int{}, byNamespace: map[string]int{}}
 	q.line.each(func(w *waiter) bool {
 		if t.free == 0 {
 			return false
@@ -280,7 +391,7 @@ func (q *Queue) walk(now time.Time, visit func(w *waiter, t *tally) bool) *tally
 		if !visit(w, t) {
 			return false
 		}
-		if fits, _ := t.fits(w); fits {
+		if t.fits(w) == nobody {
 			t.take(w)
 		}
 		return true
@@ -288,14 +399,15 @@ func (q *Queue) walk(now time.Time, visit func(w *waiter, t *tally) bool) *tally
 	return t
 }
 
-// turn says whether me, in line, is admitted now, and if not whether its
-// Project's bound holds it. The walk stops at me, or before once me's
-// Project or the controller has no slot left for it.
-func (q *Queue) turn(now time.Time, me *waiter) (admitted, byProject bool) {
+// turn says whether me, in line, is admitted now, and if not which bound
+// holds it. The walk stops at me, or before once me's namespace, Project or
+// the controller has no slot left for it.
+func (q *Queue) turn(now time.Time, me *waiter) (admitted bool, held holder) {
 	t := q.walk(now, func(w *waiter, t *tally) bool {
-		return w != me && !t.projectFull(me.project)
+		return w != me && t.boundHolds(me) == nobody
 	})
-	return t.fits(me)
+	held = t.fits(me)
+	return held == nobody, held
 }
 
 // admissible is the waiters that would be admitted now; they are marked
@@ -303,7 +415,7 @@ func (q *Queue) turn(now time.Time, me *waiter) (admitted, byProject bool) {
 func (q *Queue) admissible(now time.Time) []string {
 	var keys []string
 	q.walk(now, func(w *waiter, t *tally) bool {
-		if fits, _ := t.fits(w); fits {
+		if t.fits(w) == nobody {
 			w.woken = now
 			keys = append(keys, w.key)
 		}
@@ -323,27 +435,47 @@ func (q *Queue) free() int {
 	return max(q.Limits.Total-len(q.running), 0)
 }
 
+// holder is the bound that keeps a waiter from a slot.
+type holder int
+
+const (
+	nobody holder = iota
+	byNamespace
+	byProject
+	byTotal
+)
+
 // tally is what a walk has left to give: the free slots in total and the
-// slots given so far by project.
+// slots given so far by namespace and by project.
 type tally struct {
-	q     *Queue
-	free  int
-	taken map[string]int
+	q                      *Queue
+	free                   int
+	byNamespace, byProject map[string]int
 }
 
-// projectFull says whether project has no slot left; never for "".
-func (t *tally) projectFull(project string) bool {
-	bound := t.q.Limits.PerProject
-	return project != "" && bound > 0 && t.q.perProject[project]+t.taken[project] >= bound
-}
-
-// fits says whether w can take a slot; projectFull when its Project's bound
-// holds it (whatever the controller's bound says).
-func (t *tally) fits(w *waiter) (fits, projectFull bool) {
-	if t.projectFull(w.project) {
-		return false, true
+// boundHolds is the bound of its namespace or Project that leaves w no
+// slot, or nobody; the Project's only for a Workspace that has one.
+func (t *tally) boundHolds(w *waiter) holder {
+	l := t.q.Limits
+	switch {
+	case l.PerNamespace > 0 && t.q.perNamespace[w.namespace]+t.byNamespace[w.namespace] >= l.PerNamespace:
+		return byNamespace
+	case w.project != "" && l.PerProject > 0 && t.q.perProject[w.project]+t.byProject[w.project] >= l.PerProject:
+		return byProject
 	}
-	return t.free != 0, false
+	return nobody
+}
+
+// fits says which bound keeps w from a slot: its namespace's or Project's
+// (whatever the controller's says), else the controller's, else nobody.
+func (t *tally) fits(w *waiter) holder {
+	if h := t.boundHolds(w); h != nobody {
+		return h
+	}
+	if t.free == 0 {
+		return byTotal
+	}
+	return nobody
 }
 
 // take gives w a slot.
@@ -351,5 +483,6 @@ func (t *tally) take(w *waiter) {
 	if t.free != unbounded {
 		t.free--
 	}
-	t.taken[w.project]++
+	t.byNamespace[w.namespace]++
+	t.byProject[w.project]++
 }

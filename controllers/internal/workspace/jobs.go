@@ -59,9 +59,11 @@ type settings struct {
 	Engine   magosv1.Engine
 	Version  string
 	Runner   magosv1.RunnerSpec
-	Timeout  time.Duration
 	Interval time.Duration
 	Approval magosv1.ApprovalMode
+	// Timeout is the run's deadline; AskedTimeout the longer one the
+	// Workspace or its Project asked for, when --max-run-timeout cut it.
+	Timeout, AskedTimeout time.Duration
 	// DestroyGate is how a deletion destroys (Enforce unless set).
 	DestroyGate magosv1.DestroyGate
 	// Retry is how failed runs are retried.
@@ -83,7 +85,7 @@ type settings struct {
 // defaults over the controller's, and resolves the engine image (an error
 // stalls the Workspace).
 func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settings, error) {
-	s := settings{Engine: magosv1.EngineOpenTofu, Version: r.Options.DefaultEngineVersion, Timeout: r.Options.RunTimeout,
+	s := settings{Engine: magosv1.EngineOpenTofu, Version: r.Options.DefaultEngineVersion,
 		Approval: magosv1.ApprovalAuto, DestroyGate: magosv1.DestroyGateEnforce, Env: in.Env, Sensitive: in.Sensitive,
 		Retry: retryPolicy{Interval: r.Options.RetryInterval}}
 	var layers []*magosv1.ProjectDefaults
@@ -117,9 +119,11 @@ func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settin
 	}
 	s.Runner = effectiveRunner(ws, in.Project)
 	s.RunnerImageSet = s.Runner.Image != ""
+	var timeout time.Duration
 	if s.Runner.Timeout != nil {
-		s.Timeout = s.Runner.Timeout.Duration
+		timeout = s.Runner.Timeout.Duration
 	}
+	s.Timeout, s.AskedTimeout = r.Options.runTimeout(timeout)
 	if s.Runner.Image == "" {
 		s.Runner.Image = r.Options.RunnerImage
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/runqueue"
 )
 
 // DefaultScratchSize is the default size limit of a runner's scratch
@@ -37,6 +38,10 @@ type Options struct {
 	DefaultEngineVersion string
 	// RunTimeout is the default deadline of one run.
 	RunTimeout time.Duration
+	// MaxRunTimeout is the longest deadline of one run: a longer
+	// spec.runner.timeout (of a Workspace or its Project) is cut to it.
+	// Zero is no maximum.
+	MaxRunTimeout time.Duration
 	// JobTTL is how long finished Jobs are kept.
 	JobTTL time.Duration
 	// RetryInterval is how long a failed run waits before it is retried
@@ -71,10 +76,17 @@ type Options struct {
 	// The Pod's grace period is this plus magosv1.ShutdownMargin.
 	RunnerShutdownWait time.Duration
 	// MaxConcurrentRuns bounds the runs in progress of this controller
-	// (shard); MaxConcurrentRunsPerProject those of one Project's
-	// Workspaces. Zero is unbounded. Runs over the bound wait in the run
-	// queue (runqueue), applies and requested runs first.
-	MaxConcurrentRuns, MaxConcurrentRunsPerProject int
+	// (shard); MaxConcurrentRunsPerNamespace those of one namespace's
+	// Workspaces (AutoPerNamespace: half of MaxConcurrentRuns, rounded
+	// up); MaxConcurrentRunsPerProject those of one Project's Workspaces.
+	// Zero is unbounded. Runs over a bound wait in the run queue
+	// (runqueue), applies and destroys first, the namespaces in turn.
+	MaxConcurrentRuns, MaxConcurrentRunsPerNamespace, MaxConcurrentRunsPerProject int
+	// RequestedPlanInterval rate-limits the plans people ask for (a
+	// reconcile or plan request) per namespace: a namespace's requested
+	// plan admitted less than this after its last one at normal priority
+	// waits at drift priority. Zero is no limit.
+	RequestedPlanInterval time.Duration
 	// DriftJitter is the part of a drift interval by which a re-plan may
 	// come early, so Workspaces planned together do not re-plan together.
 	DriftJitter float64
@@ -82,6 +94,33 @@ type Options struct {
 	Guards Guards
 	// ArtifactProxy is how runners reach their artifact.
 	ArtifactProxy ArtifactProxy
+}
+
+// AutoPerNamespace is the MaxConcurrentRunsPerNamespace that is half of
+// MaxConcurrentRuns, rounded up: one namespace never holds every slot of a
+// controller with more than one.
+const AutoPerNamespace = -1
+
+// runLimits are the run queue's bounds.
+func (o Options) runLimits() runqueue.Limits {
+	perNamespace := o.MaxConcurrentRunsPerNamespace
+	if perNamespace == AutoPerNamespace {
+		perNamespace = (o.MaxConcurrentRuns + 1) / 2
+	}
+	return runqueue.Limits{Total: o.MaxConcurrentRuns, PerNamespace: perNamespace, PerProject: o.MaxConcurrentRunsPerProject}
+}
+
+// runTimeout is the deadline of a run whose Workspace asks for timeout
+// (RunTimeout when zero), cut to MaxRunTimeout; cut is the deadline asked
+// for when it was cut, else zero.
+func (o Options) runTimeout(timeout time.Duration) (deadline, cut time.Duration) {
+	if timeout <= 0 {
+		timeout = o.RunTimeout
+	}
+	if o.MaxRunTimeout > 0 && timeout > o.MaxRunTimeout {
+		return o.MaxRunTimeout, timeout
+	}
+	return timeout, 0
 }
 
 // DefaultRunnerRequests are the default RunnerRequests: enough for the
@@ -195,6 +234,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"an empty IMAGE removes the engine's template (repeatable). Default: opentofu="+DefaultOpenTofuImage+".")
 	fs.StringVar(&o.DefaultEngineVersion, "default-engine-version", "1.10.6", "Engine version for Workspaces that name none.")
 	fs.DurationVar(&o.RunTimeout, "run-timeout", 30*time.Minute, "Default deadline of one plan or apply run.")
+	fs.DurationVar(&o.MaxRunTimeout, "max-run-timeout", time.Hour,
+		"Longest deadline of one run: a longer spec.runner.timeout is cut to it (a Warning event says so). 0 is no maximum.")
 	fs.DurationVar(&o.JobTTL, "job-ttl", time.Hour, "How long finished run Jobs are kept.")
 	fs.Var(&o.RunnerEnv, "runner-env", "Extra NAME=VALUE environment variable for every runner container (repeatable).")
 	fs.Func("runner-scratch-size", "Size limit of the runner's scratch volume (default "+DefaultScratchSize.String()+").",
@@ -214,9 +255,15 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 			"the runner Pod's grace period is this plus "+magosv1.ShutdownMargin.String()+".")
 	fs.DurationVar(&o.RetryInterval, "retry-interval", 5*time.Minute, "How long a failed run waits before it is retried with unchanged inputs.")
 	fs.IntVar(&o.MaxConcurrentRuns, "max-concurrent-runs", 20,
-		"Most runs (plan, apply, destroy Jobs) this controller has in progress at once; more wait in a queue, applies and requested runs first, drift re-plans last. 0 is unbounded.")
+		"Most runs (plan, apply, destroy Jobs) this controller has in progress at once; more wait in a queue, applies and destroys first, drift re-plans last, "+
+			"the namespaces in turn. 0 is unbounded.")
+	fs.IntVar(&o.MaxConcurrentRunsPerNamespace, "max-concurrent-runs-per-namespace", AutoPerNamespace,
+		"Most runs the Workspaces of one namespace have in progress at once; -1 is half of --max-concurrent-runs, rounded up; 0 is unbounded (the controller's bound still holds).")
 	fs.IntVar(&o.MaxConcurrentRunsPerProject, "max-concurrent-runs-per-project", 0,
 		"Most runs the Workspaces of one Project have in progress at once; 0 is unbounded (the controller's bound still holds).")
+	fs.DurationVar(&o.RequestedPlanInterval, "requested-plan-interval", time.Minute,
+		"Per namespace, a plan people ask for (reconcile or plan request) runs at normal priority at most once in this interval; "+
+			"the namespace's other requested plans in it wait at drift priority. 0 is no limit.")
 	fs.Float64Var(&o.DriftJitter, "drift-jitter", 0.1,
 		"Part of a drift interval (0 to 1) by which a drift re-plan may come early, so Workspaces planned at the same time do not all re-plan at the same time.")
 	o.Guards.BindFlags(fs)
@@ -227,6 +274,15 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 func (o Options) Validate() error {
 	if o.MaxConcurrentRuns < 0 || o.MaxConcurrentRunsPerProject < 0 {
 		return fmt.Errorf("--max-concurrent-runs and --max-concurrent-runs-per-project must be 0 (unbounded) or more")
+	}
+	if o.MaxConcurrentRunsPerNamespace < AutoPerNamespace {
+		return fmt.Errorf("--max-concurrent-runs-per-namespace must be -1 (half of --max-concurrent-runs), 0 (unbounded) or more")
+	}
+	if o.MaxRunTimeout < 0 || o.RequestedPlanInterval < 0 {
+		return fmt.Errorf("--max-run-timeout and --requested-plan-interval must be 0 (none) or more")
+	}
+	if o.MaxRunTimeout > 0 && o.RunTimeout > o.MaxRunTimeout {
+		return fmt.Errorf("--run-timeout (%s) is longer than --max-run-timeout (%s)", o.RunTimeout, o.MaxRunTimeout)
 	}
 	if o.DriftJitter < 0 || o.DriftJitter > 1 {
 		return fmt.Errorf("--drift-jitter must be between 0 and 1, got %g", o.DriftJitter)

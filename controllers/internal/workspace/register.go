@@ -79,8 +79,8 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 		APIReader: mgr.GetAPIReader(),
 		Shard:     opts.WatchLabelSelector,
 	}
-	if c.Options.MaxConcurrentRuns > 0 || c.Options.MaxConcurrentRunsPerProject > 0 {
-		r.Runs = newScheduler(runqueue.Limits{Total: c.Options.MaxConcurrentRuns, PerProject: c.Options.MaxConcurrentRunsPerProject})
+	if l := c.Options.runLimits(); l != (runqueue.Limits{}) {
+		r.Runs = newScheduler(l, c.Options.RequestedPlanInterval)
 	}
 	if err := indexSourceRefs(mgr); err != nil {
 		return err

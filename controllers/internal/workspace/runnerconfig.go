@@ -70,6 +70,9 @@ func mergeRunner(dst, src *magosv1.RunnerSpec) {
 	if src.NodeSelector != nil {
 		dst.NodeSelector = src.NodeSelector
 	}
+	if src.Timeout != nil {
+		dst.Timeout = src.Timeout
+	}
 	if src.Tolerations != nil {
 		dst.Tolerations = src.Tolerations
 	}

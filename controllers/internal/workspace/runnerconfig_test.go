@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -62,6 +63,7 @@ func TestRunnerSettingsInheritProjectDefaults(t *testing.T) {
 		CLIConfig:         &magosv1.CLIConfigSpec{SecretName: "project-mirror"},
 		PriorityClassName: "project",
 		NodeSelector:      map[string]string{"pool": "infra", "zone": "a"},
+		Timeout:           &metav1.Duration{Duration: 20 * time.Minute},
 	})
 	before := p.DeepCopy()
 	ws := workspaceWithRunner(&magosv1.RunnerSpec{
@@ -88,6 +90,7 @@ func TestRunnerSettingsInheritProjectDefaults(t *testing.T) {
 	assert.Equal(t, "project-mirror", rs.CLIConfig.SecretName, "an unset cliConfig is inherited")
 	assert.Equal(t, "workspace", rs.PriorityClassName, "single values replace")
 	assert.Equal(t, map[string]string{"pool": "team"}, rs.NodeSelector, "the node selector is replaced whole, as before")
+	assert.Equal(t, 20*time.Minute, s.Timeout, "an unset timeout is inherited")
 	assert.Equal(t, []string{"C"}, s.Sensitive, "a Secret-backed runner env entry is masked")
 	assert.Equal(t, before, p, "merging leaves the Project untouched")
 }

@@ -23,8 +23,8 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/runqueue"
 )
 
-// QueuedReason: a run is due but waits for a slot under the controller's or
-// the Project's bound on runs in progress.
+// QueuedReason: a run is due but waits for a slot under the controller's,
+// the namespace's or the Project's bound on runs in progress.
 const QueuedReason = "Queued"
 
 // queuedRecheck is how often a queued Workspace looks again on its own; a
@@ -35,6 +35,8 @@ const queuedRecheck = 5 * time.Minute
 // admits. Nil admits every run at once.
 type scheduler struct {
 	queue *runqueue.Queue
+	// requests rate-limits requested plans per namespace.
+	requests *requestLimit
 	// wakes carries the Workspaces a freed slot may admit to the controller.
 	wakes chan event.TypedGenericEvent[reconcile.Request]
 	// seeded takes the runs in progress from the cache once, before the
@@ -42,9 +44,10 @@ type scheduler struct {
 	seeded sync.Once
 }
 
-// newScheduler bounds runs by l.
-func newScheduler(l runqueue.Limits) *scheduler {
-	s := &scheduler{wakes: make(chan event.TypedGenericEvent[reconcile.Request], 1024)}
+// newScheduler bounds runs by l and lets each namespace one requested plan
+// at normal priority per requestInterval.
+func newScheduler(l runqueue.Limits, requestInterval time.Duration) *scheduler {
+	s := &scheduler{wakes: make(chan event.TypedGenericEvent[reconcile.Request], 1024), requests: &requestLimit{interval: requestInterval}}
 	s.queue = &runqueue.Queue{Limits: l, Wake: s.wake, Observe: metrics.ObserveRunQueueWait}
 	metrics.RegisterRunQueue(s.queue.Depth)
 	return s
@@ -99,12 +102,20 @@ func (s *scheduler) admit(ctx context.Context, c client.Reader, ws *magosv1.Work
 	}
 	s.seed(ctx, c)
 	p := runPriority(d, f)
+	var limited time.Duration
+	requested := requestedPlan(d, f)
+	if requested && s.requests.limited(ws.Namespace, f.Now) {
+		p, limited = runqueue.Drift, s.requests.interval
+	}
 	v := s.queue.Admit(workspaceKey(ws), projectKey(ws), p)
 	if v.Admitted {
+		if requested && limited == 0 {
+			s.requests.admitted(ws.Namespace, f.Now)
+		}
 		return d, true
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("Run queued", "phase", d.Run.Phase, "priority", p.String(), "position", v.Position, "waiting", v.Waiting)
-	return queuedDecision(d, f, p, s.queue.Limits, v), false
+	return queuedDecision(d, f, p, s.queue.Limits, v, limited), false
 }
 
 // settle tells the queue what the reconcile left: a run in progress holds
@@ -126,11 +137,14 @@ func (s *scheduler) forget(key string) {
 	}
 }
 
-// runPriority is a run's place in the queue: applies, destroys and runs a
-// person asked for first, drift re-plans last.
+// runPriority is a run's place in the queue: applies and destroys (a
+// deleted Workspace's plan among them) first, drift re-plans last. A plan
+// a person asked for is a plan like any other: a tenant's request must not
+// put its plans before other tenants' applies (its rate is limited apart,
+// requestLimit).
 func runPriority(d decision, f facts) runqueue.Priority {
 	switch {
-	case d.Run.Phase != magosv1.RunPlan, d.HandlesRequest, f.Request != nil, f.Deletion != nil:
+	case d.Run.Phase != magosv1.RunPlan, f.Deletion != nil:
 		return runqueue.Urgent
 	case d.Run.Drift:
 		return runqueue.Drift
@@ -138,25 +152,76 @@ func runPriority(d decision, f facts) runqueue.Priority {
 	return runqueue.Normal
 }
 
+// requestedPlan says whether d starts a plan a person asked for (a
+// reconcile or plan request) of a Workspace that is not being deleted.
+func requestedPlan(d decision, f facts) bool {
+	return d.Run.Phase == magosv1.RunPlan && f.Deletion == nil && (d.HandlesRequest || f.Request != nil)
+}
+
+// requestLimit lets each namespace one requested plan at normal priority
+// per interval; the namespace's other requested plans in the interval wait
+// at drift priority, behind every plan that nobody asked for. It holds the
+// namespaces whose last requested plan was admitted within the interval.
+type requestLimit struct {
+	interval time.Duration
+	mu       sync.Mutex
+	last     map[string]time.Time
+}
+
+// limited says whether a requested plan of namespace ns asking at now is
+// over the rate.
+func (l *requestLimit) limited(ns string, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	last, ok := l.last[ns]
+	return ok && l.interval > 0 && now.Sub(last) < l.interval
+}
+
+// admitted records that a requested plan of namespace ns was admitted at
+// normal priority at now, and forgets the namespaces whose interval ended.
+func (l *requestLimit) admitted(ns string, now time.Time) {
+	if l.interval <= 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.last == nil {
+		l.last = map[string]time.Time{}
+	}
+	for n, t := range l.last {
+		if now.Sub(t) >= l.interval {
+			delete(l.last, n)
+		}
+	}
+	l.last[ns] = now
+}
+
 // queuedDecision is d held in the queue: Waiting (Queued), except that a
 // queued drift re-plan leaves an applied Workspace Idle and Ready, its
 // message saying the check is queued. The message names the bound that
 // holds the run, not its position, which changes with every admission and
-// would cost a status write each time.
-func queuedDecision(d decision, f facts, p runqueue.Priority, l runqueue.Limits, v runqueue.Verdict) decision {
-	bound := fmt.Sprintf("this controller runs at most %d runs at once (--max-concurrent-runs)", l.Total)
-	if v.ByProject {
+// would cost a status write each time; limited, when set, is the
+// requested-plan interval that put a requested plan at drift priority.
+func queuedDecision(d decision, f facts, p runqueue.Priority, l runqueue.Limits, v runqueue.Verdict, limited time.Duration) decision {
+	var bound string
+	switch {
+	case v.ByNamespace:
+		bound = fmt.Sprintf("the Workspaces of this namespace run at most %d runs at once (--max-concurrent-runs-per-namespace)", l.PerNamespace)
+	case v.ByProject:
 		bound = fmt.Sprintf("the Workspaces of this Project run at most %d runs at once (--max-concurrent-runs-per-project)", l.PerProject)
+	default:
+		bound = fmt.Sprintf("this controller runs at most %d runs at once (--max-concurrent-runs)", l.Total)
 	}
 	kind := runKind(d.Run.Phase, d.Run.Mode, d.Run.Drift)
-	if p == runqueue.Drift {
+	if d.Run.Drift {
 		return decision{Phase: magosv1.PhaseIdle, Action: actWait, After: queuedRecheck, Queued: true,
 			Message: fmt.Sprintf("%s; the %s is queued: %s", settledMessage(f), kind, bound)}
 	}
-	return decision{
-		Phase: magosv1.PhaseWaiting, Reason: QueuedReason, Action: actWait, After: queuedRecheck, Queued: true,
-		Message: fmt.Sprintf("The %s run is queued (priority %s): %s; applies and requested runs go first, drift re-plans last", kind, p, bound),
+	msg := fmt.Sprintf("The %s run is queued (priority %s): %s; applies and destroys go first, drift re-plans last, the namespaces in turn", kind, p, bound)
+	if limited > 0 {
+		msg += fmt.Sprintf("; a requested plan of this namespace started less than %s ago (--requested-plan-interval), so this one waits at drift priority", limited)
 	}
+	return decision{Phase: magosv1.PhaseWaiting, Reason: QueuedReason, Action: actWait, After: queuedRecheck, Queued: true, Message: msg}
 }
 
 // jitteredInterval is the drift interval of the plan seeded by seed,

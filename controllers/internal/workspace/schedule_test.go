@@ -2,6 +2,8 @@ package workspace
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -23,9 +25,10 @@ func TestRunPriority(t *testing.T) {
 	}{
 		{"an apply", startDecision(run{Phase: magosv1.RunApply}), facts{}, runqueue.Urgent},
 		{"a destroy without a plan", startDecision(run{Phase: magosv1.RunDestroy}), facts{}, runqueue.Urgent},
-		{"a plan of a reconcile request", requested, facts{}, runqueue.Urgent},
-		{"a plan of a plan request", plan, facts{Request: &magosv1.PlanRequest{ID: "r1"}}, runqueue.Urgent},
+		{"a plan of a reconcile request is not urgent", requested, facts{}, runqueue.Normal},
+		{"a plan of a plan request is not urgent", plan, facts{Request: &magosv1.PlanRequest{ID: "r1"}}, runqueue.Normal},
 		{"a destroy plan of a deleted Workspace", plan, facts{Deletion: &deletionFacts{}}, runqueue.Urgent},
+		{"a destroy plan of a deleted Workspace asked for again", requested, facts{Deletion: &deletionFacts{}}, runqueue.Urgent},
 		{"a plan of a new revision", plan, facts{}, runqueue.Normal},
 		{"a drift re-plan", startDecision(run{Phase: magosv1.RunPlan, Drift: true}), facts{}, runqueue.Drift},
 	}
@@ -34,11 +37,45 @@ func TestRunPriority(t *testing.T) {
 	}
 }
 
+func TestRequestedPlan(t *testing.T) {
+	plan := startDecision(run{Phase: magosv1.RunPlan})
+	requested := plan
+	requested.HandlesRequest = true
+	apply := startDecision(run{Phase: magosv1.RunApply})
+	apply.HandlesRequest = true
+	assert.True(t, requestedPlan(requested, facts{}), "a reconcile request")
+	assert.True(t, requestedPlan(plan, facts{Request: &magosv1.PlanRequest{ID: "r1"}}), "a plan request")
+	assert.False(t, requestedPlan(plan, facts{}), "a plan of a new revision")
+	assert.False(t, requestedPlan(apply, facts{}), "an apply is not rate-limited")
+	assert.False(t, requestedPlan(requested, facts{Deletion: &deletionFacts{}}), "a deletion's plan is not rate-limited")
+}
+
+// Each namespace has one requested plan at normal priority per interval;
+// the namespaces are counted apart, and the limit forgets a namespace once
+// its interval ended.
+func TestRequestLimitPerNamespace(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	l := &requestLimit{interval: time.Minute}
+	assert.False(t, l.limited("ns-a", start), "the first requested plan")
+	l.admitted("ns-a", start)
+	assert.True(t, l.limited("ns-a", start.Add(59*time.Second)), "another within the interval")
+	assert.False(t, l.limited("ns-b", start.Add(30*time.Second)), "another namespace's")
+	l.admitted("ns-b", start.Add(30*time.Second))
+	assert.False(t, l.limited("ns-a", start.Add(time.Minute)), "once the interval ended")
+	l.admitted("ns-c", start.Add(70*time.Second))
+	assert.Equal(t, []string{"ns-b", "ns-c"}, slices.Sorted(maps.Keys(l.last)), "ns-a's interval ended")
+
+	off := &requestLimit{}
+	off.admitted("ns-a", start)
+	assert.False(t, off.limited("ns-a", start), "no interval, no limit")
+	assert.Empty(t, off.last)
+}
+
 func TestQueuedDecision(t *testing.T) {
-	limits := runqueue.Limits{Total: 4, PerProject: 2}
+	limits := runqueue.Limits{Total: 4, PerNamespace: 3, PerProject: 2}
 	f := facts{Revision: "main@sha1:abc"}
 
-	d := queuedDecision(startDecision(run{Phase: magosv1.RunPlan}), f, runqueue.Normal, limits, runqueue.Verdict{Position: 3})
+	d := queuedDecision(startDecision(run{Phase: magosv1.RunPlan}), f, runqueue.Normal, limits, runqueue.Verdict{Position: 3}, 0)
 	assert.Equal(t, magosv1.PhaseWaiting, d.Phase)
 	assert.Equal(t, QueuedReason, d.Reason)
 	assert.True(t, d.Queued)
@@ -46,10 +83,21 @@ func TestQueuedDecision(t *testing.T) {
 	assert.Contains(t, d.Message, "The plan run is queued (priority normal): this controller runs at most 4 runs at once")
 	assert.NotContains(t, d.Message, "3", "the position is not in status: it changes with every admission")
 
-	d = queuedDecision(startDecision(run{Phase: magosv1.RunApply}), f, runqueue.Urgent, limits, runqueue.Verdict{ByProject: true})
+	d = queuedDecision(startDecision(run{Phase: magosv1.RunApply}), f, runqueue.Urgent, limits, runqueue.Verdict{ByProject: true}, 0)
 	assert.Contains(t, d.Message, "The apply run is queued (priority urgent): the Workspaces of this Project run at most 2 runs at once")
 
-	d = queuedDecision(startDecision(run{Phase: magosv1.RunPlan, Drift: true}), f, runqueue.Drift, limits, runqueue.Verdict{})
+	d = queuedDecision(startDecision(run{Phase: magosv1.RunPlan}), f, runqueue.Normal, limits, runqueue.Verdict{ByNamespace: true}, 0)
+	assert.Contains(t, d.Message, "The plan run is queued (priority normal): the Workspaces of this namespace run at most 3 runs at once (--max-concurrent-runs-per-namespace)")
+
+	requested := startDecision(run{Phase: magosv1.RunPlan})
+	requested.HandlesRequest = true
+	d = queuedDecision(requested, f, runqueue.Drift, limits, runqueue.Verdict{}, time.Minute)
+	assert.Equal(t, magosv1.PhaseWaiting, d.Phase, "a requested plan at drift priority is no drift check: the Workspace waits")
+	assert.Equal(t, QueuedReason, d.Reason)
+	assert.Contains(t, d.Message, "(priority drift)")
+	assert.Contains(t, d.Message, "started less than 1m0s ago (--requested-plan-interval)")
+
+	d = queuedDecision(startDecision(run{Phase: magosv1.RunPlan, Drift: true}), f, runqueue.Drift, limits, runqueue.Verdict{}, 0)
 	assert.Equal(t, magosv1.PhaseIdle, d.Phase, "a queued drift check leaves the Workspace Ready")
 	assert.Empty(t, d.Reason)
 	assert.True(t, d.Queued)
