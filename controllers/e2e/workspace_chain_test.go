@@ -53,8 +53,12 @@ func TestWorkspaceChainReadsOutputsAndReplansOnlyOnChange(t *testing.T) {
 		destroyOnDelete(ws)
 		ws.Spec.DependsOn = []magosv1.LocalObjectReference{{Name: "network"}}
 		ws.Spec.Vars = []magosv1.Variable{{Name: "subnets", ValueFrom: outputOf("network", "subnets")}}
+		ws.Spec.Outputs.Readers = []string{"app"}
 	})
-	s.newWorkspace("network", "network", destroyOnDelete)
+	s.newWorkspace("network", "network", func(ws *magosv1.Workspace) {
+		destroyOnDelete(ws)
+		ws.Spec.Outputs.Readers = []string{"*"}
+	})
 
 	s.waitWorkspace("network", 3*time.Minute, "applies", appliedRevision(netRev))
 	db := s.waitWorkspace("db", 3*time.Minute, "applies after network", appliedRevision(dbRev))

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/workspace"
@@ -84,12 +85,25 @@ func TestWorkspaceCannotReadAnotherWorkspacesStorage(t *testing.T) {
 		s.requireRefused("set-reader", workspace.StorageReferenceReason, "Secret victim-outputs")
 		s.requireRefused("own-reader", workspace.StorageReferenceReason, "Secret own-reader-outputs, which Magos keeps for this Workspace")
 
-		// The same reference from a dependent is output chaining.
+		// The same reference from a dependent is output chaining, once the
+		// producer consents: dependsOn alone does not open its outputs.
 		s.newWorkspace("dependent", "infra", func(ws *magosv1.Workspace) {
 			ws.Spec.DependsOn = []magosv1.LocalObjectReference{{Name: "victim"}}
 			ws.Spec.Vars = []magosv1.Variable{{Name: "greeting", ValueFrom: secretKey("victim-outputs", "message")}}
 		})
-		s.waitWorkspace("dependent", 3*time.Minute, "applies", appliedRevision(rev))
+		s.requireRefused("dependent", workspace.OutputReadNotAllowedReason, `add dependent (or "*") to its spec.outputs.readers`)
+		s.newWorkspace("ref-dependent", "infra", func(ws *magosv1.Workspace) {
+			ws.Spec.DependsOn = []magosv1.LocalObjectReference{{Name: "victim"}}
+			ws.Spec.Vars = []magosv1.Variable{{Name: "greeting", ValueFrom: outputOf("victim", "message")}}
+		})
+		s.requireRefused("ref-dependent", workspace.OutputReadNotAllowedReason, "Workspace victim does not let this Workspace read its outputs")
+
+		victim := s.getWorkspace("victim")
+		patch := client.MergeFrom(victim.DeepCopy())
+		victim.Spec.Outputs.Readers = []string{"dependent", "ref-dependent"}
+		require.NoError(t, env.Client.Patch(ctx, victim, patch))
+		s.waitWorkspace("dependent", 3*time.Minute, "applies once the producer lists it as a reader", appliedRevision(rev))
+		s.waitWorkspace("ref-dependent", 3*time.Minute, "applies once the producer lists it as a reader", appliedRevision(rev))
 		assert.Equal(t, "from the victim", outputsOf(t, s.ns, "dependent")["message"], "the dependency's output reached the dependent")
 	})
 }

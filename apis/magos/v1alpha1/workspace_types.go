@@ -50,6 +50,33 @@ type OutputsSpec struct {
 	// +kubebuilder:validation:MaxItems=256
 	// +optional
 	Names []string `json:"names,omitempty"`
+
+	// Readers names the Workspaces of this namespace that may read these
+	// outputs (spec.vars[].valueFrom.outputRef, or a secretKeyRef on the
+	// outputs Secret, from a Workspace that depends on this one); "*"
+	// admits every Workspace of the namespace. Empty admits none: a
+	// Workspace that reads them without consent stalls
+	// (OutputReadNotAllowed).
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^(\*|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)$`
+	// +listType=set
+	// +optional
+	Readers []string `json:"readers,omitempty"`
+}
+
+// Admits says whether Workspace reader may read the outputs
+// o writes: its spec.outputs.readers names it or "*".
+func (o *OutputsSpec) Admits(reader string) bool {
+	if o == nil {
+		return false
+	}
+	for _, r := range o.Readers {
+		if r == "*" || r == reader {
+			return true
+		}
+	}
+	return false
 }
 
 // WorkspaceSpec is the desired state of a Workspace.

@@ -22,6 +22,10 @@ const (
 	// OutputNotAvailableReason: an outputRef names an output its Workspace
 	// has not written (yet): waits.
 	OutputNotAvailableReason = "OutputNotAvailable"
+	// OutputReadNotAllowedReason: a Workspace reads the outputs of a
+	// dependency whose spec.outputs.readers does not name it. Stalled
+	// until the producer consents.
+	OutputReadNotAllowedReason = "OutputReadNotAllowed"
 )
 
 // Outputs as inputs. A dependent reads a dependency's output through the
@@ -56,12 +60,26 @@ func (r *Reconciler) outputSecrets(ctx context.Context, ws *magosv1.Workspace) (
 		if err != nil {
 			return nil, err
 		}
+		if err := outputConsentRefused(ws, dep); err != nil {
+			return nil, err
+		}
 		if why := outputUnavailable(dep, ref, r.Shard); why != "" {
 			return nil, rerror.Wait(OutputNotAvailableReason, fmt.Sprintf("Variable %s waits for output %s of Workspace %s: %s", v.Name, ref.Output, ref.Workspace, why), 0)
 		}
 		secrets[ref.Workspace] = dep.Spec.Outputs.SecretName
 	}
 	return secrets, nil
+}
+
+// outputConsentRefused refuses (Stalled) ws reading the outputs of dep when
+// dep's spec.outputs.readers does not name it; nil when dep is nil (not
+// there yet: its wait says so) or consents.
+func outputConsentRefused(ws, dep *magosv1.Workspace) error {
+	if dep == nil || dep.Spec.Outputs == nil || dep.Spec.Outputs.Admits(ws.Name) {
+		return nil
+	}
+	return rerror.Stall(OutputReadNotAllowedReason, fmt.Errorf(
+		"Workspace %s does not let this Workspace read its outputs: add %s (or \"*\") to its spec.outputs.readers", dep.Name, ws.Name))
 }
 
 // outputUnavailable says why dep (nil: not in the cache of shard, nil when

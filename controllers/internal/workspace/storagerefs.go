@@ -126,6 +126,9 @@ func (r *Reconciler) checkStorageRefs(ctx context.Context, ws *magosv1.Workspace
 				"%s reads Secret %s, which Magos keeps for Workspace %s and %s; a Workspace may read only the outputs Secret of a Workspace in spec.dependsOn",
 				ref.Entry, ref.Secret, owner, why))
 		}
+		if err := outputConsentRefused(ws, dep); err != nil {
+			return nil, err
+		}
 		deps[ref.Secret] = dep
 	}
 	return deps, nil

@@ -31,6 +31,13 @@ type OutputsSpecApplyConfiguration struct {
 	SecretName *string `json:"secretName,omitempty"`
 	// Names of the outputs to write; empty means all.
 	Names []string `json:"names,omitempty"`
+	// Readers names the Workspaces of this namespace that may read these
+	// outputs (spec.vars[].valueFrom.outputRef, or a secretKeyRef on the
+	// outputs Secret, from a Workspace that depends on this one); "*"
+	// admits every Workspace of the namespace. Empty admits none: a
+	// Workspace that reads them without consent stalls
+	// (OutputReadNotAllowed).
+	Readers []string `json:"readers,omitempty"`
 }
 
 // OutputsSpecApplyConfiguration constructs a declarative configuration of the OutputsSpec type for use with
@@ -53,6 +60,16 @@ func (b *OutputsSpecApplyConfiguration) WithSecretName(value string) *OutputsSpe
 func (b *OutputsSpecApplyConfiguration) WithNames(values ...string) *OutputsSpecApplyConfiguration {
 	for i := range values {
 		b.Names = append(b.Names, values[i])
+	}
+	return b
+}
+
+// WithReaders adds the given value to the Readers field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Readers field.
+func (b *OutputsSpecApplyConfiguration) WithReaders(values ...string) *OutputsSpecApplyConfiguration {
+	for i := range values {
+		b.Readers = append(b.Readers, values[i])
 	}
 	return b
 }
