@@ -178,6 +178,7 @@ metadata:
 {{- end }}
 {{- if eq (include "magos.rbacCreate" .) "true" }}
 {{- include "magos.controllerRBAC" . }}
+{{- include "magos.writeScopePolicy" . }}
 {{- end }}
 {{- $main := dict "Values" .Values "Release" .Release "Chart" .Chart "Files" .Files "Capabilities" .Capabilities "Template" .Template "Shard" "" -}}
 {{- $units := list $main -}}

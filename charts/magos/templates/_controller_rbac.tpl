@@ -103,3 +103,60 @@ subjects:
     name: {{ $sa }}
     namespace: {{ .Release.Namespace }}
 {{- end }}
+
+{{/*
+magos.writeScopePolicy: a ValidatingAdmissionPolicy refusing every write
+(create, update, delete) by the controller's ServiceAccount in the
+protected namespaces (rbac.protectedNamespaces, else
+global.rbac.protectedNamespaces; the release namespace is never one). A
+ClusterRole grants its Secret, Job and RBAC writes in every namespace; this
+takes kube-system, flux-system and the like out of them, whatever the
+controller is made to do. Rendered with the controller's RBAC.
+*/}}
+{{- define "magos.writeScopePolicy" -}}
+{{- $g := (.Values.global | default dict).rbac | default dict -}}
+{{- $sub := (.Values.rbac | default dict).protectedNamespaces -}}
+{{- $protected := without (kindIs "slice" $sub | ternary $sub ($g.protectedNamespaces | default list)) .Release.Namespace -}}
+{{- if $protected }}
+{{- $name := printf "%s-write-scope" (include "magos.fullname" .) }}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: {{ $name }}
+  labels:
+    {{- include "magos.labels" . | nindent 4 }}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    namespaceSelector:
+      matchExpressions:
+        - key: kubernetes.io/metadata.name
+          operator: In
+          values: {{ toJson $protected }}
+    resourceRules:
+      - apiGroups: ["*"]
+        apiVersions: ["*"]
+        operations: ["CREATE", "UPDATE", "DELETE"]
+        resources: ["*/*"]
+  matchConditions:
+    - name: this-controller
+      expression: request.userInfo.username == {{ printf "system:serviceaccount:%s:%s" .Release.Namespace (include "magos.serviceAccountName" .) | squote }}
+  validations:
+    - expression: "false"
+      messageExpression: >-
+        'the Magos ' + {{ .Chart.Name | squote }} + ' may not write in namespace ' + request.namespace +
+        ' (a protected namespace: rbac.protectedNamespaces)'
+      reason: Forbidden
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: {{ $name }}
+  labels:
+    {{- include "magos.labels" . | nindent 4 }}
+spec:
+  policyName: {{ $name }}
+  validationActions: [Deny]
+{{- end }}
+{{- end }}
