@@ -215,3 +215,39 @@ func TestProjectAllowsServiceAccountAnnotationValues(t *testing.T) {
 	err := env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: magosv1.RunnerServiceAccountName("intruder")}, &sa)
 	assert.True(t, err != nil || sa.Annotations[key] == "", "a refused value never reaches a ServiceAccount")
 }
+
+// TestProjectClaimsItsNamespace: a Project with spec.members: Namespace
+// decides membership, not the Workspace: one that names no Project or
+// another stalls before any run, a member runs, and a second claimant
+// stops every Workspace of the namespace until one claim is withdrawn.
+func TestProjectClaimsItsNamespace(t *testing.T) {
+	env.Require(t)
+	ctx := context.Background()
+	s := newStack(t)
+	rev := s.gitRepository("infra", copyConfig(t, "hello"))
+	project := func(name string, members magosv1.ProjectMembers) *magosv1.Project {
+		p := &magosv1.Project{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.ns}, Spec: magosv1.ProjectSpec{Members: members}}
+		require.NoError(t, env.Client.Create(ctx, p))
+		return p
+	}
+	project("platform", magosv1.MembersNamespace)
+	project("lenient", magosv1.MembersReferencing)
+	in := func(p string) func(*magosv1.Workspace) {
+		return func(ws *magosv1.Workspace) { ws.Spec.ProjectRef = &magosv1.LocalObjectReference{Name: p} }
+	}
+
+	s.newWorkspace("member", "infra", in("platform"))
+	s.newWorkspace("loose", "infra", nil)
+	s.newWorkspace("elsewhere", "infra", in("lenient"))
+	s.requireRefused("loose", workspace.ProjectClaimsNamespaceReason, "belongs to Project platform (spec.members: Namespace): set spec.projectRef.name to platform")
+	s.requireRefused("elsewhere", workspace.ProjectClaimsNamespaceReason, "belongs to Project platform (spec.members: Namespace), not lenient")
+	s.waitWorkspace("member", 3*time.Minute, "runs", appliedRevision(rev))
+
+	second := project("rival", magosv1.MembersNamespace)
+	ws := s.waitWorkspace("member", time.Minute, "stalls while two Projects claim the namespace", stalledWith(workspace.ProjectClaimsNamespaceReason))
+	assert.Contains(t, conditions.Get(ws, magosv1.StalledCondition).Message, "claimed by Projects platform, rival")
+	require.NoError(t, env.Client.Delete(ctx, second))
+	s.waitWorkspace("member", time.Minute, "runs again once one Project claims it", func(ws *magosv1.Workspace) bool {
+		return conditions.Get(ws, magosv1.StalledCondition) == nil && appliedRevision(rev)(ws)
+	})
+}

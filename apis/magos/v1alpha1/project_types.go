@@ -117,7 +117,30 @@ type ProjectSpec struct {
 	// +listType=set
 	// +optional
 	ForbiddenRunnerOverrides []RunnerField `json:"forbiddenRunnerOverrides,omitempty"`
+
+	// Members says who decides membership. Referencing (the default): the
+	// Workspaces whose spec.projectRef names the Project are members, and a
+	// Workspace may name another Project or none. Namespace: the Project
+	// claims its namespace, so every Workspace there must name it; one that
+	// names another Project or none stalls (ProjectClaimsNamespace), and so
+	// does every Workspace of a namespace two Projects claim. A Workspace
+	// author can then not leave the Project's rules by editing
+	// spec.projectRef.
+	// +kubebuilder:validation:Enum=Referencing;Namespace
+	// +optional
+	Members ProjectMembers `json:"members,omitempty"`
 }
+
+// ProjectMembers says how a Project's members are chosen.
+type ProjectMembers string
+
+const (
+	// MembersReferencing: Workspaces join by naming the Project.
+	MembersReferencing ProjectMembers = "Referencing"
+	// MembersNamespace: every Workspace of the Project's namespace must
+	// name the Project.
+	MembersNamespace ProjectMembers = "Namespace"
+)
 
 // WorkspaceRollup counts member Workspaces by state: the Workspaces in the
 // Project's namespace whose spec.projectRef names it. A Workspace may be

@@ -146,10 +146,14 @@ func (g *Guards) imageAllowed(image string) bool {
 }
 
 // checkGuards applies the guards that depend on the Workspace's spec and
-// namespace alone: a required Project and cross-namespace sources. A
+// namespace alone: a Project claiming the namespace, a required Project and
+// cross-namespace sources. A
 // refused Workspace stalls.
 func (r *Reconciler) checkGuards(ctx context.Context, ws *magosv1.Workspace) error {
 	g := r.Options.Guards
+	if err := r.checkNamespaceClaim(ctx, ws); err != nil {
+		return err
+	}
 	if ws.Spec.ProjectRef == nil {
 		required, err := r.projectRequired(ctx, ws.Namespace)
 		if err != nil {

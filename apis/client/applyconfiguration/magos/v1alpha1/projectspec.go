@@ -49,6 +49,15 @@ type ProjectSpecApplyConfiguration struct {
 	// defaults.runner for them. A member that sets one stalls
 	// (RunnerOverrideForbidden).
 	ForbiddenRunnerOverrides []magosv1alpha1.RunnerField `json:"forbiddenRunnerOverrides,omitempty"`
+	// Members says who decides membership. Referencing (the default): the
+	// Workspaces whose spec.projectRef names the Project are members, and a
+	// Workspace may name another Project or none. Namespace: the Project
+	// claims its namespace, so every Workspace there must name it; one that
+	// names another Project or none stalls (ProjectClaimsNamespace), and so
+	// does every Workspace of a namespace two Projects claim. A Workspace
+	// author can then not leave the Project's rules by editing
+	// spec.projectRef.
+	Members *magosv1alpha1.ProjectMembers `json:"members,omitempty"`
 }
 
 // ProjectSpecApplyConfiguration constructs a declarative configuration of the ProjectSpec type for use with
@@ -129,5 +138,13 @@ func (b *ProjectSpecApplyConfiguration) WithForbiddenRunnerOverrides(values ...m
 	for i := range values {
 		b.ForbiddenRunnerOverrides = append(b.ForbiddenRunnerOverrides, values[i])
 	}
+	return b
+}
+
+// WithMembers sets the Members field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Members field is set to the value of the last call.
+func (b *ProjectSpecApplyConfiguration) WithMembers(value magosv1alpha1.ProjectMembers) *ProjectSpecApplyConfiguration {
+	b.Members = &value
 	return b
 }
