@@ -152,25 +152,30 @@ func (s *simulatedRunner) runContract(ctx context.Context, job *batchv1.Job) (ma
 	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
 		env[e.Name] = e.Value
 	}
-	ns, ws, phase := job.Namespace, env[magosv1.EnvWorkspace], job.Labels[magosv1.PhaseLabel]
+	phase := job.Labels[magosv1.PhaseLabel]
 	res := magosv1.RunResult{Phase: phase, Result: magosv1.ResultSucceeded, Reason: magosv1.ReasonSucceeded}
+	spec, err := magosv1.ParseRunSpec(phase, func(k string) string { return env[k] })
+	if err != nil {
+		return res, fmt.Errorf("reading the run contract: %w", err)
+	}
+	ns, ws := job.Namespace, spec.Workspace
 	lock := s.runner.CoordinationV1().Leases(ns)
-	leaseName, runID := env[magosv1.EnvLockLease], env[magosv1.EnvRunID]
+	leaseName, runID := spec.LockLease, spec.RunID
 	if err := setLockHolder(ctx, lock, leaseName, &runID); err != nil {
 		return res, fmt.Errorf("locking the state: %w", err)
 	}
 	secrets := s.runner.CoreV1().Secrets(ns)
 	switch phase {
 	case magosv1.RunPlan:
-		drift := env[magosv1.EnvDriftCheck] == "true"
+		drift := spec.Drift
 		action := "create"
 		if drift {
 			action = "no-op"
 		}
 		planJSON := fmt.Appendf(nil, `{"format_version":"1.2","revision":%q,"resource_changes":[{"address":"terraform_data.this","change":{"actions":[%q]}}]}`,
-			env[magosv1.EnvRevision], action)
+			spec.Revision, action)
 		meta, err := planstore.Store(ctx, secrets, planstore.Input{
-			Workspace: ws, Owner: planstore.WorkspaceOwner(ws, env[magosv1.EnvWorkspaceUID]), ID: env[magosv1.EnvPlanID],
+			Workspace: ws, Owner: planstore.WorkspaceOwner(ws, spec.WorkspaceUID), ID: spec.PlanID,
 			JSON: planJSON, Binary: []byte("simulated plan"),
 		})
 		if err != nil {
@@ -182,10 +187,10 @@ func (s *simulatedRunner) runContract(ctx context.Context, job *batchv1.Job) (ma
 		}
 	case magosv1.RunApply:
 		meta, err := planstore.Stat(ctx, secrets, ws)
-		if err != nil || meta.Digest != env[magosv1.EnvPlanDigest] {
+		if err != nil || meta.Digest != spec.PlanDigest {
 			return res, fmt.Errorf("the stored plan is not the approved one (%v)", err)
 		}
-		if err := putState(ctx, secrets, env[magosv1.EnvStateSecret], env[magosv1.EnvRevision]); err != nil {
+		if err := putState(ctx, secrets, spec.StateSecret, spec.Revision); err != nil {
 			return res, fmt.Errorf("writing the state: %w", err)
 		}
 	}

@@ -72,6 +72,9 @@ func render(dir string) (string, error) {
 			for _, f := range st.Fields.List {
 				td.fields = append(td.fields, fields(f)...)
 			}
+			if len(td.fields) == 0 && len(st.Fields.List) > 0 {
+				continue // Go-only types (e.g. RunSpec, carried as environment): no JSON fields
+			}
 			types = append(types, td)
 		}
 	}

@@ -9,7 +9,8 @@ import (
 
 // The run contract: what the workspace-controller puts into a run's Job,
 // what the runner reads, and what the runner reports back. The controller,
-// the runner and the local Job executor share these names.
+// the runner and the local Job executor share these names; RunSpec
+// (run_spec.go) carries the environment both ways.
 
 // Labels on every object a run creates or uses.
 const (

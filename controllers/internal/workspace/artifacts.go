@@ -61,15 +61,11 @@ const artifactTokenVolume = "artifact-token"
 const artifactTokenExpiry = 600
 
 // artifactAccess is how the runner container of a run reaches its
-// artifact: source-controller's URL, or the proxy's with a token volume
-// mounted into the runner container alone.
-func (p ArtifactProxy) artifactAccess(a artifact) ([]corev1.EnvVar, *corev1.Volume, *corev1.VolumeMount) {
+// artifact: source-controller's URL, or the proxy's with a token file, on
+// a volume mounted into the runner container alone.
+func (p ArtifactProxy) artifactAccess(a artifact) (url, tokenFile string, _ *corev1.Volume, _ *corev1.VolumeMount) {
 	if p.URL == "" {
-		return []corev1.EnvVar{{Name: magosv1.EnvArtifactURL, Value: a.URL}}, nil, nil
-	}
-	env := []corev1.EnvVar{
-		{Name: magosv1.EnvArtifactURL, Value: p.runnerURL()},
-		{Name: magosv1.EnvArtifactTokenFile, Value: magosv1.ArtifactTokenDir + "/token"},
+		return a.URL, "", nil, nil
 	}
 	vol := &corev1.Volume{Name: artifactTokenVolume, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 		Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{
@@ -77,7 +73,7 @@ func (p ArtifactProxy) artifactAccess(a artifact) ([]corev1.EnvVar, *corev1.Volu
 		}}},
 	}}}
 	mount := &corev1.VolumeMount{Name: artifactTokenVolume, MountPath: magosv1.ArtifactTokenDir, ReadOnly: true}
-	return env, vol, mount
+	return p.runnerURL(), magosv1.ArtifactTokenDir + "/token", vol, mount
 }
 
 // addArtifactProxy serves the proxy on every replica (leader or not), when

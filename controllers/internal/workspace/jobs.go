@@ -183,52 +183,36 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 	// The operator's values may be credentials: masked like sensitive input.
 	sensitive := append(slices.Clone(s.Sensitive), r.Options.RunnerEnv.names()...)
 	own := len(env)
-	env = append(env,
-		corev1.EnvVar{Name: magosv1.EnvNamespace, Value: ws.Namespace},
-		corev1.EnvVar{Name: magosv1.EnvWorkspace, Value: ws.Name},
-		corev1.EnvVar{Name: magosv1.EnvWorkspaceUID, Value: string(ws.UID)},
-		corev1.EnvVar{Name: magosv1.EnvRunID, Value: rn.ID},
-		corev1.EnvVar{Name: magosv1.EnvArtifactDigest, Value: rn.Artifact.Digest},
-		corev1.EnvVar{Name: magosv1.EnvRevision, Value: rn.Artifact.Revision},
-		corev1.EnvVar{Name: magosv1.EnvPath, Value: ws.Spec.Path},
-		corev1.EnvVar{Name: magosv1.EnvEngine, Value: string(s.Engine)},
-		corev1.EnvVar{Name: magosv1.EnvEngineVersion, Value: s.Version},
-		corev1.EnvVar{Name: magosv1.EnvVersionsDir, Value: r.Options.VersionsDir},
-		corev1.EnvVar{Name: magosv1.EnvPlanID, Value: rn.PlanID},
-		corev1.EnvVar{Name: magosv1.EnvPlanDigest, Value: rn.PlanDigest},
-		corev1.EnvVar{Name: magosv1.EnvPlanBundleDigest, Value: rn.PlanBundleDigest},
-		corev1.EnvVar{Name: magosv1.EnvStateSecret, Value: magosv1.StateSecretName(ws.Name)},
-		corev1.EnvVar{Name: magosv1.EnvLockLease, Value: magosv1.LockLeaseName(ws.Name)},
-		corev1.EnvVar{Name: magosv1.EnvWorkDir, Value: "/tmp/magos"},
-		corev1.EnvVar{Name: magosv1.EnvTerminationMessage, Value: magosv1.DefaultTerminationMessagePath},
-		corev1.EnvVar{Name: magosv1.EnvSensitiveEnv, Value: joinSensitive(sensitive)},
-		corev1.EnvVar{Name: magosv1.EnvShutdownWait, Value: r.Options.shutdownWait().String()},
-		corev1.EnvVar{Name: "HOME", Value: "/tmp/magos/home"},
-	)
-	if rn.Drift {
-		env = append(env, corev1.EnvVar{Name: magosv1.EnvDriftCheck, Value: "true"})
-	}
-	if rn.Mode != "" {
-		env = append(env, corev1.EnvVar{Name: magosv1.EnvPlanMode, Value: string(rn.Mode)})
+	spec := magosv1.RunSpec{
+		Namespace: ws.Namespace, Workspace: ws.Name, WorkspaceUID: string(ws.UID), RunID: rn.ID,
+		ArtifactDigest: rn.Artifact.Digest, Revision: rn.Artifact.Revision, Path: ws.Spec.Path,
+		Engine: string(s.Engine), EngineVersion: s.Version, VersionsDir: r.Options.VersionsDir,
+		PlanID: rn.PlanID, PlanDigest: rn.PlanDigest, PlanBundleDigest: rn.PlanBundleDigest,
+		StateSecret: magosv1.StateSecretName(ws.Name), LockLease: magosv1.LockLeaseName(ws.Name),
+		WorkDir: "/tmp/magos", TerminationMessage: magosv1.DefaultTerminationMessagePath,
+		SensitiveEnv: joinSensitive(sensitive), ShutdownWait: r.Options.shutdownWait(),
+		Drift: rn.Drift, PlanMode: string(rn.Mode),
 	}
 	if rq := rn.Request; rn.Phase == magosv1.RunPlan && rq.Scoped() {
-		env = append(env,
-			corev1.EnvVar{Name: magosv1.EnvPlanTargets, Value: strings.Join(rq.Targets, "\n")},
-			corev1.EnvVar{Name: magosv1.EnvPlanReplace, Value: strings.Join(rq.Replace, "\n")})
+		spec.PlanTargets, spec.PlanReplace = rq.Targets, rq.Replace
 	}
 	if rn.Phase != magosv1.RunPlan {
-		env = append(env, corev1.EnvVar{Name: magosv1.EnvErroredState, Value: magosv1.ErroredStateSecretName(ws.Name)})
+		spec.ErroredStateSecret = magosv1.ErroredStateSecretName(ws.Name)
 	}
+	if o := ws.Spec.Outputs; o != nil {
+		spec.OutputsSecret, spec.OutputNames = o.SecretName, o.Names
+	}
+	var tokenVolume *corev1.Volume
+	var tokenMount *corev1.VolumeMount
+	spec.ArtifactURL, spec.ArtifactTokenFile, tokenVolume, tokenMount = r.Options.ArtifactProxy.artifactAccess(rn.Artifact)
+	if b := ws.Spec.Backend; b != nil && b.SecretRef != nil {
+		spec.BackendConfig = "/etc/magos/backend/backend.tf"
+	}
+	env = append(env, spec.Env()...)
+	env = append(env, corev1.EnvVar{Name: "HOME", Value: "/tmp/magos/home"})
 	if s.Runner.CLIConfig != nil {
 		env = append(env, corev1.EnvVar{Name: "TF_CLI_CONFIG_FILE", Value: magosv1.CLIConfigPath})
 	}
-	if o := ws.Spec.Outputs; o != nil {
-		env = append(env,
-			corev1.EnvVar{Name: magosv1.EnvOutputsSecret, Value: o.SecretName},
-			corev1.EnvVar{Name: magosv1.EnvOutputNames, Value: strings.Join(o.Names, ",")})
-	}
-	artifactEnv, tokenVolume, tokenMount := r.Options.ArtifactProxy.artifactAccess(rn.Artifact)
-	env = append(env, artifactEnv...)
 	escapeExpansion(env[own:])
 	var volumes []corev1.Volume
 	mounts := []corev1.VolumeMount{{Name: "work", MountPath: "/tmp"}}
@@ -244,7 +228,6 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 			Secret: &corev1.SecretVolumeSource{SecretName: b.SecretRef.Name, Items: []corev1.KeyToPath{{Key: "backend.tf", Path: "backend.tf"}}},
 		}})
 		mounts = append(mounts, corev1.VolumeMount{Name: "backend", MountPath: "/etc/magos/backend", ReadOnly: true})
-		env = append(env, corev1.EnvVar{Name: magosv1.EnvBackendConfig, Value: "/etc/magos/backend/backend.tf"})
 	}
 
 	// The engine: copied from its image by an init container into an

@@ -146,8 +146,8 @@ func TestRunnerJobPodFailurePolicy(t *testing.T) {
 			assert.Equal(t, job.Spec.Template.Spec.Containers[0].Name, *exit.OnExitCodes.ContainerName)
 			assert.Equal(t, batchv1.PodFailurePolicyOnExitCodesOpIn, exit.OnExitCodes.Operator)
 			assert.Equal(t, []int32{1, 2, 4, 5}, exit.OnExitCodes.Values)
-			_, errored := envValue(job.Spec.Template.Spec.Containers[0], magosv1.EnvErroredState)
-			assert.Equal(t, tt.phase != magosv1.RunPlan, errored, "apply and destroy runs save errored state")
+			errored, _ := envValue(job.Spec.Template.Spec.Containers[0], magosv1.EnvErroredState)
+			assert.Equal(t, tt.phase != magosv1.RunPlan, errored != "", "apply and destroy runs save errored state")
 		})
 	}
 }

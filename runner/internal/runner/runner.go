@@ -15,7 +15,6 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/apis/planstore"
 	"github.com/magos-dev/magos/runner/internal/artifact"
-	"github.com/magos-dev/magos/runner/internal/config"
 	"github.com/magos-dev/magos/runner/internal/engine"
 	"github.com/magos-dev/magos/runner/internal/kube"
 	"github.com/magos-dev/magos/runner/internal/mask"
@@ -36,7 +35,7 @@ type Options struct {
 
 // runner is the state of one run.
 type runner struct {
-	cfg     *config.Config
+	cfg     *magosv1.RunSpec
 	opts    Options
 	log     *slog.Logger
 	stdout  io.Writer
@@ -73,7 +72,7 @@ func Run(ctx context.Context, phase string, getenv func(string) string, stdout, 
 	}
 
 	result := magosv1.RunResult{Phase: phase}
-	cfg, err := config.FromEnv(phase, getenv)
+	cfg, err := magosv1.ParseRunSpec(phase, getenv)
 	if err != nil {
 		err = report.Failed(magosv1.ReasonInvalidConfig, err)
 	} else {

@@ -1,8 +1,10 @@
-package config
+package v1alpha1_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -32,9 +34,9 @@ func validEnv() map[string]string {
 	}
 }
 
-func TestFromEnv(t *testing.T) {
+func TestParseRunSpec(t *testing.T) {
 	env := validEnv()
-	c, err := FromEnv(magosv1.RunApply, func(k string) string { return env[k] })
+	c, err := magosv1.ParseRunSpec(magosv1.RunApply, func(k string) string { return env[k] })
 	require.NoError(t, err)
 	assert.Equal(t, "infra/app", c.Path)
 	assert.Equal(t, "tofu", c.EngineBinary())
@@ -45,7 +47,7 @@ func TestFromEnv(t *testing.T) {
 	assert.Equal(t, magosv1.DefaultTerminationMessagePath, c.TerminationMessage)
 }
 
-func TestFromEnvRefuses(t *testing.T) {
+func TestParseRunSpecRefuses(t *testing.T) {
 	tests := []struct {
 		name    string
 		phase   string
@@ -77,45 +79,108 @@ func TestFromEnvRefuses(t *testing.T) {
 			if phase == "" {
 				phase = magosv1.RunApply
 			}
-			_, err := FromEnv(phase, func(k string) string { return env[k] })
+			_, err := magosv1.ParseRunSpec(phase, func(k string) string { return env[k] })
 			require.ErrorContains(t, err, tt.wantErr)
 		})
 	}
 }
 
-func TestFromEnvPhases(t *testing.T) {
+func TestParseRunSpecPhases(t *testing.T) {
 	env := validEnv()
 	delete(env, magosv1.EnvPlanDigest)
 	delete(env, magosv1.EnvPlanID)
 	delete(env, magosv1.EnvWorkspaceUID)
 	get := func(k string) string { return env[k] }
-	_, err := FromEnv(magosv1.RunDestroy, get)
+	_, err := magosv1.ParseRunSpec(magosv1.RunDestroy, get)
 	assert.NoError(t, err, "destroy needs no plan")
-	_, err = FromEnv(magosv1.RunPlan, get)
+	_, err = magosv1.ParseRunSpec(magosv1.RunPlan, get)
 	assert.ErrorContains(t, err, "MAGOS_PLAN_ID is not set")
 	assert.ErrorContains(t, err, "MAGOS_WORKSPACE_UID is not set")
 }
 
-func TestFromEnvDestroyPlanMode(t *testing.T) {
+func TestParseRunSpecDestroyPlanMode(t *testing.T) {
 	env := validEnv()
 	env[magosv1.EnvPlanMode] = string(magosv1.PlanModeDestroy)
 	for _, phase := range []string{magosv1.RunPlan, magosv1.RunApply} {
-		c, err := FromEnv(phase, func(k string) string { return env[k] })
+		c, err := magosv1.ParseRunSpec(phase, func(k string) string { return env[k] })
 		require.NoError(t, err, phase)
 		assert.True(t, c.Destroying(), phase)
 	}
 	delete(env, magosv1.EnvPlanMode)
-	c, err := FromEnv(magosv1.RunPlan, func(k string) string { return env[k] })
+	c, err := magosv1.ParseRunSpec(magosv1.RunPlan, func(k string) string { return env[k] })
 	require.NoError(t, err)
 	assert.False(t, c.Destroying(), "a plan without a mode is a normal plan")
 }
 
-func TestFromEnvPlanAddresses(t *testing.T) {
+func TestParseRunSpecPlanAddresses(t *testing.T) {
 	env := validEnv()
 	env[magosv1.EnvPlanTargets] = "terraform_data.a\nmodule.m[\"x,y\"].terraform_data.b\n"
 	env[magosv1.EnvPlanReplace] = "terraform_data.c"
-	c, err := FromEnv(magosv1.RunPlan, func(k string) string { return env[k] })
+	c, err := magosv1.ParseRunSpec(magosv1.RunPlan, func(k string) string { return env[k] })
 	require.NoError(t, err)
 	assert.Equal(t, []string{"terraform_data.a", `module.m["x,y"].terraform_data.b`}, c.PlanTargets, "one address a line, commas kept")
 	assert.Equal(t, []string{"terraform_data.c"}, c.PlanReplace)
+}
+
+// fullSpec sets every field the environment carries, as the controller
+// would for a destroy-mode plan with targets.
+func fullSpec() magosv1.RunSpec {
+	return magosv1.RunSpec{
+		Phase: magosv1.RunPlan, Namespace: "team-a", Workspace: "web", WorkspaceUID: "uid-1", RunID: "run-1",
+		ArtifactURL: "http://proxy/v1/artifact", ArtifactDigest: digest, ArtifactTokenFile: magosv1.ArtifactTokenDir + "/token",
+		Revision: "main@sha1:abc", Path: "infra/app", Engine: "opentofu", EngineVersion: "1.10.6", VersionsDir: "/versions",
+		PlanID: "plan-1", PlanDigest: digest, PlanBundleDigest: digest, StateSecret: "tfstate-default-web", LockLease: "web-lock",
+		BackendConfig: "/etc/magos/backend/backend.tf", OutputsSecret: "web-outputs", OutputNames: []string{"url", "port"},
+		SensitiveEnv: "TF_VAR_password,AWS_SECRET_ACCESS_KEY", WorkDir: "/tmp/magos", TerminationMessage: "/dev/termination-log",
+		Drift: true, PlanMode: string(magosv1.PlanModeDestroy), PlanTargets: []string{`module.m["x,y"].a`, "b"}, PlanReplace: []string{"c"},
+		ShutdownWait: 45 * time.Second, ErroredStateSecret: "tfstate-errored-web",
+	}
+}
+
+// TestRunSpecRoundTrip: what the controller writes with Env, the runner
+// reads back with ParseRunSpec, field for field; every field of the
+// contract is carried (a new field missing from the table shows here).
+func TestRunSpecRoundTrip(t *testing.T) {
+	want := fullSpec()
+	env := map[string]string{}
+	for _, e := range want.Env() {
+		_, dup := env[e.Name]
+		require.False(t, dup, "%s written twice", e.Name)
+		env[e.Name] = e.Value
+	}
+	got, err := magosv1.ParseRunSpec(want.Phase, func(k string) string { return env[k] })
+	require.NoError(t, err)
+	assert.Equal(t, want, *got)
+
+	v := reflect.ValueOf(want)
+	for i := range v.NumField() {
+		if v.Type().Field(i).Name != "Phase" {
+			assert.False(t, v.Field(i).IsZero(), "fullSpec sets %s, so the round trip covers it", v.Type().Field(i).Name)
+		}
+	}
+	assert.Len(t, env, v.NumField()-1, "one variable per field but Phase")
+}
+
+// FuzzRunSpecEnv: for any environment, what parses writes back as an
+// environment that parses to the same spec (no value is lost or changed
+// by a second trip), and parsing never panics.
+func FuzzRunSpecEnv(f *testing.F) {
+	f.Add("web", "infra/app", "url,port", "a\nb", "30s", "true")
+	f.Add("", "../x", ",,", "\n\n", "-1s", "false")
+	f.Fuzz(func(t *testing.T, workspace, path, outputs, targets, wait, drift string) {
+		env := validEnv()
+		env[magosv1.EnvWorkspace], env[magosv1.EnvPath], env[magosv1.EnvOutputNames] = workspace, path, outputs
+		env[magosv1.EnvPlanTargets], env[magosv1.EnvShutdownWait], env[magosv1.EnvDriftCheck] = targets, wait, drift
+		first, err := magosv1.ParseRunSpec(magosv1.RunPlan, func(k string) string { return env[k] })
+		if err != nil {
+			return
+		}
+		again := map[string]string{}
+		for _, e := range first.Env() {
+			again[e.Name] = e.Value
+		}
+		second, err := magosv1.ParseRunSpec(magosv1.RunPlan, func(k string) string { return again[k] })
+		require.NoError(t, err)
+		assert.Equal(t, first, second)
+	})
 }
