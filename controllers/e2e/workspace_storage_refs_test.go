@@ -96,7 +96,7 @@ func TestWorkspaceCannotReadAnotherWorkspacesStorage(t *testing.T) {
 			ws.Spec.DependsOn = []magosv1.LocalObjectReference{{Name: "victim"}}
 			ws.Spec.Vars = []magosv1.Variable{{Name: "greeting", ValueFrom: outputOf("victim", "message")}}
 		})
-		s.requireRefused("ref-dependent", workspace.OutputReadNotAllowedReason, "Workspace victim does not let this Workspace read its outputs")
+		s.requireRefused("ref-dependent", workspace.OutputReadNotAllowedReason, "dependency victim does not let this Workspace read its outputs")
 
 		victim := s.getWorkspace("victim")
 		patch := client.MergeFrom(victim.DeepCopy())

@@ -116,7 +116,7 @@ func (r *Reconciler) checkGoverning(ctx context.Context, ro *magosv1.Rollout) er
 	if err := r.List(ctx, &list, client.InNamespace(ro.Namespace), client.MatchingFields{projectRefIndex: ro.Spec.ProjectRef.Name}); err != nil {
 		return rerror.Retry(ListFailedReason, fmt.Errorf("listing Rollouts: %w", err))
 	}
-	if gov := Governing(list.Items, ro.Spec.ProjectRef.Name); gov != nil && gov.Name != ro.Name {
+	if gov := magosv1.GoverningRollout(list.Items, ro.Spec.ProjectRef.Name); gov != nil && gov.Name != ro.Name {
 		ro.Status.Stages, ro.Status.Revision, ro.Status.UnstagedWorkspaces = nil, "", nil
 		return rerror.Stall(ConflictingRolloutReason, fmt.Errorf("rollout %s already governs Project %s; this Rollout admits nothing", gov.Name, ro.Spec.ProjectRef.Name))
 	}

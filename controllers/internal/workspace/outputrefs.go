@@ -79,7 +79,7 @@ func outputConsentRefused(ws, dep *magosv1.Workspace) error {
 		return nil
 	}
 	return rerror.Stall(OutputReadNotAllowedReason, fmt.Errorf(
-		"Workspace %s does not let this Workspace read its outputs: add %s (or \"*\") to its spec.outputs.readers", dep.Name, ws.Name))
+		"dependency %s does not let this Workspace read its outputs: add %s (or \"*\") to its spec.outputs.readers", dep.Name, ws.Name))
 }
 
 // outputUnavailable says why dep (nil: not in the cache of shard, nil when

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/rollout"
 )
 
 // AwaitingPromotionReason: a Rollout has not admitted the plan's revision
@@ -31,7 +30,7 @@ func (r *Reconciler) admissionOf(ctx context.Context, ws *magosv1.Workspace, pla
 	if err := r.List(ctx, &list, client.InNamespace(ws.Namespace)); err != nil {
 		return admission{}, fmt.Errorf("listing Rollouts: %w", err)
 	}
-	d := rollout.Admission(rollout.Governing(list.Items, ws.Spec.ProjectRef.Name), ws, plan.Revision)
+	d := magosv1.RolloutAdmission(magosv1.GoverningRollout(list.Items, ws.Spec.ProjectRef.Name), ws, plan.Revision)
 	return admission{Denied: !d.Allowed, Message: d.Message}, nil
 }
 
@@ -78,7 +77,7 @@ func (r *Reconciler) rolloutHandler() handler.TypedEventHandler[client.Object, r
 }
 
 // admissionKeys sums up, per Workspace named in ro's status, what
-// rollout.Admission reads for it.
+// magosv1.RolloutAdmission reads for it.
 func admissionKeys(ro *magosv1.Rollout) map[string]string {
 	keys := map[string]string{}
 	for _, name := range ro.Status.UnstagedWorkspaces {
