@@ -184,3 +184,25 @@ func FuzzRunSpecEnv(f *testing.F) {
 		assert.Equal(t, first, second)
 	})
 }
+
+// TestRunAnnotationsRoundTrip: what the controller writes on a run's Job
+// it reads back, field for field; what does not parse reads as unset.
+func TestRunAnnotationsRoundTrip(t *testing.T) {
+	want := magosv1.RunAnnotations{
+		Revision: "main@sha1:abc", PlanID: "plan-1", InputsDigest: digest, Number: 42,
+		ArtifactURL: "http://source-controller/gitrepository/ns/infra/abc.tar.gz", ArtifactDigest: digest,
+		Drift: true, Mode: magosv1.PlanModeDestroy,
+		Request: &magosv1.PlanRequest{ID: "r1", Targets: []string{"terraform_data.a"}},
+	}
+	assert.Equal(t, want, magosv1.ParseRunAnnotations(want.Annotations()))
+	v := reflect.ValueOf(want)
+	for i := range v.NumField() {
+		assert.False(t, v.Field(i).IsZero(), "the round trip covers %s", v.Type().Field(i).Name)
+	}
+
+	broken := want.Annotations()
+	broken[magosv1.RunNumberAnnotation], broken[magosv1.PlanRequestAnnotation] = "many", "{"
+	got := magosv1.ParseRunAnnotations(broken)
+	assert.Zero(t, got.Number)
+	assert.Nil(t, got.Request, "a request that does not parse is a full plan")
+}

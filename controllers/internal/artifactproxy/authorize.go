@@ -110,8 +110,8 @@ func authorize(ctx context.Context, c client.Client, reader client.Reader, token
 	if ws.UID != wsRef.UID {
 		return grant{}, forbidden("Workspace %s/%s is not the one Job %s belongs to", ns, wsRef.Name, job.Name)
 	}
-	g := grant{Namespace: ns, Workspace: ws.Name, Job: job.Name,
-		URL: job.Annotations[magosv1.ArtifactURLAnnotation], Digest: job.Annotations[magosv1.ArtifactDigestAnnotation]}
+	a := magosv1.ParseRunAnnotations(job.Annotations)
+	g := grant{Namespace: ns, Workspace: ws.Name, Job: job.Name, URL: a.ArtifactURL, Digest: a.ArtifactDigest}
 	if g.URL == "" || !strings.HasPrefix(g.Digest, "sha256:") {
 		return grant{}, forbidden("Job %s/%s names no artifact with a sha256 digest", ns, job.Name)
 	}
