@@ -49,14 +49,16 @@ type Node struct {
 	// StartDuration is how long Start took, from nothing to a Ready node.
 	StartDuration time.Duration
 
-	opts      Options
-	lock      *os.File
-	netns     *netns
-	mountns   *mountns
-	cgroups   *cgroupRoot
-	pki       *pki
-	saved     sysctls
-	procs     []*process
+	opts    Options
+	lock    *os.File
+	netns   *netns
+	mountns *mountns
+	cgroups *cgroupRoot
+	pki     *pki
+	saved   sysctls
+	procs   []*process
+	// restarts counts Restart calls: each restarted program logs anew.
+	restarts  int
 	clientset kubernetes.Interface
 }
 
@@ -244,18 +246,7 @@ func (n *Node) startKubelet(ctx context.Context) error {
 	); err != nil {
 		return err
 	}
-	if err := n.waitFor(ctx, "the node to be Ready", 90*time.Second, func(ctx context.Context) (bool, error) {
-		node, err := n.clientset.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		for _, c := range node.Status.Conditions {
-			if c.Type == corev1.NodeReady {
-				return c.Status == corev1.ConditionTrue, nil
-			}
-		}
-		return false, nil
-	}); err != nil {
+	if err := n.waitFor(ctx, "the node to be Ready", 90*time.Second, n.nodeReady); err != nil {
 		return err
 	}
 	if err := n.saved.restore(); err != nil {
@@ -265,6 +256,20 @@ func (n *Node) startKubelet(ctx context.Context) error {
 		_, err := n.clientset.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, nil
 	})
+}
+
+// nodeReady is a waitFor condition: the node's Ready condition is True.
+func (n *Node) nodeReady(ctx context.Context) (bool, error) {
+	node, err := n.clientset.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
+	if err != nil {
+		return false, nil
+	}
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue, nil
+		}
+	}
+	return false, nil
 }
 
 // waitFor polls cond until it holds, fails, a node process exits or the

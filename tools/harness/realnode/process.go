@@ -15,6 +15,8 @@ import (
 // process is one of the node's long-running programs.
 type process struct {
 	name string
+	// argv is what start was given, to start it again (Restart).
+	argv []string
 	cmd  *exec.Cmd
 	log  string
 	done chan struct{}
@@ -46,6 +48,9 @@ func (n *Node) Command(name string, args ...string) *exec.Cmd {
 // reports and the node's health checks see.
 func (n *Node) start(name string, argv ...string) (*process, error) {
 	logPath := filepath.Join(n.Dir, "logs", name+".log")
+	if n.restarts > 0 {
+		logPath = filepath.Join(n.Dir, "logs", fmt.Sprintf("%s.%d.log", name, n.restarts))
+	}
 	f, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -59,7 +64,7 @@ func (n *Node) start(name string, argv ...string) (*process, error) {
 		f.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
+	p := &process{name: name, argv: argv, cmd: cmd, log: logPath, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		f.Close()

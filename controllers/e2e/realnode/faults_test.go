@@ -1,0 +1,223 @@
+package realnode
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+// Faults on the real node. Each test starts a slow apply (testdata/slow,
+// its provisioner sleeping), injects one fault while the apply's runner
+// runs, and checks what must hold whatever the fault: the Workspace says
+// what happened and reaches the revision applied, no plan is applied
+// twice, and the state and outputs are there. docs/operations.md "What
+// survives what" lists the outcomes.
+
+// faultPause is how long the slow apply's provisioner sleeps: long enough
+// to inject a fault while it runs.
+const faultPause = "25"
+
+// slowApply creates Workspace name in a new namespace from testdata/slow
+// and returns once its apply's runner container runs: the namespace, the
+// revision and the apply's Pod.
+func slowApply(t *testing.T, name string) (ns, rev string, pod corev1.Pod) {
+	t.Helper()
+	ctx := context.Background()
+	ns = newNamespace(t)
+	rev = newGitSource(t, ns).Publish(ctx, "infra", "./testdata/slow")
+	require.NoError(t, k8s.Create(ctx, &magosv1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: magosv1.WorkspaceSpec{
+			SourceRef: magosv1.SourceReference{Kind: "GitRepository", Name: "infra"},
+			Runner:    &magosv1.RunnerSpec{Image: slowRunnerImage},
+			Terraform: &magosv1.TerraformSpec{Engine: magosv1.EngineOpenTofu, Image: "ghcr.io/magos-dev/magos-engine-opentofu:{version}"},
+			Vars:      []magosv1.Variable{{Name: "pause", Value: ptr.To(faultPause)}},
+			Outputs:   &magosv1.OutputsSpec{SecretName: name + "-outputs"},
+		},
+	}))
+	ws := waitWorkspace(t, ns, name, 5*time.Minute, "starts applying", func(ws *magosv1.Workspace) bool {
+		return ws.Status.Phase == magosv1.PhaseApplying && ws.Status.CurrentRun != nil
+	})
+	pod = runningRunner(t, ns, ws.Status.CurrentRun.Job)
+	// Give the engine time to reach the provisioner.
+	time.Sleep(3 * time.Second)
+	return ns, rev, pod
+}
+
+// runningRunner waits for the Pod of job whose runner container runs.
+func runningRunner(t *testing.T, ns, job string) corev1.Pod {
+	t.Helper()
+	var pod corev1.Pod
+	require.Eventually(t, func() bool {
+		var pods corev1.PodList
+		require.NoError(t, k8s.List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels{"batch.kubernetes.io/job-name": job}))
+		for _, p := range pods.Items {
+			for _, c := range p.Status.ContainerStatuses {
+				if c.Name == "runner" && c.State.Running != nil {
+					pod = p
+					return true
+				}
+			}
+		}
+		return false
+	}, 2*time.Minute, 250*time.Millisecond, "the runner container of Job %s never ran", job)
+	return pod
+}
+
+// survives checks what must hold after a fault: the Workspace reaches
+// rev applied (unlocking it if the fault left the state lock held, as a
+// user would after reading its message), no plan is applied by two Jobs,
+// and the state and the output are written. It returns the Workspace.
+func survives(t *testing.T, ns, name, rev string) *magosv1.Workspace {
+	t.Helper()
+	ctx := context.Background()
+	ws := waitWorkspace(t, ns, name, 8*time.Minute, "applies, or stalls on the lock the fault left", func(ws *magosv1.Workspace) bool {
+		return applied(rev)(ws) || (ws.Status.Lock != nil && ws.Status.CurrentRun == nil && ws.Status.Phase == magosv1.PhaseFailed)
+	})
+	if !applied(rev)(ws) {
+		ready := readyCondition(ws)
+		t.Logf("the fault left the state lock held by %s: %s", ws.Status.Lock.Holder, ready.Message)
+		assert.Contains(t, ready.Message, "magos.dev/unlock", "the message says how to unlock")
+		patch := client.MergeFrom(ws.DeepCopy())
+		ws.Annotations = map[string]string{"magos.dev/unlock": ws.Status.Lock.Holder}
+		require.NoError(t, k8s.Patch(ctx, ws, patch))
+		ws = waitWorkspace(t, ns, name, 5*time.Minute, "applies once unlocked", applied(rev))
+	}
+	assert.Nil(t, ws.Status.Lock, "the state lock is released")
+
+	var jobs batchv1.JobList
+	require.NoError(t, k8s.List(ctx, &jobs, client.InNamespace(ns), client.MatchingLabels{magosv1.WorkspaceLabel: name, magosv1.PhaseLabel: magosv1.RunApply}))
+	appliers := map[string][]string{}
+	for _, j := range jobs.Items {
+		plan := magosv1.ParseRunAnnotations(j.Annotations).PlanID
+		appliers[plan] = append(appliers[plan], j.Name)
+	}
+	for plan, js := range appliers {
+		assert.Len(t, js, 1, "plan %s is applied by one Job, not %v", plan, js)
+	}
+
+	var state corev1.Secret
+	require.NoError(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: magosv1.StateSecretName(name)}, &state))
+	assert.NotEmpty(t, state.Data[magosv1.StateKey], "the state is kept")
+	assertOutput(t, ns, name+"-outputs", "done", "slow")
+	return ws
+}
+
+// lastRun is the Workspace's history entry of Job job, if any.
+func lastRun(ws *magosv1.Workspace, job string) *magosv1.RunStatus {
+	for i := range ws.Status.History {
+		if ws.Status.History[i].Job == job {
+			return &ws.Status.History[i]
+		}
+	}
+	return nil
+}
+
+// TestFaultControllerDeletedMidApply: the workspace-controller's Pod
+// deleted while an apply runs; its replacement takes the leader Lease,
+// adopts the running Job and records its result. The apply is neither
+// lost nor started again.
+func TestFaultControllerDeletedMidApply(t *testing.T) {
+	requireMagos(t)
+	ctx := context.Background()
+	ns, rev, pod := slowApply(t, "ctl")
+	job := pod.Labels["batch.kubernetes.io/job-name"]
+	var controllers corev1.PodList
+	require.NoError(t, k8s.List(ctx, &controllers, client.InNamespace(magosNamespace), client.MatchingLabels{"app.kubernetes.io/name": "workspace-controller"}))
+	require.NotEmpty(t, controllers.Items)
+	for i := range controllers.Items {
+		require.NoError(t, k8s.Delete(ctx, &controllers.Items[i]))
+	}
+	t.Logf("deleted the workspace-controller mid-apply of Job %s", job)
+
+	ws := survives(t, ns, "ctl", rev)
+	run := lastRun(ws, job)
+	require.NotNil(t, run, "the new controller recorded the adopted Job")
+	assert.Equal(t, magosv1.ResultSucceeded, run.Result, "the apply that ran through the fault succeeded")
+	assert.Equal(t, run.PlanID, ws.Status.LastApplied.PlanID, "and it is the applied plan")
+}
+
+// TestFaultRunnerKilledMidApply: the runner container killed with
+// SIGKILL through the runtime, as an OOM kill would end it: no chance to
+// save state or release the lock. The Job fails, the Workspace says so,
+// and the run is retried from a new plan once the lock is released.
+func TestFaultRunnerKilledMidApply(t *testing.T) {
+	requireMagos(t)
+	ctx := context.Background()
+	ns, rev, pod := slowApply(t, "killed")
+	job := pod.Labels["batch.kubernetes.io/job-name"]
+	var id string
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.Name == "runner" {
+			id = c.ContainerID
+		}
+	}
+	require.NoError(t, node.KillContainer(ctx, id))
+	t.Logf("killed the runner container of Job %s", job)
+
+	failed := waitWorkspace(t, ns, "killed", 3*time.Minute, "reports the killed apply", func(ws *magosv1.Workspace) bool {
+		r := lastRun(ws, job)
+		return r != nil && r.Result != magosv1.ResultRunning
+	})
+	run := lastRun(failed, job)
+	assert.NotEqual(t, magosv1.ResultSucceeded, run.Result)
+	t.Logf("the killed run: %s, %s: %s", run.Result, run.Reason, run.Message)
+	survives(t, ns, "killed", rev)
+}
+
+// TestFaultRunnerEvictedMidApply: the runner Pod evicted through the
+// Eviction API (a drain). The apply's Job fails at once (its
+// podFailurePolicy fails the Job on a disruption rather than start the
+// apply in a new Pod), and what follows is a new plan, never a second
+// apply of the evicted one's plan.
+func TestFaultRunnerEvictedMidApply(t *testing.T) {
+	requireMagos(t)
+	ctx := context.Background()
+	ns, rev, pod := slowApply(t, "evicted")
+	job := pod.Labels["batch.kubernetes.io/job-name"]
+	require.NoError(t, k8s.SubResource("eviction").Create(ctx, &pod, &policyv1.Eviction{
+		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: ns},
+	}))
+	t.Logf("evicted runner Pod %s of Job %s", pod.Name, job)
+
+	ws := survives(t, ns, "evicted", rev)
+	run := lastRun(ws, job)
+	require.NotNil(t, run)
+	assert.NotEqual(t, magosv1.ResultSucceeded, run.Result, "the evicted apply is not reported as applied")
+	assert.NotEqual(t, run.PlanID, ws.Status.LastApplied.PlanID, "the revision was applied from a new plan")
+}
+
+// TestFaultNodeProgramsRestartedMidApply: containerd, the kubelet and the
+// apiserver each restarted while an apply runs. Containers outlive
+// containerd and the kubelet, and the runner's writes retry while the
+// apiserver is away: the apply that was running completes and is the one
+// recorded as applied.
+func TestFaultNodeProgramsRestartedMidApply(t *testing.T) {
+	requireMagos(t)
+	for _, program := range []string{"containerd", "kubelet", "kube-apiserver"} {
+		t.Run(program, func(t *testing.T) {
+			ns, rev, pod := slowApply(t, "restart")
+			job := pod.Labels["batch.kubernetes.io/job-name"]
+			began := time.Now()
+			require.NoError(t, node.Restart(context.Background(), program))
+			t.Logf("restarted %s mid-apply of Job %s in %s", program, job, time.Since(began).Round(time.Millisecond))
+
+			ws := survives(t, ns, "restart", rev)
+			run := lastRun(ws, job)
+			require.NotNil(t, run, "the Job that ran through the restart is recorded")
+			assert.Equal(t, magosv1.ResultSucceeded, run.Result, "%s: %s", run.Reason, run.Message)
+			assert.Equal(t, run.PlanID, ws.Status.LastApplied.PlanID)
+		})
+	}
+}
