@@ -123,7 +123,12 @@ func TestHelmChartNamespacedRBAC(t *testing.T) {
 			"--set", "workspace-controller.guards.noCrossNamespaceRefs=false",
 			"--set", "workspace-controller.guards.allowedRunnerImages={ghcr.io/magos-dev/magos-runner:*,mirror.example/runner:*}",
 			"--set", "workspace-controller.guards.clusterPolicySelector=policy.magos.dev/scope=cluster",
-			"--set", "workspace-controller.guards.allowDestroySkipGate=true")
+			"--set", "workspace-controller.guards.allowDestroySkipGate=true",
+			"--set", "workspace-controller.guards.allowedPriorityClasses={tenant-*}",
+			"--set", "workspace-controller.guards.allowedTolerationKeys={pool.example/*,dedicated}",
+			"--set", "workspace-controller.guards.allowedNodeLabelKeys={pool.example/*}",
+			"--set", "workspace-controller.guards.allowedPodLabelKeys={team}",
+			"--set", "workspace-controller.guards.allowedPodAnnotationKeys={cost.example/*}")
 		args := managerArgs(objs, release+"-workspace-controller")
 		for _, want := range []string{
 			"--require-project=true",
@@ -132,6 +137,11 @@ func TestHelmChartNamespacedRBAC(t *testing.T) {
 			"--allowed-runner-images=ghcr.io/magos-dev/magos-runner:*,mirror.example/runner:*",
 			"--cluster-policy-selector=policy.magos.dev/scope=cluster",
 			"--allow-destroy-skip-gate=true",
+			"--allowed-runner-priority-classes=tenant-*",
+			"--allowed-runner-toleration-keys=pool.example/*,dedicated",
+			"--allowed-runner-node-label-keys=pool.example/*",
+			"--allowed-runner-pod-label-keys=team",
+			"--allowed-runner-pod-annotation-keys=cost.example/*",
 		} {
 			assert.Contains(t, args, want)
 		}
@@ -139,6 +149,9 @@ func TestHelmChartNamespacedRBAC(t *testing.T) {
 		assert.Contains(t, args, "--no-cross-namespace-refs=true", "cross-namespace sources are refused by default")
 		assert.Contains(t, args, "--allow-destroy-skip-gate=false", "destroys go through the gate by default")
 		assert.NotContains(t, args, "--watch-namespaces=", "all namespaces are watched by default")
+		for _, a := range args {
+			assert.NotContains(t, a, "--allowed-runner-", "no runner placement or Pod metadata is allowed by default, and no image is refused")
+		}
 	})
 }
 

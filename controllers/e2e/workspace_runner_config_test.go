@@ -105,12 +105,12 @@ credentials "example.invalid" {
 
 // TestProjectRunnerDefaultsAndForbiddenOverrides: a member Workspace
 // inherits the Project's runner env and Pod labels (merged by key with its
-// own), and a Workspace that sets a runner field the Project forbids
+// own; the cluster allows those label keys), and a Workspace that sets a runner field the Project forbids
 // stalls, naming the field, and never runs.
 func TestProjectRunnerDefaultsAndForbiddenOverrides(t *testing.T) {
 	env.Require(t)
 	ctx := context.Background()
-	s := newStack(t)
+	s := newStackWith(t, stackOptions{Workspace: func(o *workspace.Options) { o.Guards.Placement.PodLabelKeys = []string{"team", "tier"} }})
 	require.NoError(t, env.Client.Create(ctx, &magosv1.Project{ObjectMeta: metav1.ObjectMeta{Name: "platform", Namespace: s.ns},
 		Spec: magosv1.ProjectSpec{
 			Defaults: &magosv1.ProjectDefaults{Runner: &magosv1.RunnerSpec{

@@ -167,11 +167,13 @@ type RunnerSpec struct {
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 
-	// NodeSelector of the runner pod.
+	// NodeSelector of the runner pod. Its keys must match the cluster's
+	// --allowed-runner-node-label-keys (none by default).
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 
-	// Tolerations of the runner pod.
+	// Tolerations of the runner pod. Their keys must match the cluster's
+	// --allowed-runner-toleration-keys (none by default).
 	// +kubebuilder:validation:MaxItems=32
 	// +optional
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
@@ -214,7 +216,8 @@ type RunnerSpec struct {
 	CLIConfig *CLIConfigSpec `json:"cliConfig,omitempty"`
 
 	// PodLabels are added to the runner Pod. Keys under magos.dev/ are
-	// refused: Magos's own labels select and account for runs.
+	// refused: Magos's own labels select and account for runs. Keys must
+	// match the cluster's --allowed-runner-pod-label-keys (none by default).
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.matches('^([^/]*[.])?magos[.]dev/'))",message="keys under magos.dev/ are reserved for Magos"
 	// +optional
@@ -222,18 +225,22 @@ type RunnerSpec struct {
 
 	// PodAnnotations are added to the runner Pod, e.g. a service mesh
 	// opt-out. Keys under magos.dev/ and annotations that change the
-	// container's AppArmor or seccomp profile are refused.
+	// container's AppArmor or seccomp profile are refused. Keys must match
+	// the cluster's --allowed-runner-pod-annotation-keys (none by default).
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.matches('^([^/]*[.])?magos[.]dev/'))",message="keys under magos.dev/ are reserved for Magos"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('container.apparmor.security.beta.kubernetes.io/') && !k.startsWith('seccomp.security.alpha.kubernetes.io/'))",message="annotations that change the runner's AppArmor or seccomp profile are refused"
 	// +optional
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 
-	// Affinity of the runner Pod.
+	// Affinity of the runner Pod. Its node keys and topology keys must
+	// match the cluster's --allowed-runner-node-label-keys (none by
+	// default), and Pod affinity terms select only Pods of its namespace.
 	// +optional
 	Affinity *corev1.Affinity `json:"affinity,omitempty"`
 
-	// PriorityClassName of the runner Pod.
+	// PriorityClassName of the runner Pod. It must match the cluster's
+	// --allowed-runner-priority-classes (none by default).
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +optional

@@ -113,6 +113,21 @@ spec:
             {{- end }}
             - --allow-destroy-skip-gate={{ .allowDestroySkipGate | default false }}
             - --forbid-runner-cli-config={{ .forbidRunnerCLIConfig | default false }}
+            {{- with .allowedPriorityClasses }}
+            - --allowed-runner-priority-classes={{ join "," . }}
+            {{- end }}
+            {{- with .allowedTolerationKeys }}
+            - --allowed-runner-toleration-keys={{ join "," . }}
+            {{- end }}
+            {{- with .allowedNodeLabelKeys }}
+            - --allowed-runner-node-label-keys={{ join "," . }}
+            {{- end }}
+            {{- with .allowedPodLabelKeys }}
+            - --allowed-runner-pod-label-keys={{ join "," . }}
+            {{- end }}
+            {{- with .allowedPodAnnotationKeys }}
+            - --allowed-runner-pod-annotation-keys={{ join "," . }}
+            {{- end }}
             {{- end }}
             {{- with .Values.artifactProxy }}
             {{- if .enabled }}

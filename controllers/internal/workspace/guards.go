@@ -62,6 +62,10 @@ type Guards struct {
 	// provider_installation could bypass a mandated provider mirror with
 	// direct {} or dev_overrides.
 	ForbidCLIConfig bool
+	// Placement and Pod metadata of runner Pods (guards_placement.go):
+	// patterns (path.Match) of what a Workspace's or Project's runner may
+	// ask for; empty allows none of it.
+	Placement PlacementGuards
 }
 
 // BindFlags registers the guards' flags on fs.
@@ -78,14 +82,7 @@ func (g *Guards) BindFlags(fs *flag.FlagSet) {
 		})
 	fs.BoolVar(&g.NoCrossNamespaceRefs, "no-cross-namespace-refs", true, "Refuse Workspaces whose sourceRef names another namespace (as Flux's flag of that name; set =false to allow them).")
 	fs.Func("allowed-runner-images", "Comma-separated glob patterns (path.Match) the runner image must match, e.g. 'ghcr.io/magos-dev/magos-runner:*' (repeatable; empty allows any image).",
-		func(v string) error {
-			for _, p := range strings.Split(v, ",") {
-				if p = strings.TrimSpace(p); p != "" {
-					g.AllowedRunnerImages = append(g.AllowedRunnerImages, p)
-				}
-			}
-			return nil
-		})
+		appendPatterns(&g.AllowedRunnerImages))
 	fs.Func("cluster-policy-selector", "Label selector of ValidatingPolicies every Workspace's plans must pass, whatever its own and its Project's policy selectors say.",
 		func(v string) error {
 			sel, err := metav1.ParseToLabelSelector(v)
@@ -99,6 +96,20 @@ func (g *Guards) BindFlags(fs *flag.FlagSet) {
 		"Without it every destroy is planned, checked and approved.")
 	fs.BoolVar(&g.ForbidCLIConfig, "forbid-runner-cli-config", false, "Refuse runs whose runner has a CLI configuration (spec.runner.cliConfig of the Workspace or its Project), "+
 		"which would replace the operator's (e.g. a mandated provider mirror set with --runner-env TF_CLI_CONFIG_FILE).")
+	g.Placement.BindFlags(fs)
+}
+
+// appendPatterns is a flag function that appends the comma-separated
+// patterns of each use of the flag to dst.
+func appendPatterns(dst *[]string) func(string) error {
+	return func(v string) error {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				*dst = append(*dst, p)
+			}
+		}
+		return nil
+	}
 }
 
 // skipsDestroyGate decides how a deleted Workspace whose effective destroy
@@ -120,6 +131,9 @@ func (g *Guards) Validate(defaultImage string) error {
 		if _, err := path.Match(p, ""); err != nil {
 			return fmt.Errorf("--allowed-runner-images: %q is not a valid pattern: %w", p, err)
 		}
+	}
+	if err := g.Placement.Validate(); err != nil {
+		return err
 	}
 	if len(g.AllowedRunnerImages) > 0 && !g.imageAllowed(defaultImage) {
 		return fmt.Errorf("--runner-image %q matches no pattern of --allowed-runner-images %v", defaultImage, g.AllowedRunnerImages)

@@ -42,9 +42,11 @@ type RunnerSpecApplyConfiguration struct {
 	Image *string `json:"image,omitempty"`
 	// Resources of the runner container.
 	Resources *v1.ResourceRequirements `json:"resources,omitempty"`
-	// NodeSelector of the runner pod.
+	// NodeSelector of the runner pod. Its keys must match the cluster's
+	// --allowed-runner-node-label-keys (none by default).
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
-	// Tolerations of the runner pod.
+	// Tolerations of the runner pod. Their keys must match the cluster's
+	// --allowed-runner-toleration-keys (none by default).
 	Tolerations []v1.Toleration `json:"tolerations,omitempty"`
 	// Timeout is the deadline of one run (the Job's activeDeadlineSeconds),
 	// at least one second.
@@ -65,15 +67,20 @@ type RunnerSpecApplyConfiguration struct {
 	// --runner-env).
 	CLIConfig *CLIConfigSpecApplyConfiguration `json:"cliConfig,omitempty"`
 	// PodLabels are added to the runner Pod. Keys under magos.dev/ are
-	// refused: Magos's own labels select and account for runs.
+	// refused: Magos's own labels select and account for runs. Keys must
+	// match the cluster's --allowed-runner-pod-label-keys (none by default).
 	PodLabels map[string]string `json:"podLabels,omitempty"`
 	// PodAnnotations are added to the runner Pod, e.g. a service mesh
 	// opt-out. Keys under magos.dev/ and annotations that change the
-	// container's AppArmor or seccomp profile are refused.
+	// container's AppArmor or seccomp profile are refused. Keys must match
+	// the cluster's --allowed-runner-pod-annotation-keys (none by default).
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
-	// Affinity of the runner Pod.
+	// Affinity of the runner Pod. Its node keys and topology keys must
+	// match the cluster's --allowed-runner-node-label-keys (none by
+	// default), and Pod affinity terms select only Pods of its namespace.
 	Affinity *v1.Affinity `json:"affinity,omitempty"`
-	// PriorityClassName of the runner Pod.
+	// PriorityClassName of the runner Pod. It must match the cluster's
+	// --allowed-runner-priority-classes (none by default).
 	PriorityClassName *string `json:"priorityClassName,omitempty"`
 	// ImagePullSecrets of the runner Pod: they cover every image it pulls
 	// (the runner, the engine image and any init image).
