@@ -17,10 +17,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
@@ -31,33 +32,20 @@ const prometheusAddr = "127.0.0.1:19090"
 // TestPrometheusScrapesMagos: a real Prometheus (built by `make node` from
 // its Go module, run in the node's network namespace) scrapes the four
 // controller Pods of the chart under the job names the chart's monitors
-// give them, and loads the shipped alert rules. Every target is up, the
-// run metrics count the Workspace's plan and apply, every alert rule
-// evaluates without error against the real series, a stalled Workspace
-// makes MagosWorkspaceStalled pending, and every query of the shipped
-// Grafana dashboards runs.
+// give them, and loads the shipped alert rules (their `for` durations cut
+// to seconds, their expressions as shipped). After a journey through the
+// states the dashboards show (an apply, a refused Workspace, a failing
+// one, a denied plan, a held state lock, a Rollout waiting for and then
+// given a promotion, a drifting Workspace, a VariableSet read), every
+// target is up, every alert rule evaluates without error, the alerts the
+// journey calls for fire and the others do not, and every query of every
+// panel of the shipped Grafana dashboards returns data.
 func TestPrometheusScrapesMagos(t *testing.T) {
-	ctx := context.Background()
 	requireSourceController(t)
 	root, err := testenv.RepoRoot()
 	require.NoError(t, err)
 	ns := newNamespace(t)
-	content := t.TempDir()
-	writeRelease(t, content, "metrics")
-	rev := newGitSource(t, ns).Publish(ctx, "infra", content)
-	require.NoError(t, k8s.Create(ctx, &magosv1.Workspace{
-		ObjectMeta: metav1.ObjectMeta{Name: "release", Namespace: ns},
-		Spec: magosv1.WorkspaceSpec{
-			SourceRef: magosv1.SourceReference{Kind: "GitRepository", Name: "infra"},
-			Outputs:   &magosv1.OutputsSpec{SecretName: "release-outputs"},
-		},
-	}))
-	waitWorkspace(t, ns, "release", 5*time.Minute, "applies", applied(rev))
-	// A Workspace the guards refuse (a source in another namespace): Stalled.
-	require.NoError(t, k8s.Create(ctx, &magosv1.Workspace{
-		ObjectMeta: metav1.ObjectMeta{Name: "elsewhere", Namespace: ns},
-		Spec:       magosv1.WorkspaceSpec{SourceRef: magosv1.SourceReference{Kind: "GitRepository", Name: "infra", Namespace: fluxNamespace}},
-	}))
+	j := startJourney(t, ns)
 
 	prom := startPrometheus(t, root)
 	// The chart's ServiceMonitors name each job after the metrics Service.
@@ -65,6 +53,7 @@ func TestPrometheusScrapesMagos(t *testing.T) {
 		up := prom.query(t, `up{job=~"magos-.+-controller-metrics"} == 1`)
 		return len(up) == len(controllerNames)
 	}, 2*time.Minute, time.Second, "Prometheus scrapes the four controllers")
+	j.finish(t)
 
 	runs := prom.query(t, `sum by (phase) (magos_workspace_runs_total{result="Succeeded"}) > 0`)
 	phases := map[string]bool{}
@@ -76,14 +65,36 @@ func TestPrometheusScrapesMagos(t *testing.T) {
 		"the Workspace's last apply")
 	assert.NotEmpty(t, prom.query(t, `magos_artifact_proxy_requests_total{result="served"} > 0`), "the artifact proxy served the runs")
 
+	// What the journey calls for fires; what it does not, does not.
+	firing := map[string]bool{
+		"MagosWorkspaceStalled/elsewhere": true, "MagosWorkspaceNotReady/broken": true, "MagosWorkspaceNotReady/denied": true,
+		"MagosStateLockHeld/locked": true,
+	}
+	active := map[string]bool{}
 	require.Eventually(t, func() bool {
+		clear(active)
 		for _, a := range prom.alerts(t) {
-			if a.Labels["alertname"] == "MagosWorkspaceStalled" && a.Labels["name"] == "elsewhere" && a.Labels["namespace"] == ns {
-				return true
+			if a.State == "firing" && a.Labels["namespace"] == ns {
+				active[a.Labels["alertname"]+"/"+a.Labels["name"]] = true
 			}
 		}
-		return false
-	}, time.Minute, time.Second, "MagosWorkspaceStalled is pending for the refused Workspace")
+		for want := range firing {
+			if !active[want] {
+				return false
+			}
+		}
+		return true
+	}, 2*time.Minute, time.Second, "the journey's alerts fire: want %v, firing %v", firing, active)
+	quiet := []string{"MagosControllerDown", "MagosControllerNoLeader", "MagosControllerMetricsAbsent", "MagosEventsDropped",
+		"MagosWorkspaceAwaitingApproval", "MagosRolloutHalted"}
+	for _, a := range prom.alerts(t) {
+		assert.NotContains(t, quiet, a.Labels["alertname"], "alert %v (%s) has no cause in the journey", a.Labels, a.State)
+		if a.Labels["alertname"] == "MagosWorkspaceStalled" && a.State == "firing" {
+			ws := &magosv1.Workspace{}
+			require.NoError(t, k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: a.Labels["name"]}, ws))
+			assert.True(t, meta.IsStatusConditionTrue(ws.Status.Conditions, magosv1.StalledCondition), "%s is Stalled, as its alert says", ws.Name)
+		}
+	}
 
 	rules := prom.rules(t)
 	require.NotEmpty(t, rules)
@@ -91,12 +102,23 @@ func TestPrometheusScrapesMagos(t *testing.T) {
 		assert.Equal(t, "ok", r.Health, "rule %s: %s", r.Name, r.LastError)
 	}
 
-	exprs := dashboardQueries(t, root)
-	require.NotEmpty(t, exprs)
-	for _, e := range exprs {
-		prom.query(t, e)
+	panels := dashboardQueries(t, root)
+	require.NotEmpty(t, panels)
+	var dead []string
+	for _, p := range panels {
+		// A per-Workspace panel shows data for some Workspace a user
+		// selects: one of the journey's.
+		got := false
+		for _, ws := range j.workspaces {
+			got = got || len(prom.query(t, p.with(ns, ws))) > 0
+		}
+		if !got {
+			dead = append(dead, p.title+": "+p.expr)
+		}
 	}
-	t.Logf("realnode: Prometheus scraped 4 controllers, evaluated %d alert rules and ran %d dashboard queries", len(rules), len(exprs))
+	assert.Empty(t, dead, "dashboard panels without data after the journey")
+	t.Logf("realnode: Prometheus scraped 4 controllers, evaluated %d alert rules, saw %d alerts fire and %d dashboard queries return data",
+		len(rules), len(firing), len(panels)-len(dead))
 }
 
 // prometheus is the test's Prometheus server.
@@ -110,8 +132,13 @@ func startPrometheus(t *testing.T, root string) *prometheus {
 	ctx := context.Background()
 	dir := t.TempDir()
 	var b strings.Builder
-	fmt.Fprintf(&b, "global: {scrape_interval: 1s, evaluation_interval: 1s}\nrule_files: [%q]\nscrape_configs:\n",
-		filepath.Join(root, "deploy", "prometheus", "alerts.yaml"))
+	// The shipped rules with their `for` durations cut to seconds: the
+	// expressions are what is tested, against the real series.
+	alerts, err := os.ReadFile(filepath.Join(root, "deploy", "prometheus", "alerts.yaml"))
+	require.NoError(t, err)
+	rules := filepath.Join(dir, "alerts.yaml")
+	require.NoError(t, os.WriteFile(rules, regexp.MustCompile(`(?m)^(\s+for:) \S+$`).ReplaceAll(alerts, []byte("$1 5s")), 0o644))
+	fmt.Fprintf(&b, "global: {scrape_interval: 1s, evaluation_interval: 1s}\nrule_files: [%q]\nscrape_configs:\n", rules)
 	for _, c := range controllerNames {
 		var pods corev1.PodList
 		require.NoError(t, k8s.List(ctx, &pods, client.InNamespace(magosNamespace), client.MatchingLabels{"app.kubernetes.io/name": c + "-controller"}))
@@ -226,34 +253,53 @@ func (p *prometheus) api(t *testing.T, path string, out any) {
 	require.NoError(t, json.Unmarshal(envelope.Data, out))
 }
 
-// dashboardQueries are the queries of deploy/grafana's dashboards, with
-// Grafana's variables replaced by what a user's selection would give.
-func dashboardQueries(t *testing.T, root string) []string {
+// panel is one query of a dashboard panel, its Grafana variables still in.
+type panel struct{ title, expr string }
+
+// grafanaVariable matches a Grafana variable in a query.
+var grafanaVariable = regexp.MustCompile(`\$\{?(__rate_interval|__range|__interval|[a-z_]+)\}?`)
+
+// with is the panel's query as Grafana runs it with namespace and
+// workspace selected.
+func (p panel) with(namespace, workspace string) string {
+	return grafanaVariable.ReplaceAllStringFunc(p.expr, func(m string) string {
+		switch name := strings.Trim(m, "${}"); name {
+		case "__rate_interval", "__interval":
+			return "1m"
+		case "__range":
+			return "1h"
+		case "namespace":
+			return namespace
+		case "workspace":
+			return workspace
+		default:
+			return ".*"
+		}
+	})
+}
+
+// dashboardQueries are the queries of deploy/grafana's dashboards.
+func dashboardQueries(t *testing.T, root string) []panel {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(root, "deploy", "grafana", "*.json"))
 	require.NoError(t, err)
-	variable := regexp.MustCompile(`\$\{?(__rate_interval|__range|__interval|[a-z_]+)\}?`)
-	var out []string
-	var walk func(v any)
-	walk = func(v any) {
+	var out []panel
+	var walk func(v any, title string)
+	walk = func(v any, title string) {
 		switch v := v.(type) {
 		case map[string]any:
+			if s, ok := v["title"].(string); ok {
+				title = s
+			}
 			if e, ok := v["expr"].(string); ok && e != "" {
-				out = append(out, variable.ReplaceAllStringFunc(e, func(m string) string {
-					switch name := strings.Trim(m, "${}"); name {
-					case "__rate_interval", "__range", "__interval":
-						return "1m"
-					default:
-						return ".*"
-					}
-				}))
+				out = append(out, panel{title: title, expr: e})
 			}
 			for _, x := range v {
-				walk(x)
+				walk(x, title)
 			}
 		case []any:
 			for _, x := range v {
-				walk(x)
+				walk(x, title)
 			}
 		}
 	}
@@ -262,7 +308,7 @@ func dashboardQueries(t *testing.T, root string) []string {
 		require.NoError(t, err)
 		var d any
 		require.NoError(t, json.Unmarshal(b, &d))
-		walk(d)
+		walk(d, "")
 	}
 	return out
 }
