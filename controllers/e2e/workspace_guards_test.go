@@ -153,6 +153,12 @@ func TestGuardForbidsRunnerCLIConfig(t *testing.T) {
 	})
 	s.newWorkspace("project-config", "infra", withProject("direct"))
 	s.newWorkspace("no-config", "infra", nil)
+	// The guard comes before the wait for a Secret that does not exist:
+	// a forbidden configuration is refused at once, not once it appears.
+	s.newWorkspace("missing-config", "infra", func(ws *magosv1.Workspace) {
+		ws.Spec.Runner = &magosv1.RunnerSpec{CLIConfig: &magosv1.CLIConfigSpec{SecretName: "not-yet"}}
+	})
+	s.requireRefused("missing-config", workspace.CLIConfigNotAllowedReason, "not-yet")
 	s.requireRefused("own-config", workspace.CLIConfigNotAllowedReason, "direct-providers")
 	s.requireRefused("project-config", workspace.CLIConfigNotAllowedReason, "direct-providers")
 	require.Eventually(t, func() bool { return planJobs(t, s.ns, "no-config") > 0 }, time.Minute, 250*time.Millisecond,

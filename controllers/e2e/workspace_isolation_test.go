@@ -174,3 +174,21 @@ func TestLargePlanGrowsItsReservedStorage(t *testing.T) {
 	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: magosv1.RunnerServiceAccountName("big")}, &role))
 	assert.Contains(t, role.Rules[0].ResourceNames, magosv1.PlanSecretName("big", chunks-1), "the Role names the grown chunks")
 }
+
+// A plan may not take more plan Secrets than --max-plan-chunks allows one
+// Workspace: the big plan fails with PlanStorageLimitExceeded and no plan
+// Secret past the bound is created.
+func TestPlanStorageIsBounded(t *testing.T) {
+	env.Require(t)
+	ctx := context.Background()
+	s := newStackWith(t, stackOptions{Workspace: func(o *workspace.Options) { o.MaxPlanChunks = magosv1.DefaultPlanChunks }})
+	s.gitRepository("infra", copyConfig(t, "bigplan"))
+	s.newWorkspace("big", "infra", nil)
+	ws := s.waitWorkspace("big", 5*time.Minute, "fails its plan", func(ws *magosv1.Workspace) bool {
+		return len(ws.Status.History) > 0 && ws.Status.History[0].Reason == workspace.PlanStorageLimitReason
+	})
+	assert.Contains(t, ws.Status.History[0].Message, "this cluster allows 4 per Workspace (--max-plan-chunks)")
+	assert.Nil(t, ws.Status.Plan, "nothing was stored")
+	err := env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: magosv1.PlanSecretName("big", magosv1.DefaultPlanChunks)}, &corev1.Secret{})
+	assert.True(t, apierrors.IsNotFound(err), "no plan Secret past the bound: %v", err)
+}

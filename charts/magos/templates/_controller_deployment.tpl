@@ -98,6 +98,7 @@ spec:
             - --max-concurrent-runs-per-project={{ .maxConcurrentPerProject }}
             - --requested-plan-interval={{ .requestedPlanInterval }}
             - --drift-jitter={{ .driftJitter }}
+            - --max-plan-chunks={{ .maxPlanChunks }}
             {{- end }}
             {{- with .Values.guards }}
             - --require-project={{ .requireProject | default false }}

@@ -202,6 +202,18 @@ func (r *Reconciler) projectRequired(ctx context.Context, namespace string) (boo
 	return g.RequireProjectIn.Matches(labels.Set(ns.Labels)), nil
 }
 
+// checkRunner applies the guards on the effective runner rs's spec: its
+// CLI configuration, placement and Pod metadata.
+func (g *Guards) checkRunner(ws *magosv1.Workspace, rs *magosv1.RunnerSpec) error {
+	if err := g.checkCLIConfig(*rs); err != nil {
+		return err
+	}
+	if err := g.Placement.checkPlacement(ws, rs); err != nil {
+		return err
+	}
+	return g.Placement.checkPodMetadata(ws, rs)
+}
+
 // checkCLIConfig refuses a run whose runner has a CLI configuration where
 // the cluster forbids them.
 func (g *Guards) checkCLIConfig(runner magosv1.RunnerSpec) error {

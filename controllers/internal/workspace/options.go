@@ -42,6 +42,10 @@ type Options struct {
 	// spec.runner.timeout (of a Workspace or its Project) is cut to it.
 	// Zero is no maximum.
 	MaxRunTimeout time.Duration
+	// MaxPlanChunks bounds the plan Secrets of one Workspace (each holds
+	// magosv1.PlanChunkBytes of the stored plan): a plan that needs more
+	// fails with PlanStorageLimitExceeded. Zero is DefaultMaxPlanChunks.
+	MaxPlanChunks int
 	// JobTTL is how long finished Jobs are kept.
 	JobTTL time.Duration
 	// RetryInterval is how long a failed run waits before it is retried
@@ -236,6 +240,9 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.RunTimeout, "run-timeout", 30*time.Minute, "Default deadline of one plan or apply run.")
 	fs.DurationVar(&o.MaxRunTimeout, "max-run-timeout", time.Hour,
 		"Longest deadline of one run: a longer spec.runner.timeout is cut to it (a Warning event says so). 0 is no maximum.")
+	fs.IntVar(&o.MaxPlanChunks, "max-plan-chunks", DefaultMaxPlanChunks, fmt.Sprintf(
+		"Most plan Secrets of one Workspace, %d KiB of stored plan each (up to %d): a plan that needs more fails with PlanStorageLimitExceeded.",
+		magosv1.PlanChunkBytes>>10, magosv1.MaxPlanChunks))
 	fs.DurationVar(&o.JobTTL, "job-ttl", time.Hour, "How long finished run Jobs are kept.")
 	fs.Var(&o.RunnerEnv, "runner-env", "Extra NAME=VALUE environment variable for every runner container (repeatable).")
 	fs.Func("runner-scratch-size", "Size limit of the runner's scratch volume (default "+DefaultScratchSize.String()+").",
@@ -284,6 +291,9 @@ func (o Options) Validate() error {
 	if o.MaxRunTimeout > 0 && o.RunTimeout > o.MaxRunTimeout {
 		return fmt.Errorf("--run-timeout (%s) is longer than --max-run-timeout (%s)", o.RunTimeout, o.MaxRunTimeout)
 	}
+	if o.MaxPlanChunks < 0 || o.MaxPlanChunks > magosv1.MaxPlanChunks {
+		return fmt.Errorf("--max-plan-chunks must be between 1 and %d, got %d", magosv1.MaxPlanChunks, o.MaxPlanChunks)
+	}
 	if o.DriftJitter < 0 || o.DriftJitter > 1 {
 		return fmt.Errorf("--drift-jitter must be between 0 and 1, got %g", o.DriftJitter)
 	}
@@ -328,4 +338,17 @@ func sizeFlag(set func(resource.Quantity)) func(string) error {
 		set(q)
 		return nil
 	}
+}
+
+// DefaultMaxPlanChunks is --max-plan-chunks unless set: 12 MiB of stored
+// (compressed) plan, far more than plans of thousands of resources need.
+const DefaultMaxPlanChunks = 16
+
+// maxPlanChunks is MaxPlanChunks, DefaultMaxPlanChunks when unset, at
+// least the chunks every Workspace gets reserved.
+func (o Options) maxPlanChunks() int {
+	if o.MaxPlanChunks <= 0 {
+		return DefaultMaxPlanChunks
+	}
+	return max(o.MaxPlanChunks, magosv1.DefaultPlanChunks)
 }

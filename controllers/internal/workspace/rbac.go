@@ -193,3 +193,18 @@ func (r *Reconciler) ensureIdentity(ctx context.Context, ws *magosv1.Workspace, 
 	})
 	return err
 }
+
+// revokePlanIdentity deletes the Workspace's plan ServiceAccount once a
+// plan's result is read. A plan runs config code with that identity; with
+// the ServiceAccount gone every token minted for it (the plan runner's,
+// its artifact token, one config code minted for itself) stops
+// authenticating, while the finished Pod stays for its logs. The next
+// plan creates it again.
+func (r *Reconciler) revokePlanIdentity(ctx context.Context, ws *magosv1.Workspace) error {
+	sa := &corev1.ServiceAccount{}
+	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: magosv1.PlanRunnerServiceAccountName(ws.Name)}, sa)
+	if err != nil || !metav1.IsControlledBy(sa, ws) {
+		return client.IgnoreNotFound(err)
+	}
+	return client.IgnoreNotFound(r.Delete(ctx, sa, client.Preconditions{UID: &sa.UID}))
+}

@@ -175,9 +175,10 @@ func requeueAfter(d time.Duration) ctrl.Result {
 	return ctrl.Result{RequeueAfter: max(d, time.Second)}
 }
 
-// resolveInputs applies the cluster-level guards, resolves the
-// Workspace's Project and variables and refuses variables or runner
-// settings that read another Workspace's storage.
+// resolveInputs applies the cluster-level guards (those on the effective
+// runner among them), resolves the Workspace's Project and variables and
+// refuses variables or runner settings that read another Workspace's
+// storage.
 func (r *Reconciler) resolveInputs(ctx context.Context, ws *magosv1.Workspace) (inputs, error) {
 	if err := r.checkGuards(ctx, ws); err != nil {
 		return inputs{}, err
@@ -191,6 +192,11 @@ func (r *Reconciler) resolveInputs(ctx context.Context, ws *magosv1.Workspace) (
 		return in, err
 	}
 	rs := effectiveRunner(ws, project)
+	// The guards on the runner's spec come first: a forbidden setting is
+	// refused at once, not after a wait for a Secret it names.
+	if err := r.Options.Guards.checkRunner(ws, &rs); err != nil {
+		return in, err
+	}
 	runnerEnvVars, _ := runnerEnv(rs.Env)
 	deps, err := r.checkStorageRefs(ctx, ws, append(secretRefs(append(slices.Clone(in.Env), runnerEnvVars...)), runnerSecretRefs(&rs)...))
 	in.OutputReads = outputReads(in.Env, deps)

@@ -83,6 +83,11 @@ func (r *Reconciler) recordResult(ctx context.Context, ws *magosv1.Workspace, jo
 // a failure is counted with failure (failureReason) and retried by retry.
 func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace, res magosv1.RunResult, failure string, retry retryPolicy) error {
 	cr := ws.Status.CurrentRun
+	if cr.Phase == magosv1.RunPlan {
+		if err := r.revokePlanIdentity(ctx, ws); err != nil {
+			return fmt.Errorf("revoking the plan identity of a finished plan: %w", err)
+		}
+	}
 	var bundleDigest string
 	if res.Result == magosv1.ResultSucceeded && cr.Phase == magosv1.RunPlan {
 		var summary plansummary.Summary
@@ -148,6 +153,14 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 		r.event(ws, corev1.EventTypeNormal, AppliedReason, "Applied plan %s of revision %s", cr.PlanID, cr.Revision)
 	case res.Result == magosv1.ResultSucceeded:
 		r.event(ws, corev1.EventTypeNormal, DestroyedReason, "Destroyed the resources of revision %s", cr.Revision)
+	case res.Result == magosv1.ResultStale && res.Reason == magosv1.ReasonPlanStorageExhausted && res.PlanChunks > r.Options.maxPlanChunks():
+		// More than this cluster lets one Workspace keep: nothing is
+		// stored, the run fails and is retried like any failure.
+		ws.Status.Plan = nil
+		cr.Result, cr.Reason = magosv1.ResultFailed, PlanStorageLimitReason
+		cr.Message = fmt.Sprintf("the plan needs %d plan Secrets (about %d MiB stored); this cluster allows %d per Workspace (--max-plan-chunks)",
+			res.PlanChunks, res.PlanChunks*magosv1.PlanChunkBytes>>20, r.Options.maxPlanChunks())
+		r.event(ws, corev1.EventTypeWarning, PlanStorageLimitReason, "The plan run %s failed: %s", cr.Job, cr.Message)
 	case res.Result == magosv1.ResultStale && res.Reason == magosv1.ReasonPlanStorageExhausted:
 		ws.Status.Plan = nil
 		// On an error the next plan finds too few again and comes back here.

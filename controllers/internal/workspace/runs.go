@@ -212,15 +212,6 @@ func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn run
 	if err := r.Options.Guards.checkEngineImage(s); err != nil {
 		return false, err
 	}
-	if err := r.Options.Guards.checkCLIConfig(s.Runner); err != nil {
-		return false, err
-	}
-	if err := r.Options.Guards.Placement.checkPlacement(ws, &s.Runner); err != nil {
-		return false, err
-	}
-	if err := r.Options.Guards.Placement.checkPodMetadata(ws, &s.Runner); err != nil {
-		return false, err
-	}
 	st, err := r.reserveRunStorage(ctx, ws)
 	// The Role names what was verified, also when something was not: a name
 	// that conflicts never enters it, and leaves a Role made before.

@@ -66,7 +66,7 @@ func (r *Reconciler) reserveRunStorage(ctx context.Context, ws *magosv1.Workspac
 	}
 	st.ErroredState = true
 	// DefaultPlanChunks are created; more exist once a plan needed them.
-	for st.PlanChunks < magosv1.MaxPlanChunks {
+	for st.PlanChunks < r.Options.maxPlanChunks() {
 		res, err := r.reserve(ctx, ws, r.planChunk(ws, st.PlanChunks), st.PlanChunks < magosv1.DefaultPlanChunks)
 		if err != nil {
 			return st, err
@@ -86,11 +86,16 @@ func (r *Reconciler) reserveRunStorage(ctx context.Context, ws *magosv1.Workspac
 	return st, nil
 }
 
+
+// PlanStorageLimitReason: a plan needs more plan Secrets than
+// --max-plan-chunks allows one Workspace; nothing of it is stored.
+const PlanStorageLimitReason = "PlanStorageLimitExceeded"
+
 // reservePlanChunks makes chunk Secrets 0..n-1 exist, for a plan that
 // needed more than were reserved, and says how many it created.
 func (r *Reconciler) reservePlanChunks(ctx context.Context, ws *magosv1.Workspace, n int) (int, error) {
 	made := 0
-	for i := range min(n, magosv1.MaxPlanChunks) {
+	for i := range min(n, r.Options.maxPlanChunks()) {
 		res, err := r.reserve(ctx, ws, r.planChunk(ws, i), true)
 		if err != nil {
 			return made, err
