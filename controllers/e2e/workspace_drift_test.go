@@ -86,3 +86,19 @@ func hasEvent(t *testing.T, ns, name, reason string) bool {
 	}
 	return false
 }
+
+// TestDriftIntervalIsRaisedToTheMinimum: a Workspace cannot re-plan, and
+// rewrite its plan Secrets, more often than --min-interval: its 2 s
+// interval is raised, with a Warning event saying so, and no drift
+// re-plan follows the apply within the asked interval many times over.
+func TestDriftIntervalIsRaisedToTheMinimum(t *testing.T) {
+	env.Require(t)
+	s := newStackWith(t, stackOptions{Workspace: func(o *workspace.Options) { o.MinInterval = time.Hour }})
+	rev := s.gitRepository("infra", copyConfig(t, "drift"))
+	s.newWorkspace("eager", "infra", driftWorkspace(magosv1.ApprovalAuto, t.TempDir()))
+	ws := s.waitWorkspace("eager", 3*time.Minute, "applies", appliedRevision(rev))
+	require.Eventually(t, func() bool { return hasEvent(t, s.ns, "eager", workspace.IntervalRaisedReason) }, 30*time.Second, 250*time.Millisecond,
+		"an IntervalRaised event says the interval was raised")
+	require.Never(t, func() bool { return s.getWorkspace("eager").Status.Runs != ws.Status.Runs }, 10*time.Second, 250*time.Millisecond,
+		"no drift re-plan comes every 2 s")
+}

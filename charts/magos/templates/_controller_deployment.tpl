@@ -99,6 +99,7 @@ spec:
             - --requested-plan-interval={{ .requestedPlanInterval }}
             - --drift-jitter={{ .driftJitter }}
             - --max-plan-chunks={{ .maxPlanChunks }}
+            - --min-interval={{ .minInterval }}
             {{- end }}
             {{- with .Values.guards }}
             - --require-project={{ .requireProject | default false }}

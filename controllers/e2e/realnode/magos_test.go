@@ -79,6 +79,7 @@ func installMagos() error {
 		"--wait", "--timeout", "5m",
 		"--set", "global.image.pullPolicy=Never",
 		"--set", "workspace-controller.runner.retryInterval=10s",
+		"--set", "workspace-controller.runs.minInterval=10s",
 		"--set", "workspace-controller.guards.allowedRunnerImages={ghcr.io/magos-dev/*,magos.test/*}",
 		"--set", "workspace-controller.guards.allowedTolerationKeys={"+runnerPoolTaint.Key+"}")
 	if err != nil {

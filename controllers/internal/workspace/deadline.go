@@ -14,3 +14,7 @@ const RunTimeoutCappedReason = "RunTimeoutCapped"
 func timeoutCappedMessage(asked, maximum time.Duration) string {
 	return fmt.Sprintf("spec.runner.timeout %s is longer than this controller's maximum run timeout %s (--max-run-timeout)", asked, maximum)
 }
+
+// IntervalRaisedReason: the Workspace (or its Project) asks for drift
+// re-plans more often than --min-interval allows; they come at the minimum.
+const IntervalRaisedReason = "IntervalRaised"

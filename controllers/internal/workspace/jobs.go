@@ -59,7 +59,9 @@ type settings struct {
 	Engine   magosv1.Engine
 	Version  string
 	Runner   magosv1.RunnerSpec
-	Interval time.Duration
+	// Interval is the drift interval; AskedInterval the shorter one the
+	// Workspace or its Project asked for, when --min-interval raised it.
+	Interval, AskedInterval time.Duration
 	Approval magosv1.ApprovalMode
 	// Timeout is the run's deadline; AskedTimeout the longer one the
 	// Workspace or its Project asked for, when --max-run-timeout cut it.
@@ -116,6 +118,9 @@ func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settin
 			s.DestroyGate = l.Destroy.Gate
 		}
 		s.Retry = s.Retry.with(l.Retry)
+	}
+	if m := r.Options.MinInterval; s.Interval > 0 && s.Interval < m {
+		s.Interval, s.AskedInterval = m, s.Interval
 	}
 	s.Runner = effectiveRunner(ws, in.Project)
 	s.RunnerImageSet = s.Runner.Image != ""

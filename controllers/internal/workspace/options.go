@@ -42,6 +42,9 @@ type Options struct {
 	// spec.runner.timeout (of a Workspace or its Project) is cut to it.
 	// Zero is no maximum.
 	MaxRunTimeout time.Duration
+	// MinInterval is the shortest drift interval: a shorter spec.interval
+	// (of a Workspace or its Project) is raised to it. Zero is no minimum.
+	MinInterval time.Duration
 	// MaxPlanChunks bounds the plan Secrets of one Workspace (each holds
 	// magosv1.PlanChunkBytes of the stored plan): a plan that needs more
 	// fails with PlanStorageLimitExceeded. Zero is DefaultMaxPlanChunks.
@@ -240,6 +243,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.RunTimeout, "run-timeout", 30*time.Minute, "Default deadline of one plan or apply run.")
 	fs.DurationVar(&o.MaxRunTimeout, "max-run-timeout", time.Hour,
 		"Longest deadline of one run: a longer spec.runner.timeout is cut to it (a Warning event says so). 0 is no maximum.")
+	fs.DurationVar(&o.MinInterval, "min-interval", time.Minute,
+		"Shortest drift interval: a shorter spec.interval is raised to it (a Warning event says so), so no Workspace re-plans, and rewrites its plan Secrets, more often. 0 is no minimum.")
 	fs.IntVar(&o.MaxPlanChunks, "max-plan-chunks", DefaultMaxPlanChunks, fmt.Sprintf(
 		"Most plan Secrets of one Workspace, %d KiB of stored plan each (up to %d): a plan that needs more fails with PlanStorageLimitExceeded.",
 		magosv1.PlanChunkBytes>>10, magosv1.MaxPlanChunks))
@@ -285,8 +290,8 @@ func (o Options) Validate() error {
 	if o.MaxConcurrentRunsPerNamespace < AutoPerNamespace {
 		return fmt.Errorf("--max-concurrent-runs-per-namespace must be -1 (half of --max-concurrent-runs), 0 (unbounded) or more")
 	}
-	if o.MaxRunTimeout < 0 || o.RequestedPlanInterval < 0 {
-		return fmt.Errorf("--max-run-timeout and --requested-plan-interval must be 0 (none) or more")
+	if o.MaxRunTimeout < 0 || o.RequestedPlanInterval < 0 || o.MinInterval < 0 {
+		return fmt.Errorf("--max-run-timeout, --requested-plan-interval and --min-interval must be 0 (none) or more")
 	}
 	if o.MaxRunTimeout > 0 && o.RunTimeout > o.MaxRunTimeout {
 		return fmt.Errorf("--run-timeout (%s) is longer than --max-run-timeout (%s)", o.RunTimeout, o.MaxRunTimeout)

@@ -257,6 +257,10 @@ func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn run
 	ws.Status.CurrentRun = runOfJob(job)
 	r.event(ws, corev1.EventTypeNormal, string(runPhase(rn.Phase, rn.Mode)), "Started %s run %s for revision %s",
 		runKind(rn.Phase, rn.Mode, rn.Drift), job.Name, rn.Artifact.Revision)
+	if s.AskedInterval > 0 {
+		r.event(ws, corev1.EventTypeWarning, IntervalRaisedReason, "spec.interval %s is shorter than this cluster's minimum: drift re-plans come every %s (--min-interval)",
+			s.AskedInterval, s.Interval)
+	}
 	if s.AskedTimeout > 0 {
 		r.event(ws, corev1.EventTypeWarning, RunTimeoutCappedReason, "%s: run %s has a deadline of %s",
 			timeoutCappedMessage(s.AskedTimeout, s.Timeout), job.Name, s.Timeout)
