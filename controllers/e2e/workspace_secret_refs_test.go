@@ -85,4 +85,25 @@ func TestWorkspaceSecretReferencesAreCheckedBeforeTheRunReadsThem(t *testing.T) 
 		}))
 		s.requireRefused("early-reader", workspace.StorageReferenceReason, "Secret later-outputs, which Magos keeps for Workspace victim")
 	})
+
+	t.Run("a run whose container cannot be created fails at once", func(t *testing.T) {
+		// The Secret exists, so the run starts; the key does not, so the
+		// kubelet cannot create the container and would start it whenever
+		// the key appears. The run fails instead of waiting for its deadline.
+		require.NoError(t, env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "partial", Namespace: s.ns},
+			Data: map[string][]byte{"other": []byte("x")}}))
+		s.newWorkspace("keyless", "infra", func(ws *magosv1.Workspace) {
+			ws.Spec.Vars = []magosv1.Variable{{Name: "greeting", ValueFrom: secretKey("partial", "message")}}
+		})
+		ws := s.waitWorkspace("keyless", time.Minute, "fails its run", func(ws *magosv1.Workspace) bool {
+			return len(ws.Status.History) > 0 && ws.Status.History[0].Reason == workspace.RunStartFailedReason
+		})
+		assert.Contains(t, ws.Status.History[0].Message, "cannot be created (CreateContainerConfigError)")
+		assert.Contains(t, ws.Status.History[0].Message, "couldn't find key message in Secret")
+		var jobs batchv1.JobList
+		require.Eventually(t, func() bool {
+			require.NoError(t, env.Client.List(ctx, &jobs, client.InNamespace(s.ns), client.MatchingLabels{magosv1.WorkspaceLabel: "keyless"}))
+			return len(jobs.Items) == 0 || jobs.Items[0].DeletionTimestamp != nil
+		}, 30*time.Second, 250*time.Millisecond, "the run's Job is deleted, no Pod left waiting")
+	})
 }

@@ -87,9 +87,21 @@ type answer struct {
 }
 
 func (c *EngineClient) evaluate(ctx context.Context, policies []Policy, planJSON []byte) Verdict {
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	// A reconcile waits for the one evaluation slot no longer than one
+	// evaluation may take: a Workspace whose policies run to their
+	// deadline holds up the others for that long, not for as long as
+	// evaluations keep coming. The errored verdict is retried.
+	busy := time.NewTimer(timeout)
+	defer busy.Stop()
 	select {
 	case c.slot <- struct{}{}:
 		defer func() { <-c.slot }()
+	case <-busy.C:
+		return Errored(fmt.Sprintf("not evaluated: the policy engine was busy with other evaluations for %s", timeout))
 	case <-ctx.Done():
 		return Errored("not evaluated: " + context.Cause(ctx).Error())
 	}
@@ -99,10 +111,6 @@ func (c *EngineClient) evaluate(ctx context.Context, policies []Policy, planJSON
 	p, err := c.running(ctx)
 	if err != nil {
 		return Errored(err.Error())
-	}
-	timeout := c.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
 	}
 	done := make(chan answer, 1)
 	go func() {

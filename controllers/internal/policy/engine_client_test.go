@@ -238,3 +238,29 @@ func newest(before, after []int) int {
 	}
 	return 0
 }
+
+// TestEngineClientSlotWaitIsBounded: while one evaluation holds the engine
+// up to its deadline, another Workspace's evaluation waits for the slot no
+// longer than one evaluation may take, and is blocked (then retried)
+// rather than queued behind every evaluation that comes.
+func TestEngineClientSlotWaitIsBounded(t *testing.T) {
+	c := startedEngine(t)
+	pass := []policy.Policy{policytest.JSONPolicy(t, "pass", policytest.SpecAlwaysPass)}
+	before := engines(t)
+	require.True(t, c.Evaluate(context.Background(), pass, planOf(1, nil)).Passed)
+	pid := newest(before, engines(t))
+	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
+	require.Eventually(t, func() bool { return statFields(t, pid)[0] == "T" }, 10*time.Second, time.Millisecond, "the engine stops")
+
+	c.Timeout = time.Second
+	held := make(chan policy.Verdict, 1)
+	go func() { held <- c.Evaluate(context.Background(), pass, planOf(1, nil)) }()
+	// The first evaluation holds the slot until its deadline and the kill
+	// grace (6 s); the second gives up after one evaluation's deadline.
+	time.Sleep(100 * time.Millisecond)
+	v := c.Evaluate(context.Background(), pass, planOf(1, nil))
+	assert.True(t, v.Errored, v.Message)
+	assert.Contains(t, v.Message, "the policy engine was busy with other evaluations for 1s")
+	first := <-held
+	assert.Contains(t, first.Message, "did not answer within", "the held evaluation ended at its own deadline")
+}

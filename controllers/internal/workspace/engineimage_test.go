@@ -158,7 +158,8 @@ func TestPullFailure(t *testing.T) {
 	}{
 		{name: "initializing", init: []corev1.ContainerStatus{waiting("PodInitializing", "")}},
 		{name: "creating", main: []corev1.ContainerStatus{waiting("ContainerCreating", "")}},
-		{name: "config error is not a pull failure", main: []corev1.ContainerStatus{waiting("CreateContainerConfigError", "secret missing")}},
+		{name: "config error", main: []corev1.ContainerStatus{waiting("CreateContainerConfigError", "secret missing")},
+			want: `container "engine" of Pod p cannot be created (CreateContainerConfigError): secret missing`},
 		{name: "init ErrImagePull", init: []corev1.ContainerStatus{waiting("ErrImagePull", "not found")},
 			want: `init container "engine" of Pod p cannot pull image x.example/e:1 (ErrImagePull): not found`},
 		{name: "init back-off", init: []corev1.ContainerStatus{waiting("ImagePullBackOff", "Back-off pulling image")},
@@ -169,7 +170,8 @@ func TestPullFailure(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: corev1.PodStatus{InitContainerStatuses: tc.init, ContainerStatuses: tc.main}}
-			assert.Equal(t, tc.want, pullFailure(pod))
+			_, msg := startFailure(pod)
+			assert.Equal(t, tc.want, msg)
 		})
 	}
 }

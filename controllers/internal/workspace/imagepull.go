@@ -23,77 +23,96 @@ import (
 // for its deadline, and is retried after the retry interval.
 const ImagePullFailedReason = "ImagePullFailed"
 
-// pullFailureReasons are the kubelet's waiting reasons of a container whose
-// image it cannot get; it keeps retrying them until the Pod's deadline.
-var pullFailureReasons = map[string]bool{
-	"ErrImagePull":      true,
-	"ImagePullBackOff":  true,
-	"InvalidImageName":  true,
-	"ErrImageNeverPull": true,
-	"ImageInspectError": true,
+// RunStartFailedReason: the kubelet cannot create the run's container as
+// it is: a Secret or ConfigMap key its environment names is missing
+// (CreateContainerConfigError) or the runtime refused it. The run fails at
+// once, rather than start whenever something appears under that name (it
+// could be another Workspace's storage), and is retried after the retry
+// interval, when the controller checks what it reads again.
+const RunStartFailedReason = "RunStartFailed"
+
+// startFailureReasons are the kubelet's waiting reasons of a container that
+// will not start as it is, each with the run's failure reason: an image it
+// cannot get, or a container it cannot create. The kubelet keeps retrying
+// them until the Pod's deadline.
+var startFailureReasons = map[string]string{
+	"ErrImagePull":               ImagePullFailedReason,
+	"ImagePullBackOff":           ImagePullFailedReason,
+	"InvalidImageName":           ImagePullFailedReason,
+	"ErrImageNeverPull":          ImagePullFailedReason,
+	"ImageInspectError":          ImagePullFailedReason,
+	"CreateContainerConfigError": RunStartFailedReason,
+	"CreateContainerError":       RunStartFailedReason,
 }
 
-// pullFailure describes the first container of pod, init containers first,
-// that waits on an image it cannot pull; "" when there is none.
-func pullFailure(pod *corev1.Pod) string {
-	check := func(kind string, statuses []corev1.ContainerStatus) string {
+// startFailure describes the first container of pod, init containers
+// first, that will not start, and the run's failure reason; "" when there
+// is none.
+func startFailure(pod *corev1.Pod) (reason, msg string) {
+	check := func(kind string, statuses []corev1.ContainerStatus) (string, string) {
 		for _, cs := range statuses {
-			if w := cs.State.Waiting; w != nil && pullFailureReasons[w.Reason] {
-				msg := fmt.Sprintf("%scontainer %q of Pod %s cannot pull image %s (%s)", kind, cs.Name, pod.Name, cs.Image, w.Reason)
-				if w.Message != "" {
-					msg += ": " + w.Message
-				}
-				return msg
+			w := cs.State.Waiting
+			if w == nil || startFailureReasons[w.Reason] == "" {
+				continue
 			}
+			reason := startFailureReasons[w.Reason]
+			msg := fmt.Sprintf("%scontainer %q of Pod %s cannot pull image %s (%s)", kind, cs.Name, pod.Name, cs.Image, w.Reason)
+			if reason == RunStartFailedReason {
+				msg = fmt.Sprintf("%scontainer %q of Pod %s cannot be created (%s)", kind, cs.Name, pod.Name, w.Reason)
+			}
+			if w.Message != "" {
+				msg += ": " + w.Message
+			}
+			return reason, msg
 		}
-		return ""
+		return "", ""
 	}
-	if msg := check("init ", pod.Status.InitContainerStatuses); msg != "" {
-		return msg
+	if reason, msg := check("init ", pod.Status.InitContainerStatuses); reason != "" {
+		return reason, msg
 	}
 	return check("", pod.Status.ContainerStatuses)
 }
 
-// failOnPullError ends the running Job whose Pod cannot pull an image: it
+// failOnStartError ends the running Job whose Pod will not start: it
 // deletes the Job (its Pod goes with it) and records the run as failed with
-// ImagePullFailed and the kubelet's message.
-func (r *Reconciler) failOnPullError(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job, retry retryPolicy) error {
+// ImagePullFailed or RunStartFailed and the kubelet's message.
+func (r *Reconciler) failOnStartError(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job, retry retryPolicy) error {
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{"job-name": job.Name}); err != nil {
 		return err
 	}
-	msg := ""
+	reason, msg := "", ""
 	for i := range pods.Items {
 		if !metav1.IsControlledBy(&pods.Items[i], job) {
 			continue
 		}
-		if msg = pullFailure(&pods.Items[i]); msg != "" {
+		if reason, msg = startFailure(&pods.Items[i]); reason != "" {
 			break
 		}
 	}
-	if msg == "" {
+	if reason == "" {
 		return nil
 	}
-	ctrl.LoggerFrom(ctx).Info("Ending a run whose image cannot be pulled", "job", job.Name, "message", msg)
+	ctrl.LoggerFrom(ctx).Info("Ending a run whose Pod will not start", "job", job.Name, "reason", reason, "message", msg)
 	err := r.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &job.UID})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting Job %s: %w", job.Name, err)
 	}
-	res := magosv1.RunResult{Phase: ws.Status.CurrentRun.Phase, Result: magosv1.ResultFailed, Reason: ImagePullFailedReason, Message: msg}
-	return r.recordRunResult(ctx, ws, res, ImagePullFailedReason, retry)
+	res := magosv1.RunResult{Phase: ws.Status.CurrentRun.Phase, Result: magosv1.ResultFailed, Reason: reason, Message: msg}
+	return r.recordRunResult(ctx, ws, res, reason, retry)
 }
 
 // runnerPodEvents passes the events of runner Pods that the Workspace acts
-// on: an image that cannot be pulled, and a Pod ending or going away (the
+// on: a container that will not start, and a Pod ending or going away (the
 // run of a Job deleted while its Pod stopped ends with its Pod). Ordinary
 // Pod updates do not wake the Workspace.
 var runnerPodEvents = predicate.Funcs{
-	CreateFunc: func(e event.CreateEvent) bool { return runnerPodWithPullFailure(e.Object) },
+	CreateFunc: func(e event.CreateEvent) bool { return runnerPodWithStartFailure(e.Object) },
 	UpdateFunc: func(e event.UpdateEvent) bool {
-		return runnerPodWithPullFailure(e.ObjectNew) || (runnerPod(e.ObjectNew) && podEnded(e.ObjectNew) && !podEnded(e.ObjectOld))
+		return runnerPodWithStartFailure(e.ObjectNew) || (runnerPod(e.ObjectNew) && podEnded(e.ObjectNew) && !podEnded(e.ObjectOld))
 	},
 	DeleteFunc:  func(e event.DeleteEvent) bool { return runnerPod(e.Object) },
-	GenericFunc: func(e event.GenericEvent) bool { return runnerPodWithPullFailure(e.Object) },
+	GenericFunc: func(e event.GenericEvent) bool { return runnerPodWithStartFailure(e.Object) },
 }
 
 func runnerPod(o client.Object) bool {
@@ -101,8 +120,12 @@ func runnerPod(o client.Object) bool {
 	return ok && o.GetLabels()[magosv1.WorkspaceLabel] != ""
 }
 
-func runnerPodWithPullFailure(o client.Object) bool {
-	return runnerPod(o) && pullFailure(o.(*corev1.Pod)) != ""
+func runnerPodWithStartFailure(o client.Object) bool {
+	if !runnerPod(o) {
+		return false
+	}
+	reason, _ := startFailure(o.(*corev1.Pod))
+	return reason != ""
 }
 
 func podEnded(o client.Object) bool {

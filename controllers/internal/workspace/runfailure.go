@@ -21,7 +21,7 @@ const (
 )
 
 // runnerFailureReasons are the RunResult reasons the runner reports for a
-// run that did not succeed, and the controller's ImagePullFailed.
+// run that did not succeed, and the controller's ImagePullFailed and RunStartFailed.
 var runnerFailureReasons = map[string]bool{
 	magosv1.ReasonInvalidConfig: true, magosv1.ReasonKubernetesClient: true,
 	magosv1.ReasonArtifactFetchFailed: true, magosv1.ReasonArtifactDigestMismatch: true, magosv1.ReasonArtifactRejected: true,
@@ -32,7 +32,7 @@ var runnerFailureReasons = map[string]bool{
 	magosv1.ReasonDestroyFailed: true, magosv1.ReasonOutputsFailed: true, magosv1.ReasonStateLocked: true,
 	magosv1.ReasonCanceled: true, magosv1.ReasonRunFailed: true, magosv1.ReasonStateNotSaved: true,
 	magosv1.ReasonStateTooLarge: true, magosv1.ReasonPlanStorageExhausted: true,
-	ImagePullFailedReason: true,
+	ImagePullFailedReason: true, RunStartFailedReason: true,
 }
 
 // failureReason is the reason label of a failed run: what stopped it from

@@ -290,7 +290,7 @@ func (r *Reconciler) reconcileCurrentRun(ctx context.Context, ws *magosv1.Worksp
 		}
 		if done, _ := jobFinished(job); !done {
 			adopt(ws, job)
-			return r.failOnPullError(ctx, ws, job, retry)
+			return r.failOnStartError(ctx, ws, job, retry)
 		}
 	}
 	return nil
@@ -317,7 +317,7 @@ func (r *Reconciler) endCurrentRun(ctx context.Context, ws *magosv1.Workspace, j
 	}
 	if job != nil && job.DeletionTimestamp == nil {
 		if done, _ := jobFinished(job); !done {
-			return true, r.failOnPullError(ctx, ws, job, retry)
+			return true, r.failOnStartError(ctx, ws, job, retry)
 		}
 	}
 	if job == nil || job.DeletionTimestamp != nil {
