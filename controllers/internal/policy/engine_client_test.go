@@ -202,12 +202,7 @@ func TestEngineClientEngineHangs(t *testing.T) {
 	c.Timeout = 100 * time.Millisecond
 	pass := []policy.Policy{policytest.JSONPolicy(t, "pass", policytest.SpecAlwaysPass)}
 	before := engines(t)
-	require.True(t, c.Evaluate(context.Background(), pass, planOf(1, nil)).Passed)
-	pid := newest(before, engines(t))
-	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
-	// kill returns before a busy machine has stopped the engine, which
-	// could still answer the next request.
-	require.Eventually(t, func() bool { return statFields(t, pid)[0] == "T" }, 10*time.Second, time.Millisecond, "the engine stops")
+	stopEngine(t, c, pass, before)
 
 	v := c.Evaluate(context.Background(), pass, planOf(1, nil))
 	assert.True(t, v.Errored, v.Message)
@@ -246,11 +241,7 @@ func newest(before, after []int) int {
 func TestEngineClientSlotWaitIsBounded(t *testing.T) {
 	c := startedEngine(t)
 	pass := []policy.Policy{policytest.JSONPolicy(t, "pass", policytest.SpecAlwaysPass)}
-	before := engines(t)
-	require.True(t, c.Evaluate(context.Background(), pass, planOf(1, nil)).Passed)
-	pid := newest(before, engines(t))
-	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
-	require.Eventually(t, func() bool { return statFields(t, pid)[0] == "T" }, 10*time.Second, time.Millisecond, "the engine stops")
+	stopEngine(t, c, pass, engines(t))
 
 	c.Timeout = time.Second
 	held := make(chan policy.Verdict, 1)
@@ -263,4 +254,17 @@ func TestEngineClientSlotWaitIsBounded(t *testing.T) {
 	assert.Contains(t, v.Message, "the policy engine was busy with other evaluations for 1s")
 	first := <-held
 	assert.Contains(t, first.Message, "did not answer within", "the held evaluation ended at its own deadline")
+}
+
+// stopEngine starts c's engine with an evaluation of pass and stops it
+// (SIGSTOP): it neither answers nor exits. before are the engines that ran
+// before it.
+func stopEngine(t *testing.T, c *policy.EngineClient, pass []policy.Policy, before []int) {
+	t.Helper()
+	require.True(t, c.Evaluate(context.Background(), pass, planOf(1, nil)).Passed)
+	pid := newest(before, engines(t))
+	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
+	// kill returns before a busy machine has stopped the engine, which
+	// could still answer the next request.
+	require.Eventually(t, func() bool { return statFields(t, pid)[0] == "T" }, 10*time.Second, time.Millisecond, "the engine stops")
 }
