@@ -56,13 +56,13 @@ func jobName(ws *magosv1.Workspace, r run) string {
 
 // settings are a Workspace's effective engine and runner settings.
 type settings struct {
-	Engine   magosv1.Engine
-	Version  string
-	Runner   magosv1.RunnerSpec
+	Engine  magosv1.Engine
+	Version string
+	Runner  magosv1.RunnerSpec
 	// Interval is the drift interval; AskedInterval the shorter one the
 	// Workspace or its Project asked for, when --min-interval raised it.
 	Interval, AskedInterval time.Duration
-	Approval magosv1.ApprovalMode
+	Approval                magosv1.ApprovalMode
 	// Timeout is the run's deadline; AskedTimeout the longer one the
 	// Workspace or its Project asked for, when --max-run-timeout cut it.
 	Timeout, AskedTimeout time.Duration

@@ -86,7 +86,6 @@ func (r *Reconciler) reserveRunStorage(ctx context.Context, ws *magosv1.Workspac
 	return st, nil
 }
 
-
 // PlanStorageLimitReason: a plan needs more plan Secrets than
 // --max-plan-chunks allows one Workspace; nothing of it is stored.
 const PlanStorageLimitReason = "PlanStorageLimitExceeded"
