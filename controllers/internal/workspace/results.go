@@ -68,7 +68,7 @@ func (r *Reconciler) readRunResult(ctx context.Context, ws *magosv1.Workspace, j
 	if succeeded {
 		return magosv1.RunResult{Phase: phase, Result: magosv1.ResultFailed, Reason: "NoReport", Message: "the runner exited without a report"}, ended
 	}
-	return magosv1.RunResult{Phase: phase, Result: magosv1.ResultFailed, Reason: RunFailedReason, Message: jobFailureMessage(job)}, ended
+	return magosv1.RunResult{Phase: phase, Result: magosv1.ResultFailed, Reason: RunFailedReason, Message: runnerEnd(ended) + jobFailureMessage(job)}, ended
 }
 
 // recordResult folds a finished run into status: a new plan, an applied

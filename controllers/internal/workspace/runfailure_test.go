@@ -51,3 +51,14 @@ func TestFailureReason(t *testing.T) {
 		})
 	}
 }
+
+// TestRunnerEnd: a run that ended without a report says how its runner
+// container ended, a kill apart.
+func TestRunnerEnd(t *testing.T) {
+	pod := func(t *corev1.ContainerStateTerminated) *corev1.Pod {
+		return &corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "runner", State: corev1.ContainerState{Terminated: t}}}}}
+	}
+	assert.Equal(t, "", runnerEnd(nil))
+	assert.Equal(t, "the runner was killed (Error, exit code 137) before it could report; ", runnerEnd(pod(&corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 137})))
+	assert.Equal(t, "the runner ended (Error, exit code 3) without a report; ", runnerEnd(pod(&corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 3})))
+}
