@@ -4,23 +4,70 @@
 // (controllers/internal/policy/engine_protocol.go). It keeps Kyverno's
 // engine, and the memory it takes, out of the controller's own process. It
 // exits when its stdin closes.
+//
+// Before it reads anything it sandboxes itself (policyengine.Sandbox): no
+// file can be opened, no TCP connection made. `policy-engine sandbox-check
+// FILE HOST:PORT` shows it: it opens FILE and dials HOST:PORT, sandboxes
+// itself, tries both again and exits 0 only if both now fail.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
+	"time"
 
 	"github.com/magos-dev/magos/controllers/internal/policyengine"
 )
 
 func main() {
+	if len(os.Args) == 4 && os.Args[1] == "sandbox-check" {
+		os.Exit(sandboxCheck(os.Args[2], os.Args[3]))
+	}
 	if len(os.Args) > 1 {
 		fmt.Fprintln(os.Stderr, "usage: policy-engine (started by the workspace-controller; it reads requests on stdin)")
 		os.Exit(2)
+	}
+	if err := policyengine.Sandbox(); errors.Is(err, policyengine.ErrNoSandbox) {
+		fmt.Fprintln(os.Stderr, "policy-engine: running without a sandbox:", err)
+	} else if err != nil {
+		fmt.Fprintln(os.Stderr, "policy-engine:", err)
+		os.Exit(1)
 	}
 	if err := policyengine.Serve(context.Background(), os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "policy-engine:", err)
 		os.Exit(1)
 	}
+}
+
+// sandboxCheck reads file and dials addr before and after Sandbox, prints
+// what happened, and returns 0 when both worked before and fail after.
+func sandboxCheck(file, addr string) int {
+	try := func() (readErr, dialErr error) {
+		if _, readErr = os.ReadFile(file); readErr == nil {
+			fmt.Println("read", file)
+		}
+		conn, dialErr := net.DialTimeout("tcp", addr, 5*time.Second)
+		if dialErr == nil {
+			fmt.Println("dialed", addr)
+			conn.Close()
+		}
+		return readErr, dialErr
+	}
+	if r, d := try(); r != nil || d != nil {
+		fmt.Println("before the sandbox:", r, d)
+		return 1
+	}
+	if err := policyengine.Sandbox(); err != nil {
+		fmt.Println("sandbox:", err)
+		return 1
+	}
+	r, d := try()
+	fmt.Println("sandboxed: read:", r, "dial:", d)
+	if r == nil || d == nil {
+		return 1
+	}
+	return 0
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"os/exec"
 	"os"
 	"path/filepath"
 	"slices"
@@ -267,4 +269,30 @@ func stopEngine(t *testing.T, c *policy.EngineClient, pass []policy.Policy, befo
 	// kill returns before a busy machine has stopped the engine, which
 	// could still answer the next request.
 	require.Eventually(t, func() bool { return statFields(t, pid)[0] == "T" }, 10*time.Second, time.Millisecond, "the engine stops")
+}
+
+// TestPolicyEngineSandboxesItself: the engine runs in the controller's
+// container, beside its ServiceAccount token. The real binary's sandbox
+// check reads a file and dials a listener, sandboxes itself the way the
+// engine does before serving, and can do neither after.
+func TestPolicyEngineSandboxesItself(t *testing.T) {
+	token := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(token, []byte("a ServiceAccount token"), 0o600))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	out, err := exec.Command(testenv.PolicyEngine.Build(t), "sandbox-check", token, l.Addr().String()).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "read "+token, "the file is readable before")
+	assert.Contains(t, string(out), "sandboxed: read: open "+token+": permission denied")
+	assert.Contains(t, string(out), "connect: permission denied")
 }

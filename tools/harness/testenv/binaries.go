@@ -42,6 +42,9 @@ func (b *Binary) Build(tb testing.TB) string {
 		b.path = filepath.Join(dir, b.Name)
 		cmd := exec.Command("go", "build", "-o", b.path, b.Pkg)
 		cmd.Dir = filepath.Join(root, b.Dir)
+		// Static, as the images build them (the policy engine's sandbox
+		// needs a binary without cgo).
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.err = fmt.Errorf("go build %s: %v: %s", b.Name, err, out)
 		}
