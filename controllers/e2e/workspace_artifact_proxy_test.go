@@ -64,7 +64,7 @@ func TestArtifactProxyServesEachRunOnlyItsOwnArtifact(t *testing.T) {
 		Spec: magosv1.WorkspaceSpec{SourceRef: magosv1.SourceReference{Kind: "GitRepository", Name: "secret-infra"}}})
 	require.NoError(t, err)
 
-	sa := magosv1.PlanRunnerServiceAccountName("hello")
+	sa := magosv1.RunnerServiceAccountName("hello")
 	// A Job of the Workspace that no controller started, naming the other
 	// tenant's artifact, and a Pod it controls (suspended and on no node:
 	// nothing runs them; only their tokens are used).

@@ -87,7 +87,7 @@ func TestArtifactProxyOnTheNode(t *testing.T) {
 		}}},
 	}
 	require.NoError(t, k8s.Create(ctx, forged))
-	sa := magosv1.PlanRunnerServiceAccountName(ws.Name)
+	sa := magosv1.RunnerServiceAccountName(ws.Name)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "forged-pod", Namespace: teamA,
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: forged.Name, UID: forged.UID, Controller: ptr.To(true)}}},

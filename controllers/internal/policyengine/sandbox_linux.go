@@ -62,4 +62,3 @@ func filesystemRights(abi int) uint64 {
 	}
 	return rights
 }
-

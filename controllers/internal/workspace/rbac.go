@@ -194,6 +194,10 @@ func (r *Reconciler) ensureIdentity(ctx context.Context, ws *magosv1.Workspace, 
 	return err
 }
 
+// PlanIdentityNotRevokedReason: the plan ServiceAccount of a finished plan
+// could not be deleted (a Warning event; the result is recorded).
+const PlanIdentityNotRevokedReason = "PlanIdentityNotRevoked"
+
 // revokePlanIdentity deletes the Workspace's plan ServiceAccount once a
 // plan's result is read. A plan runs config code with that identity; with
 // the ServiceAccount gone every token minted for it (the plan runner's,

@@ -33,7 +33,7 @@ import (
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
 // The artifact proxy authenticates runners by their Pod-bound tokens:
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
-// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch
 // The runner Role grants these on named objects, so the controller holds them too:
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update;patch;delete

@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
@@ -85,7 +86,11 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 	cr := ws.Status.CurrentRun
 	if cr.Phase == magosv1.RunPlan {
 		if err := r.revokePlanIdentity(ctx, ws); err != nil {
-			return fmt.Errorf("revoking the plan identity of a finished plan: %w", err)
+			// The result is recorded all the same: a run never hangs on it.
+			ctrl.LoggerFrom(ctx).Error(err, "Failed to revoke the plan identity of a finished plan")
+			r.event(ws, corev1.EventTypeWarning, PlanIdentityNotRevokedReason,
+				"The plan identity %s of finished plan %s was not revoked (its tokens stay valid until they expire): %v",
+				magosv1.PlanRunnerServiceAccountName(ws.Name), cr.PlanID, err)
 		}
 	}
 	var bundleDigest string
