@@ -18,6 +18,9 @@ import (
 	"net"
 	"os"
 	"time"
+	// Named time zones for CEL's timestamp functions: the sandboxed engine
+	// cannot read the system's zone files.
+	_ "time/tzdata"
 
 	"github.com/magos-dev/magos/controllers/internal/policyengine"
 )

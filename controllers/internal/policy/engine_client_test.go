@@ -201,17 +201,19 @@ func TestEngineClientEngineKilled(t *testing.T) {
 // deadline and its grace is killed and reaped, and the plan is blocked.
 func TestEngineClientEngineHangs(t *testing.T) {
 	c := startedEngine(t)
-	c.Timeout = 100 * time.Millisecond
 	pass := []policy.Policy{policytest.JSONPolicy(t, "pass", policytest.SpecAlwaysPass)}
 	before := engines(t)
+	// The engine starts and compiles the policy within the default
+	// deadline; only the stopped engine's deadline is short.
 	stopEngine(t, c, pass, before)
+	c.Timeout = 100 * time.Millisecond
 
 	v := c.Evaluate(context.Background(), pass, planOf(1, nil))
 	assert.True(t, v.Errored, v.Message)
 	assert.Contains(t, v.Message, "did not answer within")
 	assert.Equal(t, before, engines(t), "the stopped engine is killed and reaped")
 	// The next engine starts and loads the policy within the default
-	// bound, not the 100 ms that caught the stopped one.
+	// deadline, not the 100 ms that caught the stopped one.
 	c.Timeout = policy.DefaultTimeout
 	assert.True(t, c.Evaluate(context.Background(), pass, planOf(1, nil)).Passed, "a new engine serves the next evaluation")
 }
