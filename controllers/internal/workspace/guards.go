@@ -148,15 +148,7 @@ func (g *Guards) Validate(defaultImage string) error {
 
 // imageAllowed reports whether image matches the allow-list.
 func (g *Guards) imageAllowed(image string) bool {
-	if len(g.AllowedRunnerImages) == 0 {
-		return true
-	}
-	for _, p := range g.AllowedRunnerImages {
-		if ok, err := path.Match(p, image); err == nil && ok {
-			return true
-		}
-	}
-	return false
+	return len(g.AllowedRunnerImages) == 0 || matchesAny(g.AllowedRunnerImages, image)
 }
 
 // checkGuards applies the guards that depend on the Workspace's spec and

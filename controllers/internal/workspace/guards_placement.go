@@ -111,6 +111,15 @@ func allowedList(patterns []string) string {
 	return strings.Join(patterns, ", ")
 }
 
+// ownRunner is the Workspace's own spec.runner, empty when it sets none:
+// what it set, as opposed to what its Project's defaults gave it.
+func ownRunner(ws *magosv1.Workspace) *magosv1.RunnerSpec {
+	if ws.Spec.Runner == nil {
+		return &magosv1.RunnerSpec{}
+	}
+	return ws.Spec.Runner
+}
+
 // refusals collects what a guard refuses, each naming the field it came
 // from: the Workspace's spec.runner or its Project's defaults.runner.
 type refusals struct {
@@ -140,10 +149,7 @@ func (r *refusals) err(reason string) error {
 // Pod where the cluster does not allow: a priority class, a toleration, a
 // node label key or a Pod affinity reaching other namespaces.
 func (g *PlacementGuards) checkPlacement(ws *magosv1.Workspace, rs *magosv1.RunnerSpec) error {
-	own := ws.Spec.Runner
-	if own == nil {
-		own = &magosv1.RunnerSpec{}
-	}
+	own := ownRunner(ws)
 	r := &refusals{ws: ws}
 	if pc := rs.PriorityClassName; pc != "" && !g.priorityClassAllowed(pc) {
 		r.add("priorityClassName", own.PriorityClassName != "", "priority class %q (allowed: %s)", pc, allowedList(g.PriorityClasses))
@@ -233,10 +239,7 @@ func podAffinityTerms(a *corev1.Affinity) []corev1.PodAffinityTerm {
 // checkPodMetadata refuses a run whose effective runner rs puts a label or
 // annotation on its Pods whose key the cluster does not allow.
 func (g *PlacementGuards) checkPodMetadata(ws *magosv1.Workspace, rs *magosv1.RunnerSpec) error {
-	own := ws.Spec.Runner
-	if own == nil {
-		own = &magosv1.RunnerSpec{}
-	}
+	own := ownRunner(ws)
 	r := &refusals{ws: ws}
 	for _, k := range slices.Sorted(maps.Keys(rs.PodLabels)) {
 		if !matchesAny(g.PodLabelKeys, k) {

@@ -174,6 +174,9 @@ func variableEnv(vars []magosv1.Variable, outputSecrets map[string]string) (env 
 	return env, sensitive
 }
 
+// runnerContainer is the name of the runner's container in a run's Pod.
+const runnerContainer = "runner"
+
 // buildJob renders the Job of run r for ws. The container's environment is
 // the user's (VariableSets, inline variables, runner env), then the
 // operator's --runner-env, then the controller's own (TF_CLI_CONFIG_FILE
@@ -248,7 +251,7 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 	volumes, mounts = append(volumes, userVolumes...), append(mounts, userMounts...)
 
 	container := corev1.Container{
-		Name:                     "runner",
+		Name:                     runnerContainer,
 		Image:                    s.Runner.Image,
 		Args:                     []string{rn.Phase},
 		Env:                      env,
@@ -345,7 +348,7 @@ func podFailurePolicy(phase string) *batchv1.PodFailurePolicy {
 		{
 			Action: batchv1.PodFailurePolicyActionFailJob,
 			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
-				ContainerName: ptr.To("runner"),
+				ContainerName: ptr.To(runnerContainer),
 				Operator:      batchv1.PodFailurePolicyOnExitCodesOpIn,
 				Values:        slices.Clone(magosv1.RunnerExitCodes),
 			},

@@ -1,6 +1,8 @@
 package workspace
 
 import (
+	"fmt"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -66,4 +68,28 @@ func failureReason(res magosv1.RunResult, job *batchv1.Job, pod *corev1.Pod) str
 		return res.Reason
 	}
 	return RunFailedReason
+}
+
+// runnerEnd says how the runner container of pod (nil: not read) ended
+// without a report, e.g. "the runner was killed (signal 9, exit code 137);
+// ", or "".
+func runnerEnd(pod *corev1.Pod) string {
+	if pod == nil {
+		return ""
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		t := cs.State.Terminated
+		if cs.Name != runnerContainer || t == nil {
+			continue
+		}
+		how := fmt.Sprintf("exit code %d", t.ExitCode)
+		if t.Signal != 0 {
+			how = fmt.Sprintf("signal %d, %s", t.Signal, how)
+		}
+		if t.ExitCode == 137 || t.Signal == 9 {
+			return fmt.Sprintf("the runner was killed (%s, %s) before it could report; ", t.Reason, how)
+		}
+		return fmt.Sprintf("the runner ended (%s, %s) without a report; ", t.Reason, how)
+	}
+	return ""
 }

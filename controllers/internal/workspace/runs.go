@@ -361,30 +361,6 @@ func jobFinished(job *batchv1.Job) (done, succeeded bool) {
 	return false, false
 }
 
-// runnerEnd says how the runner container of pod (nil: not read) ended
-// without a report, e.g. "the runner was killed (signal 9, exit code 137);
-// ", or "".
-func runnerEnd(pod *corev1.Pod) string {
-	if pod == nil {
-		return ""
-	}
-	for _, cs := range pod.Status.ContainerStatuses {
-		t := cs.State.Terminated
-		if cs.Name != "runner" || t == nil {
-			continue
-		}
-		how := fmt.Sprintf("exit code %d", t.ExitCode)
-		if t.Signal != 0 {
-			how = fmt.Sprintf("signal %d, %s", t.Signal, how)
-		}
-		if t.ExitCode == 137 || t.Signal == 9 {
-			return fmt.Sprintf("the runner was killed (%s, %s) before it could report; ", t.Reason, how)
-		}
-		return fmt.Sprintf("the runner ended (%s, %s) without a report; ", t.Reason, how)
-	}
-	return ""
-}
-
 func jobFailureMessage(job *batchv1.Job) string {
 	for _, c := range job.Status.Conditions {
 		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
