@@ -18,9 +18,7 @@ import (
 	"net"
 	"os"
 	"time"
-	// Named time zones for CEL's timestamp functions: the sandboxed engine
-	// cannot read the system's zone files.
-	_ "time/tzdata"
+	_ "time/tzdata" // named time zones for CEL: the sandboxed engine cannot read the system's zone files
 
 	"github.com/magos-dev/magos/controllers/internal/policyengine"
 )

@@ -170,23 +170,6 @@ func moduleDir(moduleVersion string) (string, error) {
 	return mod.Dir, nil
 }
 
-// describePods says what the Pods of ns are doing.
-func describePods(ns string) error {
-	var pods corev1.PodList
-	if err := k8s.List(context.Background(), &pods, client.InNamespace(ns)); err != nil {
-		return err
-	}
-	var b strings.Builder
-	for _, p := range pods.Items {
-		fmt.Fprintf(&b, "pod %s: %s", p.Name, p.Status.Phase)
-		for _, c := range p.Status.ContainerStatuses {
-			fmt.Fprintf(&b, " [%s ready=%t restarts=%d %+v]", c.Name, c.Ready, c.RestartCount, c.State)
-		}
-		b.WriteString("\n")
-	}
-	return errors.New(b.String())
-}
-
 // gitSource serves Git repositories on the node's address, where
 // source-controller clones them into GitRepositories of one namespace:
 // what a test publishes reaches its Workspaces as on a cluster with Flux.

@@ -83,7 +83,7 @@ func installMagos() error {
 		"--set", "workspace-controller.guards.allowedRunnerImages={ghcr.io/magos-dev/*,magos.test/*}",
 		"--set", "workspace-controller.guards.allowedTolerationKeys={"+runnerPoolTaint.Key+"}")
 	if err != nil {
-		return errors.Join(err, describeControllers())
+		return errors.Join(err, describePods(magosNamespace))
 	}
 	fmt.Printf("realnode: Magos installed and its controllers Ready in %s\n", time.Since(began).Round(time.Millisecond))
 	return nil
@@ -107,24 +107,6 @@ func runHelm(root string, args ...string) ([]byte, error) {
 		return out, fmt.Errorf("helm %s: %w: %s%s", strings.Join(args, " "), err, out, stderr.String())
 	}
 	return out, nil
-}
-
-// describeControllers says what the controller Pods are doing, for an
-// install that did not become Ready.
-func describeControllers() error {
-	var pods corev1.PodList
-	if err := k8s.List(context.Background(), &pods, client.InNamespace(magosNamespace)); err != nil {
-		return err
-	}
-	var b strings.Builder
-	for _, p := range pods.Items {
-		fmt.Fprintf(&b, "pod %s: %s", p.Name, p.Status.Phase)
-		for _, c := range p.Status.ContainerStatuses {
-			fmt.Fprintf(&b, " [%s ready=%t restarts=%d %+v]", c.Name, c.Ready, c.RestartCount, c.State)
-		}
-		b.WriteString("\n")
-	}
-	return errors.New(b.String())
 }
 
 // TestControllersRunOnTheNode: the chart's four controllers run as Pods from
@@ -311,6 +293,13 @@ var (
 	cliPath string
 	cliErr  error
 )
+
+// removeCLI removes the kubectl-magos magosCLI built, at the suite's end.
+func removeCLI() {
+	if cliPath != "" {
+		os.RemoveAll(filepath.Dir(cliPath))
+	}
+}
 
 // magosCLI runs kubectl-magos, built once, in the node's network namespace
 // against its apiserver, and returns its output.

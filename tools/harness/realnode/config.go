@@ -111,7 +111,9 @@ const cniConfig = `{
 // under the node's own cgroup root; protectKernelDefaults: false lets it
 // set the kernel tunables it wants (the harness restores them); the API
 // reaches it with webhook authentication and authorization; image garbage
-// collection is off, since imported images cannot be pulled again.
+// collection is off, since imported images cannot be pulled again; the
+// eviction thresholds are small absolute amounts, since a percentage of a
+// large shared disk would evict the node's Pods while gigabytes are free.
 const kubeletConfig = `apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 failCgroupV1: false
@@ -148,9 +150,9 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard:
   memory.available: "1Mi"
-  nodefs.available: "1%"
-  nodefs.inodesFree: "1%"
-  imagefs.available: "1%"
+  nodefs.available: "256Mi"
+  nodefs.inodesFree: "1000"
+  imagefs.available: "256Mi"
 syncFrequency: 10s
 fileCheckFrequency: 10s
 nodeStatusUpdateFrequency: 5s
