@@ -36,7 +36,10 @@
 // executor was stopped or crashed) is never started again: a restarted
 // executor marks its Pod Failed with reason ExecutorRestarted, as a real
 // node that lost a container would. Tests can also kill a run's process
-// abruptly with Kill, as if its node died.
+// abruptly with Kill, as if its node died. When a process ends, or is
+// stopped at its deadline or with the executor, whatever it started and
+// left running ends too, also in a session of its own, as a container's
+// processes end with its cgroup (leftovers.go).
 //
 //	ex, err := executor.New(env.Config, executor.Options{RunnerPath: "bin/runner", Namespace: ns})
 //	go ex.Start(ctx)

@@ -100,7 +100,7 @@ func (k *kubelet) execute(ctx context.Context, r *run, pod *corev1.Pod) (out pod
 		return podOutcome{Failed: true, Reason: s.Reason, Message: s.Message}, true
 	}
 	cmd := exec.Command(k.opts.RunnerPath, args...)
-	cmd.Env = full.Environ()
+	cmd.Env = append(full.Environ(), podMarker(r.uid))
 	cmd.Dir = dirs.work
 	cmd.Stdout, cmd.Stderr = output, output
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -145,8 +145,15 @@ func (k *kubelet) execute(ctx context.Context, r *run, pod *corev1.Pod) (out pod
 
 // wait waits for the process to end, signalling its process group on stop
 // requests. It returns the stop request that ended it, if any; ok is false
-// when the executor stopped (the process is then killed).
+// when the executor stopped (the process is then killed). Once the process
+// has ended, whatever it started and left running is killed, as a node
+// ends a container's every process with it.
 func (k *kubelet) wait(ctx context.Context, r *run, cmd *exec.Cmd, pod *corev1.Pod) (stop *stopRequest, ok bool) {
+	defer func() {
+		if n := killLeftovers(r.uid); n > 0 {
+			k.log.Info("Killed processes the Pod's process left running", "pod", r.pod, "processes", n)
+		}
+	}()
 	exited := make(chan struct{})
 	go func() {
 		if self, children, ok := awaitExit(cmd.Process.Pid); ok {

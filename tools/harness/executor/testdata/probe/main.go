@@ -2,7 +2,10 @@
 // container. It reports what it saw as JSON in its termination message:
 // its environment, its identity, and whether its ServiceAccount may read
 // two ConfigMaps. Its first argument says how it ends: succeed, fail, or
-// sleep (until SIGTERM).
+// sleep (until SIGTERM). With PROBE_ORPHAN_PID set it first starts a copy of
+// itself in a session of its own that ignores SIGTERM and never ends (mode
+// linger), and writes that copy's PID to the file PROBE_ORPHAN_PID names: a
+// process a Pod leaves behind.
 package main
 
 import (
@@ -10,7 +13,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -38,6 +43,16 @@ func main() {
 	mode := "succeed"
 	if len(os.Args) > 1 {
 		mode = os.Args[1]
+	}
+	if mode == "linger" {
+		signal.Ignore(syscall.SIGTERM)
+		select {}
+	}
+	if path := os.Getenv("PROBE_ORPHAN_PID"); path != "" {
+		if err := startOrphan(path); err != nil {
+			fmt.Fprintln(os.Stderr, "probe:", err)
+			os.Exit(2)
+		}
 	}
 	// Catch SIGTERM before saying it started: a test that waits for
 	// "started" can then stop the probe and see it handle the signal.
@@ -79,6 +94,21 @@ func main() {
 		record("terminated")
 		os.Exit(143)
 	}
+}
+
+// startOrphan starts the probe in mode linger in a new session, the way a
+// daemon leaves its parent's process group, and writes its PID to path.
+func startOrphan(path string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(self, "linger")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(strconv.Itoa(cmd.Process.Pid)), 0o600)
 }
 
 // inspect asks the apiserver who the probe is and reads the ConfigMaps.
