@@ -82,7 +82,11 @@ func Fetch(ctx context.Context, c client.Reader, ws *magosv1.Workspace) (Artifac
 	src := NewObject(ws.Spec.SourceRef.Kind)
 	key := types.NamespacedName{Namespace: Namespace(ws), Name: ws.Spec.SourceRef.Name}
 	if err := c.Get(ctx, key, src); err != nil {
-		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+		if meta.IsNoMatchError(err) {
+			return Artifact{}, NotReadyError{fmt.Sprintf("the cluster does not serve %s (%s): install Flux's CRDs (Flux 2.6 or later); %s %s is read once they are",
+				ws.Spec.SourceRef.Kind, GroupVersion, ws.Spec.SourceRef.Kind, key)}
+		}
+		if apierrors.IsNotFound(err) {
 			return Artifact{}, NotReadyError{fmt.Sprintf("%s %s not found", ws.Spec.SourceRef.Kind, key)}
 		}
 		return Artifact{}, err

@@ -44,3 +44,20 @@ func RecordReconcile(kind string, err error) {
 	}
 	reconcileResults.WithLabelValues(kind, result).Inc()
 }
+
+var optionalKindServed = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "magos_optional_kind_served",
+	Help: "1 when the apiserver serves a kind the controller watches if present (Flux's sources, Kyverno's policies) and the controller watches it; 0 while its CRD is missing.",
+}, []string{"controller", "group", "kind"})
+
+func init() { ctrlmetrics.Registry.MustRegister(optionalKindServed) }
+
+// SetOptionalKindServed records whether controller watches the optional
+// kind group/kind.
+func SetOptionalKindServed(controller, group, kind string, served bool) {
+	v := 0.0
+	if served {
+		v = 1
+	}
+	optionalKindServed.WithLabelValues(controller, group, kind).Set(v)
+}

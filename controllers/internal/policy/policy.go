@@ -23,6 +23,10 @@ const (
 	KindNamespacedValidatingPolicy = policieskyvernoio.NamespacedValidatingPolicyKind
 )
 
+// Kinds are the policy kinds the gate reads, which a controller watches
+// where Kyverno's CRDs are installed.
+var Kinds = []schema.GroupKind{{Group: Group, Kind: KindValidatingPolicy}, {Group: Group, Kind: KindNamespacedValidatingPolicy}}
+
 // servedVersions are the versions of Group that hold ValidatingPolicies, in
 // order of preference. They share one schema and one storage, so an object
 // read at any of them decodes into the v1beta1 types Kyverno's engine takes.

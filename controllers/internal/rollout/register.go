@@ -64,11 +64,20 @@ func Register(mgr ctrl.Manager, opts setup.Options) error {
 		Watches(&magosv1.Workspace{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsForWorkspace),
 			builder.WithPredicates(memberChanged{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency})
-	for _, kind := range fluxsource.Kinds {
-		b = b.Watches(fluxsource.NewObject(kind), handler.EnqueueRequestsFromMapFunc(r.rolloutsForSource(kind)),
-			builder.WithPredicates(fluxsource.ArtifactChanged{}))
+	ctl, err := b.Build(r)
+	if err != nil {
+		return err
 	}
-	return b.Complete(r)
+	var optional []setup.OptionalWatch
+	for _, kind := range fluxsource.Kinds {
+		optional = append(optional, setup.OptionalWatch{
+			Kind: fluxsource.GroupVersion.WithKind(kind).GroupKind(), Version: fluxsource.GroupVersion.Version,
+			Handler:    handler.EnqueueRequestsFromMapFunc(r.rolloutsForSource(kind)),
+			Predicates: []predicate.Predicate{fluxsource.ArtifactChanged{}},
+			Lacking:    "Rollouts of Workspaces whose sourceRef is a " + kind + " do not see its revisions until Flux's CRDs are installed",
+		})
+	}
+	return setup.WatchWhenServed(mgr, ctl, "rollout", optional, setup.OptionalKindInterval)
 }
 
 // rolloutsOfProject maps a Rollout created or deleted to every Rollout of

@@ -7,7 +7,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -104,17 +103,28 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 	if r.Runs != nil {
 		b = b.WatchesRawSource(r.Runs.source())
 	}
+	ctl, err := b.Build(r)
+	if err != nil {
+		return err
+	}
+	var optional []setup.OptionalWatch
 	for _, kind := range fluxsource.Kinds {
-		b = b.Watches(fluxsource.NewObject(kind), handler.EnqueueRequestsFromMapFunc(r.workspacesForSource(kind)),
-			builder.WithPredicates(fluxsource.ArtifactChanged{}))
+		optional = append(optional, setup.OptionalWatch{
+			Kind: fluxsource.GroupVersion.WithKind(kind).GroupKind(), Version: fluxsource.GroupVersion.Version,
+			Handler:    handler.EnqueueRequestsFromMapFunc(r.workspacesForSource(kind)),
+			Predicates: []predicate.Predicate{fluxsource.ArtifactChanged{}},
+			Lacking:    "Workspaces whose sourceRef is a " + kind + " wait (SourceNotReady) until Flux's CRDs are installed",
+		})
 	}
-	for _, gvk := range servedPolicyKinds(mgr) {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(gvk)
-		b = b.Watches(u, handler.EnqueueRequestsFromMapFunc(r.workspacesWithPendingPlans),
-			builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	for _, kind := range policy.Kinds {
+		optional = append(optional, setup.OptionalWatch{
+			Kind:       kind,
+			Handler:    handler.EnqueueRequestsFromMapFunc(r.workspacesWithPendingPlans),
+			Predicates: []predicate.Predicate{predicate.GenerationChangedPredicate{}},
+			Lacking:    "no " + kind.Kind + " is evaluated until Kyverno's CRDs are installed",
+		})
 	}
-	return b.Complete(r)
+	return setup.WatchWhenServed(mgr, ctl, "workspace", optional, setup.OptionalKindInterval)
 }
 
 // stopOnShutdown stops the policy engine when the manager stops, on every

@@ -3,7 +3,6 @@ package workspace
 import (
 	"context"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -12,20 +11,6 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/index"
 )
-
-// servedPolicyKinds are the Kyverno policy kinds the apiserver serves, at
-// their preferred version; without Kyverno's CRDs there is nothing to watch
-// (and a Workspace that selects policies is blocked: the gate fails closed).
-func servedPolicyKinds(mgr ctrl.Manager) []schema.GroupVersionKind {
-	var out []schema.GroupVersionKind
-	for _, kind := range []string{"ValidatingPolicy", "NamespacedValidatingPolicy"} {
-		m, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: "policies.kyverno.io", Kind: kind})
-		if err == nil {
-			out = append(out, m.GroupVersionKind)
-		}
-	}
-	return out
-}
 
 // workspacesWithPendingPlans maps a policy change to the Workspaces whose
 // plan is not applied yet, so the gate re-evaluates them.
