@@ -136,6 +136,14 @@ func TestControllersRunOnTheNode(t *testing.T) {
 		require.Len(t, pod.Status.ContainerStatuses, 1)
 		assertHardened(t, pod.Status.ContainerStatuses[0].ContainerID, deploy)
 	}
+
+	// The pre-flight check sees the same: every CRD served, every
+	// controller available and leading.
+	out := magosCLI(t, "check", "--install-namespace", magosNamespace)
+	for _, name := range controllerNames {
+		assert.Regexp(t, `(?m)^ok\s+`+name+`-controller\s+Deployment magos-`+name+`-controller: 1/1 available; leader magos-`+name+`-controller-`, out)
+	}
+	assert.NotRegexp(t, `(?m)^(fail|warn)\s`, out)
 }
 
 // assertHardened checks what the runtime enforces for a running or finished

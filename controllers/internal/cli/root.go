@@ -69,6 +69,7 @@ Exit codes: 0 success, 1 a refusal or a failure, 2 wrong usage.`,
 		newPolicyCommand(f),
 		newTreeCommand(f),
 		newLogsCommand(f),
+		newCheckCommand(f),
 	)
 	root.AddCommand(newRequestCommands(f)...)
 	root.AddCommand(newSuspendCommands(f)...)

@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+func TestControllerCheck(t *testing.T) {
+	now := time.Date(2026, 12, 5, 8, 0, 0, 0, time.UTC)
+	deployment := func(want, available int32) []appsv1.Deployment {
+		return []appsv1.Deployment{{
+			ObjectMeta: metav1.ObjectMeta{Name: "magos-workspace-controller"},
+			Spec:       appsv1.DeploymentSpec{Replicas: ptr.To(want)},
+			Status:     appsv1.DeploymentStatus{AvailableReplicas: available},
+		}}
+	}
+	lease := func(renewedAgo time.Duration) *coordinationv1.Lease {
+		return &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{
+			HolderIdentity: ptr.To("pod-1_x"), LeaseDurationSeconds: ptr.To(int32(15)),
+			RenewTime: &metav1.MicroTime{Time: now.Add(-renewedAgo)},
+		}}
+	}
+	tests := []struct {
+		name       string
+		deps       []appsv1.Deployment
+		lease      *coordinationv1.Lease
+		status     checkStatus
+		detail     string
+		adviceHint string
+	}{
+		{"not installed", nil, nil, checkFail, "no Deployment in magos-system", "helm install magos charts/magos -n magos-system"},
+		{"no replica available", deployment(1, 0), lease(time.Second), checkFail, "0/1 available", "describe deployment magos-workspace-controller"},
+		{"scaled to zero", deployment(0, 0), nil, checkWarn, "0/0 available", "scaled to 0"},
+		{"no Lease", deployment(1, 1), nil, checkFail, "1/1 available; no leader", "logs deployment/magos-workspace-controller"},
+		{"a Lease not renewed for twice its duration", deployment(1, 1), lease(31 * time.Second), checkFail, "no leader", "holds the leader Lease"},
+		{"leading", deployment(2, 1), lease(5 * time.Second), checkOK, "1/2 available; leader pod-1_x", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := controllerCheck("workspace-controller", "magos-system", tt.deps, tt.lease, now)
+			assert.Equal(t, tt.status, got.Status)
+			assert.Contains(t, got.Detail, tt.detail)
+			if tt.adviceHint == "" {
+				assert.Empty(t, got.Advice)
+			} else {
+				assert.Contains(t, got.Advice, tt.adviceHint)
+			}
+		})
+	}
+}
