@@ -216,3 +216,38 @@ func TestHelmChartEngineImages(t *testing.T) {
 	assert.Contains(t, set, "--engine-image=terraform=registry.example.com/magos-engine-terraform:{version}")
 	assert.Contains(t, set, "--engine-image=opentofu=mirror.example.com/tofu:{version}")
 }
+
+// TestHelmChartOneRegistrySetting: global.image.repository and tag move the
+// runner and engine images with the controllers' (a private registry is one
+// setting), a full runner.image still wins, and runner.imagePullSecrets
+// reach the controller as the runner Pods' default pull secrets.
+func TestHelmChartOneRegistrySetting(t *testing.T) {
+	env.Require(t)
+	release := "m" + rand.String(5)
+	workspaceController := func(objs []*unstructured.Unstructured) (image string, args []string) {
+		dep := chartObject(objs, "Deployment", release+"-workspace-controller")
+		require.NotNil(t, dep)
+		containers, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+		ctr := containers[0].(map[string]any)
+		a, _, _ := unstructured.NestedStringSlice(ctr, "args")
+		return ctr["image"].(string), a
+	}
+	image, args := workspaceController(renderChart(t, release, "magos-system",
+		"--set", "global.image.repository=registry.internal:5000/platform",
+		"--set", "global.image.tag=1.2.3",
+		"--set", "workspace-controller.runner.imagePullSecrets={regcred,mirror}"))
+	assert.Equal(t, "registry.internal:5000/platform/workspace-controller:1.2.3", image)
+	assert.Contains(t, args, "--runner-image=registry.internal:5000/platform/magos-runner:1.2.3")
+	assert.Contains(t, args, "--engine-image=opentofu=registry.internal:5000/platform/magos-engine-opentofu:{version}")
+	assert.Contains(t, args, "--runner-image-pull-secrets=regcred,mirror")
+
+	_, args = workspaceController(renderChart(t, release, "magos-system",
+		"--set", "global.image.repository=registry.internal:5000/platform",
+		"--set", "workspace-controller.runner.image=mirror.example/runner:7"))
+	assert.Contains(t, args, "--runner-image=mirror.example/runner:7", "a full reference overrides the registry setting")
+	assert.NotContains(t, strings.Join(args, " "), "--runner-image-pull-secrets", "no pull secrets unless named")
+
+	_, appVersion := chartVersions(t, "magos")
+	_, args = workspaceController(renderChart(t, release, "magos-system"))
+	assert.Contains(t, args, "--runner-image=ghcr.io/magos-dev/magos-runner:"+appVersion)
+}

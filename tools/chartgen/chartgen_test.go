@@ -27,7 +27,8 @@ func readFile(t *testing.T, file string) string {
 }
 
 // TestStampVersion: the umbrella's appVersion reaches every chart, the
-// dependency versions, the runner image and deploy/flux; nothing else changes.
+// dependency versions and deploy/flux; nothing else changes (the values'
+// runner image follows global.image, "{tag}").
 func TestStampVersion(t *testing.T) {
 	root := t.TempDir()
 	chart := func(name string) string {
@@ -38,7 +39,7 @@ func TestStampVersion(t *testing.T) {
 	writeFile(t, filepath.Join(root, "charts/magos-crds/Chart.yaml"), chart("magos-crds"))
 	sub := filepath.Join(root, "charts/magos/charts/workspace-controller")
 	writeFile(t, filepath.Join(sub, "Chart.yaml"), chart("workspace-controller"))
-	writeFile(t, filepath.Join(sub, "values.yaml"), "runner:\n  image: ghcr.io/magos-dev/magos-runner:0.1.0\n  defaultEngineVersion: 1.10.6\n")
+	writeFile(t, filepath.Join(sub, "values.yaml"), "runner:\n  image: \"{repository}/magos-runner:{tag}\"\n  defaultEngineVersion: 1.10.6\n")
 	writeFile(t, filepath.Join(root, "deploy/flux/magos.yaml"), "        image: ghcr.io/magos-dev/magos-runner:0.1.0\n        defaultEngineVersion: 1.10.6\n")
 	writeFile(t, filepath.Join(root, "deploy/flux/source.yaml"), "  ref:\n    tag: 0.1.0\n")
 
@@ -54,7 +55,7 @@ func TestStampVersion(t *testing.T) {
 			"dependencies:\n  - name: workspace-controller\n    version: 1.2.3\n",
 		"charts/magos-crds/Chart.yaml":                         "apiVersion: v2\nname: magos-crds\nversion: 1.2.3\nappVersion: \"1.2.3\"\nkubeVersion: \">=1.32.0-0\"\n",
 		"charts/magos/charts/workspace-controller/Chart.yaml":  "apiVersion: v2\nname: workspace-controller\nversion: 1.2.3\nappVersion: \"1.2.3\"\nkubeVersion: \">=1.32.0-0\"\n",
-		"charts/magos/charts/workspace-controller/values.yaml": "runner:\n  image: ghcr.io/magos-dev/magos-runner:1.2.3\n  defaultEngineVersion: 1.10.6\n",
+		"charts/magos/charts/workspace-controller/values.yaml": "runner:\n  image: \"{repository}/magos-runner:{tag}\"\n  defaultEngineVersion: 1.10.6\n",
 		"deploy/flux/magos.yaml":                               "        image: ghcr.io/magos-dev/magos-runner:1.2.3\n        defaultEngineVersion: 1.10.6\n",
 		"deploy/flux/source.yaml":                              "  ref:\n    tag: 1.2.3\n",
 	} {

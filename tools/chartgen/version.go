@@ -13,14 +13,15 @@ var (
 	// versions of the umbrella chart's dependencies.
 	versionLine = regexp.MustCompile(`(?m)^((?:    )?version: |appVersion: ")[^"\n]+`)
 	// releaseRefs are the places outside the charts that name the release:
-	// the runner image tag and the OCIRepository tags of deploy/flux.
+	// a runner image tag set in deploy/flux and its OCIRepository tags (the
+	// charts' runner and engine images follow global.image).
 	runnerTagRe = regexp.MustCompile(`(magos-runner:)[^\s"]+`)
 	fluxTagRe   = regexp.MustCompile(`(?m)^(    tag: )\S+$`)
 )
 
 // stampVersion reads the release version (charts/magos/Chart.yaml's
 // appVersion) and writes it into every chart's version and appVersion, the
-// umbrella's dependency versions, the default runner image and deploy/flux.
+// umbrella's dependency versions and deploy/flux.
 func stampVersion(root string, subcharts []string) (string, error) {
 	umbrella := filepath.Join(root, "charts", "magos", "Chart.yaml")
 	data, err := os.ReadFile(umbrella)
@@ -34,10 +35,9 @@ func stampVersion(root string, subcharts []string) (string, error) {
 	version := string(m[1])
 	files := map[string]*regexp.Regexp{
 		umbrella: versionLine,
-		filepath.Join(root, "charts", "magos-crds", "Chart.yaml"):                               versionLine,
-		filepath.Join(root, "charts", "magos", "charts", "workspace-controller", "values.yaml"): runnerTagRe,
-		filepath.Join(root, "deploy", "flux", "magos.yaml"):                                     runnerTagRe,
-		filepath.Join(root, "deploy", "flux", "source.yaml"):                                    fluxTagRe,
+		filepath.Join(root, "charts", "magos-crds", "Chart.yaml"): versionLine,
+		filepath.Join(root, "deploy", "flux", "magos.yaml"):       runnerTagRe,
+		filepath.Join(root, "deploy", "flux", "source.yaml"):      fluxTagRe,
 	}
 	for _, dir := range subcharts {
 		files[filepath.Join(dir, "Chart.yaml")] = versionLine

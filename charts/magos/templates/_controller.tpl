@@ -32,6 +32,19 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- printf "%s:%s" $repo $tag }}
 {{- end }}
 
+{{/*
+magos.releaseImage is an image reference of the values (.ref) with
+"{repository}" replaced by global.image.repository and "{tag}" by
+global.image.tag, else the chart's appVersion: the runner and engine images
+follow the one registry setting the controller images follow.
+*/}}
+{{- define "magos.releaseImage" -}}
+{{- $g := (.ctx.Values.global | default dict).image | default dict -}}
+{{- $repo := $g.repository | default "ghcr.io/magos-dev" -}}
+{{- $tag := $g.tag | default .ctx.Chart.AppVersion -}}
+{{- .ref | toString | replace "{repository}" $repo | replace "{tag}" $tag -}}
+{{- end }}
+
 {{/* magos.rbacRules returns the rules of the first document of kind in files/role.yaml. */}}
 {{- define "magos.rbacRules" -}}
 {{- $kind := .kind -}}

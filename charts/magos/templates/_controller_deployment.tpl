@@ -73,8 +73,12 @@ spec:
             {{- with $g.eventsAddr }}
             - --events-addr={{ . }}
             {{- end }}
+            {{- $root := . }}
             {{- with .Values.runner }}
-            - --runner-image={{ .image }}
+            - --runner-image={{ include "magos.releaseImage" (dict "ref" .image "ctx" $root) }}
+            {{- with .imagePullSecrets }}
+            - --runner-image-pull-secrets={{ join "," . }}
+            {{- end }}
             - --runner-versions-dir={{ .versionsDir }}
             - --default-engine-version={{ .defaultEngineVersion }}
             {{- with (.resources | default dict).requests }}
@@ -89,7 +93,7 @@ spec:
             - --job-ttl={{ .jobTTL }}
             - --retry-interval={{ .retryInterval }}
             {{- range $engine, $image := .engineImages }}
-            - {{ printf "--engine-image=%s=%s" $engine (toString $image) | quote }}
+            - {{ printf "--engine-image=%s=%s" $engine (include "magos.releaseImage" (dict "ref" $image "ctx" $root)) | quote }}
             {{- end }}
             {{- end }}
             {{- with .Values.runs }}

@@ -288,7 +288,7 @@ func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn run, s settings) *batchv
 					Tolerations:                   s.Runner.Tolerations,
 					Affinity:                      s.Runner.Affinity,
 					PriorityClassName:             s.Runner.PriorityClassName,
-					ImagePullSecrets:              imagePullSecrets(s.Runner.ImagePullSecrets),
+					ImagePullSecrets:              imagePullSecrets(r.Options.RunnerImagePullSecrets, s.Runner.ImagePullSecrets),
 					Volumes:                       volumes,
 					InitContainers:                initContainers,
 					Containers:                    []corev1.Container{container},

@@ -35,6 +35,7 @@ func TestRunnerConfigurationShapesThePod(t *testing.T) {
 	})
 	r := runnerTestReconciler()
 	r.Options.RunnerEnv = envFlag{"TF_CLI_CONFIG_FILE=/operator/tofurc"}
+	r.Options.RunnerImagePullSecrets = []string{"cluster-registry", "registry"}
 	s, err := r.effectiveSettings(ws, inputs{})
 	require.NoError(t, err)
 	s.Timeout = time.Minute
@@ -48,7 +49,8 @@ func TestRunnerConfigurationShapesThePod(t *testing.T) {
 	assert.Equal(t, map[string]string{"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}, pod.Annotations)
 	assert.Equal(t, affinity, pod.Spec.Affinity)
 	assert.Equal(t, "infra-runs", pod.Spec.PriorityClassName)
-	assert.Equal(t, []corev1.LocalObjectReference{{Name: "registry"}}, pod.Spec.ImagePullSecrets, "pull secrets are Pod-wide")
+	assert.Equal(t, []corev1.LocalObjectReference{{Name: "cluster-registry"}, {Name: "registry"}}, pod.Spec.ImagePullSecrets,
+		"pull secrets are Pod-wide: the cluster's defaults, then the Workspace's, each once")
 	require.Len(t, pod.Spec.InitContainers, 1, "the engine image's init container pulls with the same secrets")
 
 	sc := pod.Spec.SecurityContext

@@ -27,6 +27,10 @@ const DefaultOpenTofuImage = "ghcr.io/magos-dev/magos-engine-opentofu:" + magosv
 type Options struct {
 	// RunnerImage is the default runner image.
 	RunnerImage string
+	// RunnerImagePullSecrets name Secrets every runner Pod pulls its images
+	// with, in the Workspace's own namespace, before those the Workspace and
+	// its Project name.
+	RunnerImagePullSecrets []string
 	// VersionsDir is where the runner finds engine binaries; the engines
 	// volume is mounted there when an engine image delivers the engine.
 	VersionsDir string
@@ -235,6 +239,8 @@ func (e envFlag) names() []string {
 // BindFlags registers the options on fs.
 func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.RunnerImage, "runner-image", "ghcr.io/magos-dev/magos-runner:latest", "Default image of the runner container.")
+	fs.Func("runner-image-pull-secrets", "Comma-separated names of Secrets every runner Pod pulls its images with, looked up in the Workspace's own namespace (repeatable); "+
+		"the controller never reads or copies them, and a namespace without one pulls without it.", appendPatterns(&o.RunnerImagePullSecrets))
 	fs.StringVar(&o.VersionsDir, "runner-versions-dir", "/opt/magos/engines", "Directory of engine binaries inside the runner (<dir>/<engine>/<version>/<binary>).")
 	o.EngineImages = engineImageFlag{magosv1.EngineOpenTofu: DefaultOpenTofuImage}
 	fs.Var(o.EngineImages, "engine-image", "ENGINE=IMAGE: the engine image template of ENGINE (opentofu or terraform), {version} is replaced with the version; "+

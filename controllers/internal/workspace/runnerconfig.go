@@ -284,11 +284,22 @@ func keyPaths(items []magosv1.KeyPath) []corev1.KeyToPath {
 	return out
 }
 
-// imagePullSecrets renders the runner's pull secrets for the Pod.
-func imagePullSecrets(refs []magosv1.LocalObjectReference) []corev1.LocalObjectReference {
+// imagePullSecrets renders the runner Pod's pull secrets: the cluster's
+// defaults (--runner-image-pull-secrets), then the runner spec's, each name once.
+func imagePullSecrets(defaults []string, refs []magosv1.LocalObjectReference) []corev1.LocalObjectReference {
 	var out []corev1.LocalObjectReference
+	seen := map[string]bool{}
+	add := func(name string) {
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, corev1.LocalObjectReference{Name: name})
+		}
+	}
+	for _, name := range defaults {
+		add(name)
+	}
 	for _, r := range refs {
-		out = append(out, corev1.LocalObjectReference{Name: r.Name})
+		add(r.Name)
 	}
 	return out
 }
