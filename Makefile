@@ -55,7 +55,8 @@ HELM_KUBE_VERSION_FLAGS := $(foreach p,chartutil lint/rules,-X helm.sh/helm/v3/p
 
 # The release: the charts' version/appVersion is the version of Magos, the
 # tag of its images and, as v$(VERSION), its git tag (docs/installation.md).
-VERSION := $(shell sed -n 's/^appVersion: "\(.*\)"$$/\1/p' charts/magos/Chart.yaml)
+CHART_APP_VERSION := $(shell sed -n 's/^appVersion: "\(.*\)"$$/\1/p' charts/magos/Chart.yaml)
+VERSION := $(CHART_APP_VERSION)
 IMAGE_REPOSITORY := ghcr.io/magos-dev
 IMAGE_SOURCE := https://github.com/magos-dev/magos
 REVISION := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
@@ -166,8 +167,9 @@ test-unit: ## Run the pure tests of every Go module (-short): no control plane a
 	cd tools/images && GOWORK=off go test -short $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-images
-test-images: images $(HELM) ## Test the image builder, and inspect and run the images `make images` wrote.
-	cd tools/images && MAGOS_IMAGES_DIR=$(IMAGES) GOWORK=off go test $(GO_TEST_FLAGS) ./...
+test-images: images $(HELM) ## Test the image builder, and inspect and run the images `make images` wrote and the release `make release` writes (its CLI for this platform only).
+	$(MAKE) --no-print-directory release CLI_PLATFORMS=$(shell go env GOOS)/$(shell go env GOARCH)
+	cd tools/images && MAGOS_IMAGES_DIR=$(IMAGES) MAGOS_RELEASE_DIR=$(RELEASE_DIR) GOWORK=off go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-compat
 test-compat: tools $(KUBE_NEXT_ASSETS)/kube-apiserver ## Run the controller tests against the next Kubernetes minor's kube-apiserver.
@@ -334,6 +336,26 @@ push: images $(HELM) ## Push the images and both charts to REGISTRY=host[/prefix
 	@if [ -z "$(REGISTRY)" ]; then echo "usage: make push REGISTRY=host[/prefix] (e.g. ghcr.io/magos-dev)"; exit 2; fi
 	$(MAGOS_IMAGE) push -registry $(REGISTRY) $(if $(PLAIN_HTTP),-plain-http) -helm $(HELM) \
 		-chart charts/magos-crds -chart charts/magos $(IMAGE_ARCHIVES)
+
+# What `make release` writes, and for which platforms it builds the CLI.
+RELEASE_DIR = $(BIN)/release/$(VERSION)
+CLI_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+
+.PHONY: release
+release: images $(HELM) $(MAGOS_IMAGE) ## Write a release to bin/release/VERSION: images (+ SPDX SBOMs), charts, kubectl-magos per platform, install manifests, SHA256SUMS.
+	@if [ "$(VERSION)" != "$(CHART_APP_VERSION)" ]; then \
+		echo "VERSION=$(VERSION) is not charts/magos appVersion $(CHART_APP_VERSION): set appVersion, run make generate and commit (docs/installation.md)"; exit 2; fi
+	rm -rf $(RELEASE_DIR) && mkdir -p $(RELEASE_DIR)/images $(RELEASE_DIR)/charts $(RELEASE_DIR)/cli $(RELEASE_DIR)/manifests
+	cp $(IMAGE_ARCHIVES) $(RELEASE_DIR)/images/
+	$(MAGOS_IMAGE) sbom $(RELEASE_DIR)/images/*.tar
+	$(HELM) package charts/magos-crds charts/magos -d $(RELEASE_DIR)/charts
+	cd controllers && for p in $(CLI_PLATFORMS); do \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(STATIC_GO_BUILD) -ldflags "-s -w -X github.com/magos-dev/magos/controllers/internal/setup.Version=$(VERSION)" \
+			-o $(RELEASE_DIR)/cli/kubectl-magos_$(VERSION)_$${p%/*}_$${p#*/} ./kubectl-magos || exit 1; done
+	cat charts/magos-crds/crds/*.yaml > $(RELEASE_DIR)/manifests/crds.yaml
+	$(HELM) template magos charts/magos --namespace magos-system --kube-version $(KUBE_VERSION) > $(RELEASE_DIR)/manifests/magos.yaml
+	cd $(RELEASE_DIR) && find . -type f ! -name SHA256SUMS | LC_ALL=C sort | xargs sha256sum > SHA256SUMS
+	@echo "Release $(VERSION) in $(RELEASE_DIR)"
 
 .PHONY: image-engine-terraform
 image-engine-terraform: $(MAGOS_IMAGE) $(IMAGE_BINS)/engine-install ## Build a Terraform engine image for your own registry (BUSL: see docs/installation.md; never built or pushed by default).

@@ -76,7 +76,9 @@ func expectedImages(t *testing.T) []builtImage {
 	tofu := ws.Runner.DefaultEngineVersion
 	return append(images,
 		builtImage{
-			file: "magos-runner.tar", ref: ws.Runner.Image, entrypoint: []string{"/usr/local/bin/runner"}, version: umbrella.AppVersion,
+			// The chart's runner image, its placeholders as the chart fills
+			// them by default.
+			file: "magos-runner.tar", ref: strings.NewReplacer("{repository}", repo, "{tag}", umbrella.AppVersion).Replace(ws.Runner.Image), entrypoint: []string{"/usr/local/bin/runner"}, version: umbrella.AppVersion,
 			check: func(t *testing.T, dir string) {
 				assert.Equal(t, "runner "+umbrella.AppVersion+"\n", output(t, filepath.Join(dir, "usr/local/bin/runner"), "version"))
 			},

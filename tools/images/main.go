@@ -6,6 +6,7 @@
 //	    -file bin/images/bin/pause=/pause -entrypoint /pause \
 //	    -source https://github.com/magos-dev/magos -revision <commit> -version 0.1.0 -created <unix seconds>
 //	magos-image push -registry registry.example.com/magos [-plain-http] [-helm bin/helm -chart charts/magos] bin/images/*.tar
+//	magos-image sbom bin/release/0.1.0/images/*.tar
 package main
 
 import (
@@ -17,10 +18,11 @@ import (
 	"syscall"
 )
 
-const usage = `Usage: magos-image build|push [flags]
+const usage = `Usage: magos-image build|push|sbom [flags]
 
   build   assemble one image from files and write it as an OCI archive
   push    push image archives (and charts) to a registry
+  sbom    write an SPDX document of each image archive's Go programs beside it
 
 Run magos-image <command> -h for the command's flags.
 `
@@ -42,6 +44,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = build(args[1:], stdout, stderr)
 	case "push":
 		err = push(ctx, args[1:], stdout, stderr)
+	case "sbom":
+		err = sbom(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

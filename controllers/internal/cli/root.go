@@ -70,6 +70,7 @@ Exit codes: 0 success, 1 a refusal or a failure, 2 wrong usage.`,
 		newTreeCommand(f),
 		newLogsCommand(f),
 		newCheckCommand(f),
+		newVersionCommand(f),
 	)
 	root.AddCommand(newRequestCommands(f)...)
 	root.AddCommand(newSuspendCommands(f)...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync/atomic"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -116,6 +117,9 @@ func (e *Executor) Start(ctx context.Context) error {
 	e.kubelet.ctx = ctx
 	err := e.mgr.Start(ctx)
 	e.runs.wg.Wait()
+	if e.opts.ownLogDir {
+		_ = os.RemoveAll(e.opts.LogDir)
+	}
 	return err
 }
 

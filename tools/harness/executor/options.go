@@ -26,7 +26,7 @@ type Options struct {
 	RunnerPath string
 	// LogDir receives one file per Pod, <namespace>_<pod>.log, holding what
 	// the process wrote to stdout and stderr. Default: a new temporary
-	// directory.
+	// directory, removed when the executor stops.
 	LogDir string
 	// WorkRoot holds the per-Pod scratch directories (home, work dir,
 	// termination message, kubeconfig). Default: the system temp directory.
@@ -72,6 +72,9 @@ type Options struct {
 	MaxProcesses int
 	// Logger receives the executor's own logs. Default: ctrl.Log.
 	Logger *logr.Logger
+
+	// ownLogDir: the executor made LogDir and removes it when it stops.
+	ownLogDir bool
 }
 
 // withDefaults validates the options and fills in the defaults.
@@ -101,6 +104,7 @@ func (o Options) withDefaults() (Options, error) {
 		if o.LogDir, err = os.MkdirTemp(o.WorkRoot, "magos-executor-logs-"); err != nil {
 			return o, err
 		}
+		o.ownLogDir = true
 	} else if err := os.MkdirAll(o.LogDir, 0o755); err != nil {
 		return o, err
 	}

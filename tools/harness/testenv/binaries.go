@@ -10,7 +10,8 @@ import (
 )
 
 // Binary is a program of the repository that tests build once per test
-// binary (go build's cache makes a rebuild of unchanged code fast).
+// binary (go build's cache makes a rebuild of unchanged code fast), into
+// bin/test/<Name>.
 type Binary struct {
 	// Dir is the module directory, relative to the repository root, and
 	// Pkg the package in it (go build Pkg, run in Dir); Name is the file.
@@ -34,20 +35,32 @@ func (b *Binary) Build(tb testing.TB) string {
 			b.err = err
 			return
 		}
-		dir, err := os.MkdirTemp("", "magos-"+b.Name+"-")
+		// One file per program under the ignored bin/test, replaced
+		// atomically: test binaries of several packages may build it at
+		// once, and a process already running keeps the file it started.
+		dir := filepath.Join(root, "bin", "test")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.err = err
+			return
+		}
+		tmp, err := os.CreateTemp(dir, "."+b.Name+"-")
 		if err != nil {
 			b.err = err
 			return
 		}
-		b.path = filepath.Join(dir, b.Name)
-		cmd := exec.Command("go", "build", "-o", b.path, b.Pkg)
+		_ = tmp.Close()
+		defer os.Remove(tmp.Name())
+		cmd := exec.Command("go", "build", "-o", tmp.Name(), b.Pkg)
 		cmd.Dir = filepath.Join(root, b.Dir)
 		// Static, as the images build them (the policy engine's sandbox
 		// needs a binary without cgo).
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.err = fmt.Errorf("go build %s: %v: %s", b.Name, err, out)
+			return
 		}
+		b.path = filepath.Join(dir, b.Name)
+		b.err = os.Rename(tmp.Name(), b.path)
 	})
 	if b.err != nil {
 		tb.Fatal(b.err)
