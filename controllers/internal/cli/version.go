@@ -10,10 +10,11 @@ import (
 
 func newVersionCommand(f *factory) *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version of kubectl-magos",
-		Long:  `Print the Magos release kubectl-magos was built from ("dev" for a build outside make release).`,
-		Args:  args(0, 0),
+		Use:     "version",
+		Short:   "Print the version of kubectl-magos",
+		Long:    `Print the Magos release kubectl-magos was built from ("dev" for a build outside make release).`,
+		Example: `  kubectl magos version`,
+		Args:    args(0, 0),
 		RunE: func(*cobra.Command, []string) error {
 			_, err := fmt.Fprintf(f.streams.Out, "kubectl-magos %s\n", setup.Version)
 			return err
