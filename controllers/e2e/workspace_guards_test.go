@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,9 +11,11 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
@@ -256,4 +259,60 @@ func TestProjectClaimsItsNamespace(t *testing.T) {
 	s.waitWorkspace("member", time.Minute, "runs again once one Project claims it", func(ws *magosv1.Workspace) bool {
 		return conditions.Get(ws, magosv1.StalledCondition) == nil && appliedRevision(rev)(ws)
 	})
+}
+
+// TestGuardNamespacedPoliciesOnlyWhereAllowed: a namespace's own
+// NamespacedValidatingPolicies run its owners' CEL in the controller's one
+// policy engine, so they gate plans only in namespaces the admin allows
+// (--namespaced-policies-namespace-selector). Elsewhere they are ignored
+// and the Workspace says so; a cluster policy still gates it.
+func TestGuardNamespacedPoliciesOnlyWhereAllowed(t *testing.T) {
+	env.Require(t)
+	ctx := context.Background()
+	const allow = "magos.dev/namespaced-policies"
+	s := newStackWith(t, stackOptions{Workspace: func(o *workspace.Options) {
+		sel, err := labels.Parse(allow + "=true")
+		require.NoError(t, err)
+		o.Guards.NamespacedPoliciesIn = sel
+	}})
+	rev := s.gitRepository("infra", copyConfig(t, "hello"))
+	label := rand.String(8)
+	doc := fmt.Sprintf(`
+apiVersion: policies.kyverno.io/v1
+kind: NamespacedValidatingPolicy
+metadata:
+  name: team-rule
+  namespace: %s
+  labels:
+    policy.magos.dev/set: %q
+spec:
+  evaluation:
+    mode: JSON
+  validationActions: [Deny]
+  validations:
+    - expression: %q
+      message: "team rule: no secrets in terraform_data"
+`, s.ns, label, forbidsSecret)
+	p := &unstructured.Unstructured{}
+	require.NoError(t, yaml.Unmarshal([]byte(doc), &p.Object))
+	require.NoError(t, env.Client.Create(ctx, p))
+
+	s.newWorkspace("not-allowed", "infra", selecting(label))
+	ws := s.waitWorkspace("not-allowed", 3*time.Minute, "applies: its namespace's policy does not gate it", appliedRevision(rev))
+	require.NotNil(t, ws.Status.LastApplied)
+	requireEvent(t, s.ns, "not-allowed", workspace.NamespacedPolicyIgnoredReason)
+	assert.Contains(t, conditions.Get(ws, magosv1.PolicyPassedCondition).Message, "ignored NamespacedValidatingPolicies "+s.ns+"/team-rule",
+		"the verdict names the policy it left out")
+
+	var ns corev1.Namespace
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Name: s.ns}, &ns))
+	ns.Labels[allow] = "true"
+	require.NoError(t, env.Client.Update(ctx, &ns))
+	s.newWorkspace("allowed", "infra", selecting(label))
+	ws = s.waitWorkspace("allowed", 3*time.Minute, "is blocked by its namespace's policy", func(ws *magosv1.Workspace) bool {
+		return ws.Status.Plan != nil && ws.Status.Plan.Policy != nil && ws.Status.Phase == magosv1.PhaseFailed
+	})
+	require.NotEmpty(t, ws.Status.Plan.Policy.Violations)
+	assert.Equal(t, "team rule: no secrets in terraform_data", ws.Status.Plan.Policy.Violations[0].Message)
+	assert.Zero(t, applyJobs(t, s.ns, "allowed"), "a denied plan is never applied")
 }

@@ -114,6 +114,9 @@ spec:
             {{- with .allowedRunnerImages }}
             - --allowed-runner-images={{ join "," . }}
             {{- end }}
+            {{- with .namespacedPoliciesNamespaceSelector }}
+            - --namespaced-policies-namespace-selector={{ . }}
+            {{- end }}
             {{- with .clusterPolicySelector }}
             - --cluster-policy-selector={{ . }}
             {{- end }}

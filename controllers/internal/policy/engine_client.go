@@ -36,8 +36,9 @@ type EngineClient struct {
 	// Timeout bounds one evaluation; zero means DefaultTimeout.
 	Timeout time.Duration
 
-	// slot holds the right to use proc: one evaluation at a time.
-	slot   chan struct{}
+	// slot is the right to use proc: one evaluation at a time, the
+	// namespaces waiting for it taking turns.
+	slot   slot
 	proc   *engineProcess
 	closed bool
 }
@@ -45,20 +46,21 @@ type EngineClient struct {
 // NewEngineClient returns a client of the policy engine at path, with
 // DefaultTimeout. It starts nothing.
 func NewEngineClient(path string) *EngineClient {
-	return &EngineClient{Path: path, Timeout: DefaultTimeout, slot: make(chan struct{}, 1)}
+	return &EngineClient{Path: path, Timeout: DefaultTimeout}
 }
 
-// Evaluate evaluates planJSON against policies in the engine and records
-// the magos_policy_* metrics. Selecting no policy passes without an
-// engine. It never returns an error: anything that prevents a full
+// Evaluate evaluates planJSON, a plan of a Workspace in namespace, against
+// policies in the engine and records the magos_policy_* metrics. Selecting
+// no policy passes without an engine. Evaluations wait for the engine in
+// turns across namespaces. It never returns an error: anything that prevents a full
 // evaluation gives a Verdict with Errored set and Passed false.
-func (c *EngineClient) Evaluate(ctx context.Context, policies []Policy, planJSON []byte) Verdict {
+func (c *EngineClient) Evaluate(ctx context.Context, namespace string, policies []Policy, planJSON []byte) Verdict {
 	start := time.Now()
 	var v Verdict
 	if len(policies) == 0 {
 		v = Verdict{Passed: true, Policies: []string{}, Message: "No policy applied: no ValidatingPolicy selected for this Workspace"}
 	} else {
-		v = c.evaluate(ctx, policies, planJSON)
+		v = c.evaluate(ctx, namespace, policies, planJSON)
 	}
 	metrics.RecordPolicyEvaluation(v.result(), time.Since(start).Seconds())
 	for _, viol := range v.Violations {
@@ -70,8 +72,8 @@ func (c *EngineClient) Evaluate(ctx context.Context, policies []Policy, planJSON
 // Close stops the engine, waiting for an evaluation in progress; later
 // evaluations give errored verdicts.
 func (c *EngineClient) Close() error {
-	c.slot <- struct{}{}
-	defer func() { <-c.slot }()
+	_ = c.slot.acquire(context.Background(), "", 0) // never gives up
+	defer c.slot.release()
 	c.closed = true
 	if c.proc != nil {
 		c.proc.stop()
@@ -86,7 +88,7 @@ type answer struct {
 	err     error
 }
 
-func (c *EngineClient) evaluate(ctx context.Context, policies []Policy, planJSON []byte) Verdict {
+func (c *EngineClient) evaluate(ctx context.Context, namespace string, policies []Policy, planJSON []byte) Verdict {
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -95,16 +97,10 @@ func (c *EngineClient) evaluate(ctx context.Context, policies []Policy, planJSON
 	// evaluation may take: a Workspace whose policies run to their
 	// deadline holds up the others for that long, not for as long as
 	// evaluations keep coming. The errored verdict is retried.
-	busy := time.NewTimer(timeout)
-	defer busy.Stop()
-	select {
-	case c.slot <- struct{}{}:
-		defer func() { <-c.slot }()
-	case <-busy.C:
-		return Errored(fmt.Sprintf("not evaluated: the policy engine was busy with other evaluations for %s", timeout))
-	case <-ctx.Done():
-		return Errored("not evaluated: " + context.Cause(ctx).Error())
+	if err := c.slot.acquire(ctx, namespace, timeout); err != nil {
+		return Errored(err.Error())
 	}
+	defer c.slot.release()
 	if c.closed {
 		return Errored("the policy engine is stopped")
 	}

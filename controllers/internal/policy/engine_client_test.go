@@ -99,19 +99,19 @@ func cpuTicks(t *testing.T, pid int) int {
 func TestEngineClientStartsOnFirstPolicy(t *testing.T) {
 	c := startedEngine(t)
 	before := engines(t)
-	v := c.Evaluate(context.Background(), nil, planOf(1, nil))
+	v := c.Evaluate(context.Background(), "ns", nil, planOf(1, nil))
 	assert.True(t, v.Passed, v.Message)
 	assert.Equal(t, before, engines(t), "no policy, no engine")
 
 	pass := []policy.Policy{policytest.JSONPolicy(t, "pass", policytest.SpecAlwaysPass)}
 	for range 3 {
-		v = c.Evaluate(context.Background(), pass, planOf(2, nil))
+		v = c.Evaluate(context.Background(), "ns", pass, planOf(2, nil))
 		require.True(t, v.Passed, v.Message)
 	}
 	assert.Len(t, engines(t), len(before)+1, "one engine serves every evaluation")
 	require.NoError(t, c.Close())
 	assert.Equal(t, before, engines(t), "Close stops the engine and reaps it")
-	assert.True(t, c.Evaluate(context.Background(), pass, planOf(2, nil)).Errored, "a closed client evaluates nothing")
+	assert.True(t, c.Evaluate(context.Background(), "ns", pass, planOf(2, nil)).Errored, "a closed client evaluates nothing")
 }
 
 // TestEngineClientVerdicts: the engine's verdicts reach the caller as the
@@ -120,21 +120,21 @@ func TestEngineClientVerdicts(t *testing.T) {
 	c := startedEngine(t)
 	requireEnv := []policy.Policy{policytest.JSONPolicy(t, "require-env", policytest.SpecRequireEnv)}
 
-	v := c.Evaluate(context.Background(), requireEnv, planOf(2, map[string]string{"env": "dev"}))
+	v := c.Evaluate(context.Background(), "ns", requireEnv, planOf(2, map[string]string{"env": "dev"}))
 	assert.True(t, v.Passed, v.Message)
 	assert.Equal(t, []string{"require-env"}, v.Policies)
 
-	v = c.Evaluate(context.Background(), requireEnv, planOf(2, map[string]string{"owner": "team-a"}))
+	v = c.Evaluate(context.Background(), "ns", requireEnv, planOf(2, map[string]string{"owner": "team-a"}))
 	assert.False(t, v.Passed, v.Message)
 	assert.False(t, v.Errored, v.Message)
 	require.Len(t, v.Violations, 1)
 	assert.Equal(t, policy.Violation{Policy: "require-env", Validation: 1, Message: "every resource needs an env tag", Action: policy.ActionDeny}, v.Violations[0])
 
-	v = c.Evaluate(context.Background(), requireEnv, []byte("not json"))
+	v = c.Evaluate(context.Background(), "ns", requireEnv, []byte("not json"))
 	assert.True(t, v.Errored, v.Message)
 	assert.Contains(t, v.Message, "plan JSON cannot be parsed")
 
-	v = c.Evaluate(context.Background(), []policy.Policy{policytest.JSONPolicy(t, "broken", policytest.SpecBadCEL)}, planOf(1, nil))
+	v = c.Evaluate(context.Background(), "ns", []policy.Policy{policytest.JSONPolicy(t, "broken", policytest.SpecBadCEL)}, planOf(1, nil))
 	assert.True(t, v.Errored, v.Message)
 	assert.Contains(t, v.Message, `policy "broken": does not compile`)
 }
@@ -150,10 +150,10 @@ func TestEngineClientConcurrently(t *testing.T) {
 		wg.Go(func() {
 			for range 5 {
 				if i%2 == 0 {
-					v := c.Evaluate(context.Background(), requireEnv, tagged)
+					v := c.Evaluate(context.Background(), "ns", requireEnv, tagged)
 					assert.True(t, v.Passed, v.Message)
 				} else {
-					v := c.Evaluate(context.Background(), requireEnv, untagged)
+					v := c.Evaluate(context.Background(), "ns", requireEnv, untagged)
 					assert.False(t, v.Passed, v.Message)
 					assert.Len(t, v.Violations, 1)
 				}
@@ -170,7 +170,7 @@ func TestEngineClientEngineKilled(t *testing.T) {
 	c := startedEngine(t)
 	pass := []policy.Policy{policytest.JSONPolicy(t, "pass", policytest.SpecAlwaysPass)}
 	before := engines(t)
-	require.True(t, c.Evaluate(context.Background(), pass, planOf(1, nil)).Passed)
+	require.True(t, c.Evaluate(context.Background(), "ns", pass, planOf(1, nil)).Passed)
 	started := engines(t)
 	require.Len(t, started, len(before)+1)
 	pid := newest(before, started)
@@ -179,7 +179,7 @@ func TestEngineClientEngineKilled(t *testing.T) {
 	idle := cpuTicks(t, pid)
 	verdict := make(chan policy.Verdict, 1)
 	go func() {
-		verdict <- c.Evaluate(context.Background(), slow, planOf(3000, map[string]string{"env": "dev"}))
+		verdict <- c.Evaluate(context.Background(), "ns", slow, planOf(3000, map[string]string{"env": "dev"}))
 	}()
 	require.Eventually(t, func() bool { return cpuTicks(t, pid) > idle+20 }, 30*time.Second, 10*time.Millisecond,
 		"the engine never started evaluating")
@@ -191,7 +191,7 @@ func TestEngineClientEngineKilled(t *testing.T) {
 	assert.Contains(t, v.Message, "signal: killed")
 	assert.Equal(t, before, engines(t), "the killed engine is reaped")
 
-	require.True(t, c.Evaluate(context.Background(), pass, planOf(1, nil)).Passed, "the next evaluation starts a new engine")
+	require.True(t, c.Evaluate(context.Background(), "ns", pass, planOf(1, nil)).Passed, "the next evaluation starts a new engine")
 	again := engines(t)
 	require.Len(t, again, len(before)+1)
 	assert.NotEqual(t, pid, newest(before, again))
@@ -208,21 +208,21 @@ func TestEngineClientEngineHangs(t *testing.T) {
 	stopEngine(t, c, pass, before)
 	c.Timeout = 100 * time.Millisecond
 
-	v := c.Evaluate(context.Background(), pass, planOf(1, nil))
+	v := c.Evaluate(context.Background(), "ns", pass, planOf(1, nil))
 	assert.True(t, v.Errored, v.Message)
 	assert.Contains(t, v.Message, "did not answer within")
 	assert.Equal(t, before, engines(t), "the stopped engine is killed and reaped")
 	// The next engine starts and loads the policy within the default
 	// deadline, not the 100 ms that caught the stopped one.
 	c.Timeout = policy.DefaultTimeout
-	assert.True(t, c.Evaluate(context.Background(), pass, planOf(1, nil)).Passed, "a new engine serves the next evaluation")
+	assert.True(t, c.Evaluate(context.Background(), "ns", pass, planOf(1, nil)).Passed, "a new engine serves the next evaluation")
 }
 
 // TestEngineClientMissingBinary: an engine that cannot start blocks the
 // plan with an error that names it.
 func TestEngineClientMissingBinary(t *testing.T) {
 	c := policy.NewEngineClient(filepath.Join(t.TempDir(), "policy-engine"))
-	v := c.Evaluate(context.Background(), []policy.Policy{policytest.JSONPolicy(t, "pass", policytest.SpecAlwaysPass)}, planOf(1, nil))
+	v := c.Evaluate(context.Background(), "ns", []policy.Policy{policytest.JSONPolicy(t, "pass", policytest.SpecAlwaysPass)}, planOf(1, nil))
 	assert.True(t, v.Errored, v.Message)
 	assert.Contains(t, v.Message, "starting the policy engine")
 	require.NoError(t, c.Close())
@@ -249,11 +249,11 @@ func TestEngineClientSlotWaitIsBounded(t *testing.T) {
 
 	c.Timeout = time.Second
 	held := make(chan policy.Verdict, 1)
-	go func() { held <- c.Evaluate(context.Background(), pass, planOf(1, nil)) }()
+	go func() { held <- c.Evaluate(context.Background(), "ns", pass, planOf(1, nil)) }()
 	// The first evaluation holds the slot until its deadline and the kill
 	// grace (6 s); the second gives up after one evaluation's deadline.
 	time.Sleep(100 * time.Millisecond)
-	v := c.Evaluate(context.Background(), pass, planOf(1, nil))
+	v := c.Evaluate(context.Background(), "ns", pass, planOf(1, nil))
 	assert.True(t, v.Errored, v.Message)
 	assert.Contains(t, v.Message, "the policy engine was busy with other evaluations for 1s")
 	first := <-held
@@ -261,16 +261,54 @@ func TestEngineClientSlotWaitIsBounded(t *testing.T) {
 }
 
 // stopEngine starts c's engine with an evaluation of pass and stops it
-// (SIGSTOP): it neither answers nor exits. before are the engines that ran
-// before it.
-func stopEngine(t *testing.T, c *policy.EngineClient, pass []policy.Policy, before []int) {
+// (SIGSTOP): it neither answers nor exits until SIGCONT. before are the
+// engines that ran before it. It returns the engine's pid.
+func stopEngine(t *testing.T, c *policy.EngineClient, pass []policy.Policy, before []int) int {
 	t.Helper()
-	require.True(t, c.Evaluate(context.Background(), pass, planOf(1, nil)).Passed)
+	require.True(t, c.Evaluate(context.Background(), "ns", pass, planOf(1, nil)).Passed)
 	pid := newest(before, engines(t))
 	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
 	// kill returns before a busy machine has stopped the engine, which
 	// could still answer the next request.
 	require.Eventually(t, func() bool { return statFields(t, pid)[0] == "T" }, 10*time.Second, time.Millisecond, "the engine stops")
+	return pid
+}
+
+// TestEngineClientNamespacesTakeTurns: evaluations waiting for the engine
+// take turns by namespace, so a namespace with many plans waiting holds up
+// another namespace's plan for one evaluation, not for all of its own.
+func TestEngineClientNamespacesTakeTurns(t *testing.T) {
+	c := startedEngine(t)
+	c.Timeout = time.Minute
+	pass := []policy.Policy{policytest.JSONPolicy(t, "pass", policytest.SpecAlwaysPass)}
+	pid := stopEngine(t, c, pass, engines(t))
+
+	var mu sync.Mutex
+	var order []string
+	var wg sync.WaitGroup
+	evaluate := func(name, namespace string) {
+		wg.Go(func() {
+			v := c.Evaluate(context.Background(), namespace, pass, planOf(1, nil))
+			assert.True(t, v.Passed, "%s: %s", name, v.Message)
+			mu.Lock()
+			order = append(order, name)
+			mu.Unlock()
+		})
+		// Each waits before the next comes.
+		time.Sleep(200 * time.Millisecond)
+	}
+	evaluate("holder", "team-a") // holds the stopped engine
+	for _, name := range []string{"a1", "a2", "a3", "a4"} {
+		evaluate(name, "team-a")
+	}
+	evaluate("b1", "team-b")
+	require.NoError(t, syscall.Kill(pid, syscall.SIGCONT))
+	wg.Wait()
+
+	require.Len(t, order, 6)
+	assert.Equal(t, "holder", order[0])
+	b := slices.Index(order, "b1")
+	assert.Less(t, b, slices.Index(order, "a3"), "team-b's plan is evaluated after one more of team-a's, not after all: %v", order)
 }
 
 // TestPolicyEngineSandboxesItself: the engine runs in the controller's

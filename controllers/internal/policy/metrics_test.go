@@ -71,10 +71,10 @@ func TestEvaluateRecordsMetrics(t *testing.T) {
 		}
 	}
 	before := take()
-	e.Evaluate(context.Background(), []policy.Policy{policytest.JSONPolicy(t, "ok", policytest.SpecAlwaysPass)}, untagged)
-	e.Evaluate(context.Background(), []policy.Policy{policytest.JSONPolicy(t, "deny", policytest.SpecRequireEnv), policytest.JSONPolicy(t, "audit", policytest.WithActions(policytest.SpecRequireEnv, "[Audit]"))}, untagged)
-	e.Evaluate(context.Background(), []policy.Policy{policytest.JSONPolicy(t, "warn", policytest.WithActions(policytest.SpecRequireEnv, "[Warn]"))}, untagged)
-	e.Evaluate(context.Background(), []policy.Policy{policytest.JSONPolicy(t, "broken", policytest.SpecBadCEL)}, untagged)
+	e.Evaluate(context.Background(), "ns", []policy.Policy{policytest.JSONPolicy(t, "ok", policytest.SpecAlwaysPass)}, untagged)
+	e.Evaluate(context.Background(), "ns", []policy.Policy{policytest.JSONPolicy(t, "deny", policytest.SpecRequireEnv), policytest.JSONPolicy(t, "audit", policytest.WithActions(policytest.SpecRequireEnv, "[Audit]"))}, untagged)
+	e.Evaluate(context.Background(), "ns", []policy.Policy{policytest.JSONPolicy(t, "warn", policytest.WithActions(policytest.SpecRequireEnv, "[Warn]"))}, untagged)
+	e.Evaluate(context.Background(), "ns", []policy.Policy{policytest.JSONPolicy(t, "broken", policytest.SpecBadCEL)}, untagged)
 	after := take()
 
 	assert.Equal(t, snapshot{passed: 2, failed: 1, errored: 1, deny: 1, audit: 1, warn: 1, durations: 4}, snapshot{

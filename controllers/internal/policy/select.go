@@ -15,11 +15,32 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// Scope says where the policies of a Workspace may come from.
+type Scope struct {
+	// Namespace is the Workspace's namespace.
+	Namespace string
+	// Namespaced allows the NamespacedValidatingPolicies of Namespace,
+	// which the cluster admin grants namespace by namespace; without it
+	// they are left out and named in Selection.Ignored.
+	Namespaced bool
+}
+
+// Selection is what Select found.
+type Selection struct {
+	// Policies apply to the Workspace.
+	Policies []Policy
+	// Ignored names (namespace/name) the NamespacedValidatingPolicies the
+	// selectors match that the Scope does not allow, sorted.
+	Ignored []string
+}
+
 // Select returns the JSON-mode policies that apply to a Workspace in
-// namespace: every cluster-scoped ValidatingPolicy, and every
-// NamespacedValidatingPolicy in namespace, whose labels match ANY of
-// selectors (typically the Workspace's and its Project's, so each layer can
-// add policies and a Workspace cannot drop its Project's).
+// scope.Namespace: every cluster-scoped ValidatingPolicy, and, where
+// scope.Namespaced allows them, every NamespacedValidatingPolicy in the
+// namespace, whose labels match ANY of selectors (typically the
+// Workspace's and its Project's, so each layer can add policies and a
+// Workspace cannot drop its Project's). NamespacedValidatingPolicies the
+// scope does not allow are named in Ignored, never dropped silently.
 //
 // A nil or empty selector selects nothing. Policies whose
 // spec.evaluation.mode is not JSON are left out. The result is sorted by
@@ -29,17 +50,17 @@ import (
 // version (v1, else v1beta1), so the caller needs no Kyverno scheme. A
 // missing ValidatingPolicy kind is an error (the gate cannot be enforced); a
 // missing NamespacedValidatingPolicy kind is not.
-func Select(ctx context.Context, c client.Reader, namespace string, selectors ...*metav1.LabelSelector) ([]Policy, error) {
+func Select(ctx context.Context, c client.Reader, scope Scope, selectors ...*metav1.LabelSelector) (Selection, error) {
 	sels, err := labelSelectors(selectors)
 	if err != nil {
-		return nil, err
+		return Selection{}, err
 	}
 	if len(sels) == 0 {
-		return nil, nil
+		return Selection{}, nil
 	}
 	seen := map[string]bool{}
-	var out []Policy
-	add := func(items []unstructured.Unstructured) error {
+	var out Selection
+	add := func(items []unstructured.Unstructured, allowed bool) error {
 		for i := range items {
 			p, err := FromUnstructured(&items[i])
 			if err != nil {
@@ -50,33 +71,38 @@ func Select(ctx context.Context, c client.Reader, namespace string, selectors ..
 				continue
 			}
 			seen[key] = true
-			out = append(out, p)
+			if allowed {
+				out.Policies = append(out.Policies, p)
+			} else {
+				out.Ignored = append(out.Ignored, p.Name())
+			}
 		}
 		return nil
 	}
 
 	items, served, err := list(ctx, c, KindValidatingPolicy, "", sels)
 	if err != nil {
-		return nil, err
+		return Selection{}, err
 	}
 	if !served {
-		return nil, fmt.Errorf("%s.%s is not served by the apiserver: install Kyverno's CRDs", KindValidatingPolicy, Group)
+		return Selection{}, fmt.Errorf("%s.%s is not served by the apiserver: install Kyverno's CRDs", KindValidatingPolicy, Group)
 	}
-	if err := add(items); err != nil {
-		return nil, err
+	if err := add(items, true); err != nil {
+		return Selection{}, err
 	}
-	if namespace != "" {
-		items, _, err := list(ctx, c, KindNamespacedValidatingPolicy, namespace, sels)
+	if scope.Namespace != "" {
+		items, _, err := list(ctx, c, KindNamespacedValidatingPolicy, scope.Namespace, sels)
 		if err != nil {
-			return nil, err
+			return Selection{}, err
 		}
-		if err := add(items); err != nil {
-			return nil, err
+		if err := add(items, scope.Namespaced); err != nil {
+			return Selection{}, err
 		}
 	}
-	slices.SortFunc(out, func(a, b Policy) int {
+	slices.SortFunc(out.Policies, func(a, b Policy) int {
 		return cmp.Or(cmp.Compare(a.Kind(), b.Kind()), cmp.Compare(a.Name(), b.Name()))
 	})
+	slices.Sort(out.Ignored)
 	return out, nil
 }
 

@@ -71,6 +71,10 @@ func TestSelect(t *testing.T) {
 		namespace string
 		selectors []*metav1.LabelSelector
 		want      []string
+		// notAllowed leaves the namespace's own policies out; ignored
+		// are those the selectors match.
+		notAllowed bool
+		ignored    []string
 	}{
 		{
 			name:      "the union of the Workspace's and the Project's selectors",
@@ -106,6 +110,14 @@ func TestSelect(t *testing.T) {
 			want:      []string{ns + "-both", ns + "-workspace", other + "/elsewhere"},
 		},
 		{
+			name:       "a namespace not allowed namespaced policies: its own are ignored, and named",
+			namespace:  ns,
+			selectors:  []*metav1.LabelSelector{sel("layer", "workspace")},
+			notAllowed: true,
+			want:       []string{ns + "-both", ns + "-workspace"},
+			ignored:    []string{ns + "/team"},
+		},
+		{
 			name:      "no namespace: cluster-scoped policies only",
 			selectors: []*metav1.LabelSelector{sel("layer", "workspace")},
 			want:      []string{ns + "-both", ns + "-workspace"},
@@ -122,10 +134,11 @@ func TestSelect(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := policy.Select(context.Background(), env.Client, tt.namespace, tt.selectors...)
+			got, err := policy.Select(context.Background(), env.Client, policy.Scope{Namespace: tt.namespace, Namespaced: !tt.notAllowed}, tt.selectors...)
 			require.NoError(t, err)
+			assert.Equal(t, tt.ignored, got.Ignored)
 			names := []string{}
-			for _, p := range got {
+			for _, p := range got.Policies {
 				names = append(names, p.Name())
 				assert.True(t, p.JSONMode())
 			}
@@ -139,7 +152,7 @@ func TestSelect(t *testing.T) {
 	}
 
 	t.Run("an invalid selector is an error", func(t *testing.T) {
-		_, err := policy.Select(context.Background(), env.Client, ns, &metav1.LabelSelector{
+		_, err := policy.Select(context.Background(), env.Client, policy.Scope{Namespace: ns}, &metav1.LabelSelector{
 			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "layer", Operator: "Near"}},
 		})
 		require.ErrorContains(t, err, "invalid policy selector")
@@ -159,16 +172,16 @@ func TestSelectThenEvaluate(t *testing.T) {
 	planJSON := planOf(2, map[string]string{"owner": "team-a"})
 
 	project := &metav1.LabelSelector{MatchLabels: map[string]string{testLabel: ns, "layer": "project"}}
-	policies, err := policy.Select(context.Background(), env.Client, ns, project)
+	selection, err := policy.Select(context.Background(), env.Client, policy.Scope{Namespace: ns}, project)
 	require.NoError(t, err)
-	v := e.Evaluate(context.Background(), policies, planJSON)
+	v := e.Evaluate(context.Background(), ns, selection.Policies, planJSON)
 	assert.True(t, v.Passed, v.Message)
 	assert.Equal(t, []string{ns + "-pass"}, v.Policies)
 
 	workspace := &metav1.LabelSelector{MatchLabels: map[string]string{testLabel: ns, "layer": "strict"}}
-	policies, err = policy.Select(context.Background(), env.Client, ns, workspace, project)
+	selection, err = policy.Select(context.Background(), env.Client, policy.Scope{Namespace: ns}, workspace, project)
 	require.NoError(t, err)
-	v = e.Evaluate(context.Background(), policies, planJSON)
+	v = e.Evaluate(context.Background(), ns, selection.Policies, planJSON)
 	assert.False(t, v.Passed, v.Message)
 	require.Len(t, v.Violations, 1)
 	assert.Equal(t, ns+"-require-env", v.Violations[0].Policy)
@@ -217,10 +230,10 @@ func TestSelectServedVersions(t *testing.T) {
 	r := &versionReader{served: map[schema.GroupVersionKind][]unstructured.Unstructured{
 		listKind("v1beta1", policy.KindValidatingPolicy): {vpol("old-install")},
 	}}
-	got, err := policy.Select(context.Background(), r, "team-a", selector)
+	got, err := policy.Select(context.Background(), r, policy.Scope{Namespace: "team-a", Namespaced: true}, selector)
 	require.NoError(t, err)
-	require.Len(t, got, 1)
-	assert.Equal(t, "old-install", got[0].Name())
+	require.Len(t, got.Policies, 1)
+	assert.Equal(t, "old-install", got.Policies[0].Name())
 	assert.Equal(t, []schema.GroupVersionKind{
 		listKind("v1", policy.KindValidatingPolicy),
 		listKind("v1beta1", policy.KindValidatingPolicy),
@@ -228,6 +241,6 @@ func TestSelectServedVersions(t *testing.T) {
 		listKind("v1beta1", policy.KindNamespacedValidatingPolicy),
 	}, r.listed)
 
-	_, err = policy.Select(context.Background(), &versionReader{}, "team-a", selector)
+	_, err = policy.Select(context.Background(), &versionReader{}, policy.Scope{Namespace: "team-a"}, selector)
 	require.ErrorContains(t, err, "ValidatingPolicy.policies.kyverno.io is not served")
 }

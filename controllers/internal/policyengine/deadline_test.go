@@ -54,3 +54,22 @@ func TestEvaluateRefusesAPlanThatDecodesTooBig(t *testing.T) {
 	p := syntheticPlan(2000)
 	assert.Less(t, decodedSize(p), int64(DefaultMaxPlanMemory)/4, "plan of %d bytes", len(p))
 }
+
+// TestEvaluateStopsAtTheCELCostLimit pins that an expression is stopped at
+// Kubernetes' CEL cost limit for one expression, long before the deadline,
+// and that the verdict names the limit: a costly policy blocks its own
+// plans, not the engine.
+func TestEvaluateStopsAtTheCELCostLimit(t *testing.T) {
+	e, err := NewEvaluator()
+	require.NoError(t, err)
+	policies := policiesOf(jsonPolicySpec{"quadratic", policytest.SpecQuadratic})(t)
+
+	v := e.Evaluate(context.Background(), policies, syntheticPlan(3000))
+	assert.False(t, v.Passed)
+	assert.True(t, v.Errored, v.Message)
+	assert.Contains(t, v.Message, `policy "quadratic": spec.validations[0]: operation cancelled: actual cost limit exceeded (the expression reached the CEL cost limit of 1000000 per expression)`)
+	assert.NotContains(t, v.Message, "deadline", "stopped by its cost, not by the deadline")
+
+	v = e.Evaluate(context.Background(), policies, syntheticPlan(100))
+	assert.True(t, v.Passed, "the same policy on a small plan stays under the limit: %s", v.Message)
+}

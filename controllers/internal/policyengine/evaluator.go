@@ -17,6 +17,7 @@ import (
 	vpolcompiler "github.com/kyverno/kyverno/pkg/cel/policies/vpol/compiler"
 	engineapi "github.com/kyverno/kyverno/pkg/engine/api"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
 
 	"github.com/magos-dev/magos/controllers/internal/policy"
 )
@@ -255,10 +256,25 @@ func validationIndex(r *engineapi.RuleResponse) int {
 	return -1
 }
 
-// ruleError words an errored rule: Kyverno reports a validation error as
-// "error: <cause>" with the validation index, and an error in
-// matchConditions as "failed to load context: <cause>".
+// costLimitExceeded is how cel-go reports an expression it stopped at its
+// cost limit (Kubernetes' per-expression limit, which Kyverno's CEL
+// environment sets).
+const costLimitExceeded = "actual cost limit exceeded"
+
+// ruleError words an errored rule, naming the cost limit when an
+// expression ran into it.
 func ruleError(r *engineapi.RuleResponse) string {
+	msg := ruleCause(r)
+	if strings.Contains(msg, costLimitExceeded) {
+		msg += fmt.Sprintf(" (the expression reached the CEL cost limit of %d per expression)", celconfig.PerCallLimit)
+	}
+	return msg
+}
+
+// ruleCause is an errored rule's cause: Kyverno reports a validation error
+// as "error: <cause>" with the validation index, and an error in
+// matchConditions as "failed to load context: <cause>".
+func ruleCause(r *engineapi.RuleResponse) string {
 	msg := r.Message()
 	if r.Name() == "evaluation" {
 		return "spec.matchConditions: " + strings.TrimPrefix(msg, "failed to load context: ")

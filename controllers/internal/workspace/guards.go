@@ -56,6 +56,12 @@ type Guards struct {
 	// gate or approval. Without it such a Workspace's destroy goes through
 	// the gate like any other: the cluster's policies hold for deletes too.
 	AllowDestroySkipGate bool
+	// NamespacedPoliciesIn lets the NamespacedValidatingPolicies of the
+	// namespaces whose labels it matches gate their Workspaces' plans; nil
+	// or empty matches none. Elsewhere they are ignored, with an event
+	// saying so: a namespace's own policies run tenant-written CEL in the
+	// controller's policy engine, which only the cluster admin may allow.
+	NamespacedPoliciesIn labels.Selector
 	// ForbidCLIConfig refuses runs whose runner has a spec.runner.cliConfig
 	// (Workspace or Project default): a Workspace's CLI configuration
 	// replaces the operator's (--runner-env TF_CLI_CONFIG_FILE), so its
@@ -72,14 +78,7 @@ type Guards struct {
 func (g *Guards) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&g.RequireProject, "require-project", false, "Refuse every Workspace without spec.projectRef.")
 	fs.Func("require-project-namespace-selector", "Refuse Workspaces without spec.projectRef in namespaces whose labels match this label selector (e.g. 'magos.dev/tenant').",
-		func(v string) error {
-			sel, err := labels.Parse(v)
-			if err != nil {
-				return err
-			}
-			g.RequireProjectIn = sel
-			return nil
-		})
+		namespaceSelectorFlag(&g.RequireProjectIn))
 	fs.BoolVar(&g.NoCrossNamespaceRefs, "no-cross-namespace-refs", true, "Refuse Workspaces whose sourceRef names another namespace (as Flux's flag of that name; set =false to allow them).")
 	fs.Func("allowed-runner-images", "Comma-separated glob patterns (path.Match) the runner image must match, e.g. 'ghcr.io/magos-dev/magos-runner:*' (repeatable; empty allows any image).",
 		appendPatterns(&g.AllowedRunnerImages))
@@ -94,9 +93,25 @@ func (g *Guards) BindFlags(fs *flag.FlagSet) {
 		})
 	fs.BoolVar(&g.AllowDestroySkipGate, "allow-destroy-skip-gate", false, "Honour spec.destroy.gate: Skip (Workspace or Project default): destroy deleted Workspaces without a destroy plan, policy gate or approval. "+
 		"Without it every destroy is planned, checked and approved.")
+	fs.Func("namespaced-policies-namespace-selector", "Let the NamespacedValidatingPolicies of namespaces whose labels match this label selector "+
+		"gate their Workspaces' plans (e.g. 'magos.dev/namespaced-policies=true'); elsewhere they are ignored, with an event saying so. Empty allows none.",
+		namespaceSelectorFlag(&g.NamespacedPoliciesIn))
 	fs.BoolVar(&g.ForbidCLIConfig, "forbid-runner-cli-config", false, "Refuse runs whose runner has a CLI configuration (spec.runner.cliConfig of the Workspace or its Project), "+
 		"which would replace the operator's (e.g. a mandated provider mirror set with --runner-env TF_CLI_CONFIG_FILE).")
 	g.Placement.BindFlags(fs)
+}
+
+// namespaceSelectorFlag is a flag function that parses a label selector of
+// namespaces into dst.
+func namespaceSelectorFlag(dst *labels.Selector) func(string) error {
+	return func(v string) error {
+		sel, err := labels.Parse(v)
+		if err != nil {
+			return err
+		}
+		*dst = sel
+		return nil
+	}
 }
 
 // appendPatterns is a flag function that appends the comma-separated
@@ -192,6 +207,21 @@ func (r *Reconciler) projectRequired(ctx context.Context, namespace string) (boo
 		return false, fmt.Errorf("reading namespace %s: %w", namespace, err)
 	}
 	return g.RequireProjectIn.Matches(labels.Set(ns.Labels)), nil
+}
+
+// namespacedPoliciesAllowed reports whether the NamespacedValidatingPolicies
+// of namespace may gate its Workspaces' plans. The Namespace is read
+// uncached, and only when a namespace selector is set.
+func (r *Reconciler) namespacedPoliciesAllowed(ctx context.Context, namespace string) (bool, error) {
+	sel := r.Options.Guards.NamespacedPoliciesIn
+	if sel == nil || sel.Empty() {
+		return false, nil
+	}
+	ns := &corev1.Namespace{}
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Name: namespace}, ns); err != nil {
+		return false, fmt.Errorf("reading namespace %s: %w", namespace, err)
+	}
+	return sel.Matches(labels.Set(ns.Labels)), nil
 }
 
 // checkRunner applies the guards on the effective runner rs's spec: its

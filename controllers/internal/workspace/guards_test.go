@@ -19,6 +19,7 @@ func TestGuardFlags(t *testing.T) {
 	assert.True(t, o.Guards.NoCrossNamespaceRefs, "cross-namespace references are refused unless allowed")
 	assert.False(t, o.Guards.AllowDestroySkipGate, "destroys go through the gate unless skipping it is allowed")
 	assert.False(t, o.Guards.ForbidCLIConfig, "a runner CLI configuration is allowed unless forbidden")
+	assert.Nil(t, o.Guards.NamespacedPoliciesIn, "no namespace's own policies gate its plans unless allowed")
 	require.NoError(t, fs.Parse([]string{
 		"--require-project-namespace-selector=magos.dev/tenant",
 		"--allowed-runner-images=ghcr.io/magos-dev/magos-runner:*, registry.example/runner@sha256:*",
@@ -27,6 +28,7 @@ func TestGuardFlags(t *testing.T) {
 		"--no-cross-namespace-refs=false",
 		"--allow-destroy-skip-gate",
 		"--forbid-runner-cli-config",
+		"--namespaced-policies-namespace-selector=magos.dev/namespaced-policies=true",
 	}))
 	g := o.Guards
 	assert.False(t, g.NoCrossNamespaceRefs)
@@ -34,6 +36,8 @@ func TestGuardFlags(t *testing.T) {
 	assert.True(t, g.AllowDestroySkipGate)
 	assert.True(t, g.RequireProjectIn.Matches(labels.Set{"magos.dev/tenant": "a"}))
 	assert.False(t, g.RequireProjectIn.Matches(labels.Set{}))
+	assert.True(t, g.NamespacedPoliciesIn.Matches(labels.Set{"magos.dev/namespaced-policies": "true"}))
+	assert.False(t, g.NamespacedPoliciesIn.Matches(labels.Set{}))
 	assert.Equal(t, []string{"ghcr.io/magos-dev/magos-runner:*", "registry.example/runner@sha256:*", "mirror.example/runner:*"}, g.AllowedRunnerImages)
 	require.NotNil(t, g.ClusterPolicySelector)
 	assert.Equal(t, map[string]string{"policy.magos.dev/scope": "cluster"}, g.ClusterPolicySelector.MatchLabels)

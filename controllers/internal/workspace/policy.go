@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,12 +29,17 @@ const (
 	// stalls until a new plan (or a change of policies) is evaluated.
 	PlanTooLargeReason = "PlanTooLarge"
 	PolicyPassedReason = "PolicyPassed"
+	// NamespacedPolicyIgnoredReason (Warning event): NamespacedValidatingPolicies
+	// select the Workspace but its namespace is not allowed namespaced
+	// policies (--namespaced-policies-namespace-selector), so they do not
+	// gate its plans.
+	NamespacedPolicyIgnoredReason = "NamespacedPolicyIgnored"
 )
 
 // PolicyEvaluator evaluates plan JSON against the selected policies, as
 // *policy.EngineClient does in the policy engine process.
 type PolicyEvaluator interface {
-	Evaluate(ctx context.Context, policies []policy.Policy, planJSON []byte) policy.Verdict
+	Evaluate(ctx context.Context, namespace string, policies []policy.Policy, planJSON []byte) policy.Verdict
 }
 
 // policySelectors are the label selectors of the policies a Workspace's
@@ -78,10 +84,16 @@ func policiesDigest(ps []policy.Policy) string {
 // again.
 func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace, project *magosv1.Project) (gateVerdict, error) {
 	plan := ws.Status.Plan
-	selected, err := policy.Select(ctx, r.Client, ws.Namespace, policySelectors(r.Options.Guards.ClusterPolicySelector, ws, project)...)
+	namespaced, err := r.namespacedPoliciesAllowed(ctx, ws.Namespace)
 	if err != nil {
 		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("selecting policies: %v", err)}, "", gateErrored, PolicyErrorReason), nil
 	}
+	selection, err := policy.Select(ctx, r.Client, policy.Scope{Namespace: ws.Namespace, Namespaced: namespaced},
+		policySelectors(r.Options.Guards.ClusterPolicySelector, ws, project)...)
+	if err != nil {
+		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("selecting policies: %v", err)}, "", gateErrored, PolicyErrorReason), nil
+	}
+	selected := selection.Policies
 	digest := policiesDigest(selected)
 	if v := plan.Policy; v != nil && v.PoliciesDigest == digest && (v.Passed || len(v.Violations) > 0) {
 		if v.Passed {
@@ -89,8 +101,10 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace,
 		}
 		return gateVerdict{Outcome: gateBlocked, Reason: PolicyViolationReason, Message: v.Message}, nil
 	}
+	// A verdict is recorded below: say which policies it leaves out.
+	r.reportIgnoredPolicies(ws, selection.Ignored)
 	if len(selected) == 0 {
-		return r.recordVerdict(ws, policy.Verdict{Passed: true, Message: "No policy selects this Workspace"}, digest, gatePassed, ""), nil
+		return r.recordVerdict(ws, policy.Verdict{Passed: true, Message: "No policy selects this Workspace" + ignoredNote(selection.Ignored)}, digest, gatePassed, ""), nil
 	}
 	// Only plan.json, bounded: a plan Secret is written by the runner,
 	// which runs the Workspace's code, so it may be a decompression bomb.
@@ -113,7 +127,8 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace,
 		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("the stored plan is %s, not %s; re-planning", stored.ID, plan.ID)},
 			digest, gateStalePlan, PolicyErrorReason), nil
 	}
-	v := r.Policies.Evaluate(ctx, selected, stored.JSON)
+	v := r.Policies.Evaluate(ctx, ws.Namespace, selected, stored.JSON)
+	v.Message += ignoredNote(selection.Ignored)
 	switch {
 	case v.Passed:
 		return r.recordVerdict(ws, v, digest, gatePassed, ""), nil
@@ -121,6 +136,26 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace,
 		return r.recordVerdict(ws, v, digest, gateErrored, PolicyErrorReason), nil
 	}
 	return r.recordVerdict(ws, v, digest, gateBlocked, PolicyViolationReason), nil
+}
+
+// reportIgnoredPolicies emits a Warning event naming the
+// NamespacedValidatingPolicies that select ws but may not gate it.
+func (r *Reconciler) reportIgnoredPolicies(ws *magosv1.Workspace, ignored []string) {
+	if len(ignored) == 0 {
+		return
+	}
+	r.event(ws, corev1.EventTypeWarning, NamespacedPolicyIgnoredReason,
+		"NamespacedValidatingPolicies %s ignored: namespace %s is not allowed namespaced policies (--namespaced-policies-namespace-selector); only cluster ValidatingPolicies gate its plans",
+		strings.Join(ignored, ", "), ws.Namespace)
+}
+
+// ignoredNote is the part of a verdict's message that names the ignored
+// NamespacedValidatingPolicies.
+func ignoredNote(ignored []string) string {
+	if len(ignored) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (ignored NamespacedValidatingPolicies %s: this namespace is not allowed namespaced policies)", strings.Join(ignored, ", "))
 }
 
 // planGetter reads plan Secrets uncached, so the controller caches no Secret.
