@@ -192,3 +192,58 @@ func TestPlanStorageIsBounded(t *testing.T) {
 	err := env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: magosv1.PlanSecretName("big", magosv1.DefaultPlanChunks)}, &corev1.Secret{})
 	assert.True(t, apierrors.IsNotFound(err), "no plan Secret past the bound: %v", err)
 }
+
+// TestStateIsTakenOverOnlyByUID: the state Secret outlives its Workspace
+// and has no owner, so its labels alone do not make it a Workspace's. A
+// labelled state Secret created before a Workspace's first run (by anyone
+// who may write Secrets in the namespace), or left by a deleted Workspace
+// of the same name, stalls the Workspace until someone adopts that very
+// Secret by its UID; then the Workspace runs on it and it names the
+// Workspace.
+func TestStateIsTakenOverOnlyByUID(t *testing.T) {
+	env.Require(t)
+	ctx := context.Background()
+	s := newStack(t)
+	rev := s.gitRepository("infra", copyConfig(t, "hello"))
+	stateKey := client.ObjectKey{Namespace: s.ns, Name: magosv1.StateSecretName("target")}
+	planted := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: stateKey.Name, Labels: magosv1.StateSecretLabels("target")},
+		Type:       corev1.SecretTypeOpaque,
+	}
+	require.NoError(t, env.Client.Create(ctx, planted))
+
+	requireStalledOnState := func(want string, jobsBefore int) {
+		t.Helper()
+		ws := s.waitWorkspace("target", time.Minute, "stalls on a state Secret that is not its own", func(ws *magosv1.Workspace) bool {
+			return conditions.IsTrue(ws, magosv1.StalledCondition)
+		})
+		stalled := conditions.Get(ws, magosv1.StalledCondition)
+		assert.Equal(t, workspace.StorageConflictReason, stalled.Reason)
+		assert.Contains(t, stalled.Message, want)
+		assert.Contains(t, stalled.Message, magosv1.AdoptStateAnnotation+"="+string(planted.UID), "the message says how to adopt it")
+		assert.Equal(t, jobsBefore, planJobs(t, s.ns, "target"), "no run uses it")
+	}
+	s.newWorkspace("target", "infra", nil)
+	requireStalledOnState("it names no Workspace UID and this Workspace has not run yet", 0)
+
+	ws := s.workspace("target")
+	patch := client.MergeFrom(ws.DeepCopy())
+	ws.Annotations = map[string]string{magosv1.AdoptStateAnnotation: string(planted.UID)}
+	require.NoError(t, env.Client.Patch(ctx, ws, patch))
+	s.waitWorkspace("target", 3*time.Minute, "applies on the state it adopted", appliedRevision(rev))
+	var state corev1.Secret
+	require.NoError(t, env.Client.Get(ctx, stateKey, &state))
+	assert.Equal(t, planted.UID, state.UID, "the adopted Secret holds the state")
+	assert.Equal(t, string(ws.UID), state.Annotations[magosv1.WorkspaceUIDAnnotation], "and names the Workspace")
+	assert.Contains(t, stateOf(t, s.ns, stateKey.Name), `"terraform_data"`)
+
+	// A new Workspace of the same name does not inherit it.
+	require.NoError(t, env.Client.Delete(ctx, ws))
+	require.Eventually(t, func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(ws), &magosv1.Workspace{}))
+	}, time.Minute, 250*time.Millisecond, "the Workspace is deleted (its state stays)")
+	// (No garbage collector here: the earlier Workspace's Jobs remain.)
+	jobs := planJobs(t, s.ns, "target")
+	s.newWorkspace("target", "infra", nil)
+	requireStalledOnState("was created for an earlier Workspace target (UID "+string(ws.UID)+")", jobs)
+}

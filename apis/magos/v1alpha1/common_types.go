@@ -133,6 +133,21 @@ const UnlockAnnotation = "magos.dev/unlock"
 // again.
 const StateRestoredAnnotation = "magos.dev/state-restored"
 
+// WorkspaceUIDAnnotation, on the storage Magos keeps without an owner (the
+// state and errored-state Secrets, which outlive their Workspace), names
+// the UID of the Workspace it was created for. Another Workspace of the
+// same name (created later, or by someone else) does not take it over
+// unless told to with AdoptStateAnnotation.
+const WorkspaceUIDAnnotation = "magos.dev/workspace-uid"
+
+// AdoptStateAnnotation, set on a Workspace to the UID of an existing state
+// or errored-state Secret of its name that was not created for it (left by
+// a deleted Workspace of that name, or created by hand), makes it the
+// Workspace's own: the controller then records the Workspace's UID on it.
+// The Secret's UID names that one object, so a Secret put in its place
+// later is not taken over.
+const AdoptStateAnnotation = "magos.dev/adopt-state"
+
 // PlanMode is what a plan was made for.
 // +kubebuilder:validation:Enum=Destroy
 type PlanMode string

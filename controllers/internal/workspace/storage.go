@@ -37,14 +37,16 @@ type runStorage struct {
 // so that the runner's Role needs no create: with create on Secrets, config
 // code could mint a token Secret for any ServiceAccount of the namespace.
 // The state Secret carries the state labels and no owner (state outlives
-// its Workspace), as does the errored-state Secret (with the run labels); the lock Lease, the plan chunk Secrets and the outputs
-// Secret are owned by the Workspace. An existing object of one of those
+// its Workspace), as does the errored-state Secret (with the run labels);
+// both name the Workspace's UID (WorkspaceUIDAnnotation). The lock Lease,
+// the plan chunk Secrets and the outputs Secret are owned by the Workspace. An existing object of one of those
 // names that Magos did not create for this Workspace stalls it with
 // StorageConflict.
 func (r *Reconciler) reserveRunStorage(ctx context.Context, ws *magosv1.Workspace) (runStorage, error) {
 	st := runStorage{}
 	state := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
 		Name: magosv1.StateSecretName(ws.Name), Namespace: ws.Namespace, Labels: magosv1.StateSecretLabels(ws.Name),
+		Annotations: workspaceUID(ws),
 	}, Type: corev1.SecretTypeOpaque}
 	if _, err := r.reserve(ctx, ws, state, true); err != nil {
 		return st, err
@@ -60,6 +62,7 @@ func (r *Reconciler) reserveRunStorage(ctx context.Context, ws *magosv1.Workspac
 	// owner: it outlives the Workspace.
 	errored := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
 		Name: magosv1.ErroredStateSecretName(ws.Name), Namespace: ws.Namespace, Labels: runnerLabels(ws),
+		Annotations: workspaceUID(ws),
 	}, Type: corev1.SecretTypeOpaque}
 	if _, err := r.reserve(ctx, ws, errored, true); err != nil {
 		return st, err
@@ -112,6 +115,11 @@ func (r *Reconciler) planChunk(ws *magosv1.Workspace, i int) *corev1.Secret {
 	return s
 }
 
+// workspaceUID are the annotations of storage ws keeps without an owner.
+func workspaceUID(ws *magosv1.Workspace) map[string]string {
+	return map[string]string{magosv1.WorkspaceUIDAnnotation: string(ws.UID)}
+}
+
 // ownedMeta is the metadata of an object owned by ws: its labels and the
 // owner reference the runner also writes (no blockOwnerDeletion).
 func (r *Reconciler) ownedMeta(ws *magosv1.Workspace, name string) metav1.ObjectMeta {
@@ -151,35 +159,74 @@ func (r *Reconciler) reserve(ctx context.Context, ws *magosv1.Workspace, want cl
 	if err != nil {
 		return absent, err
 	}
-	if why := notOurs(ws, want, got); why != "" {
+	why, stamp := notOurs(ws, want, got)
+	if why != "" {
 		return existed, rerror.Stall(StorageConflictReason, fmt.Errorf(
 			"%s %s already exists and %s; Magos writes runs' state, plans and outputs only to objects it created for this Workspace (choose another spec.outputs.secretName, or remove the object)",
 			kindOf(want), got.GetName(), why))
 	}
+	if stamp {
+		// Taken over: from now on it names this Workspace. The update
+		// carries got's resourceVersion, so an object changed or replaced
+		// since it was read is not stamped.
+		ann := got.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[magosv1.WorkspaceUIDAnnotation] = string(ws.UID)
+		got.SetAnnotations(ann)
+		if err := r.Update(ctx, got); err != nil {
+			return existed, fmt.Errorf("recording Workspace %s's UID on %s %s: %w", ws.Name, kindOf(want), got.GetName(), err)
+		}
+	}
 	return existed, nil
 }
 
-// notOurs says why got is not an object Magos created for ws, or "". Magos
-// created it when ws controls it, or when it has no controller and carries
-// the labels of ws's runs (state Secrets and Leases made by earlier
-// versions). A Secret must also have the type Magos gives it.
-func notOurs(ws *magosv1.Workspace, want, got client.Object) string {
+// notOurs says why got is not an object Magos created for ws, or "".
+// Magos created it when ws controls it. An object without a controller
+// (the state and errored-state Secrets, which outlive their Workspace, and
+// Leases made by earlier versions) must carry the labels of ws's runs and
+// be ws's by UID:
+//   - it names ws's UID (WorkspaceUIDAnnotation): ours;
+//   - ws adopts it by the object's own UID (AdoptStateAnnotation): ours,
+//     and stamp says to record ws's UID on it;
+//   - it names no UID and ws has run before: made for ws's earlier runs by
+//     a version that recorded no UID; ours, stamped;
+//   - otherwise (left by a deleted Workspace of the same name, or created
+//     by someone else before ws's first run) it is not ws's, and the
+//     reason says how to adopt it.
+//
+// A Secret must also have the type Magos gives it.
+func notOurs(ws *magosv1.Workspace, want, got client.Object) (why string, stamp bool) {
 	if w, ok := want.(*corev1.Secret); ok {
 		if g := got.(*corev1.Secret); g.Type != w.Type {
-			return fmt.Sprintf("has type %q, not %q", g.Type, w.Type)
+			return fmt.Sprintf("has type %q, not %q", g.Type, w.Type), false
 		}
 	}
 	if ref := metav1.GetControllerOf(got); ref != nil {
 		if ref.UID == ws.UID && ref.Kind == magosv1.WorkspaceKind {
-			return ""
+			return "", false
 		}
-		return fmt.Sprintf("belongs to %s %s", ref.Kind, ref.Name)
+		return fmt.Sprintf("belongs to %s %s", ref.Kind, ref.Name), false
 	}
 	l := got.GetLabels()
 	if l[magosv1.ManagedByLabel] != magosv1.ManagedByValue || l[magosv1.WorkspaceLabel] != ws.Name {
-		return "was not created by Magos for Workspace " + ws.Name
+		return "was not created by Magos for Workspace " + ws.Name, false
 	}
-	return ""
+	uid := got.GetAnnotations()[magosv1.WorkspaceUIDAnnotation]
+	switch {
+	case uid == string(ws.UID):
+		return "", false
+	case ws.Annotations[magosv1.AdoptStateAnnotation] == string(got.GetUID()):
+		return "", true
+	case uid == "" && ws.Status.Runs > 0:
+		return "", true
+	}
+	adopt := fmt.Sprintf("to take it over as this Workspace's, annotate the Workspace %s=%s", magosv1.AdoptStateAnnotation, got.GetUID())
+	if uid != "" {
+		return fmt.Sprintf("was created for an earlier Workspace %s (UID %s), not this one (%s); %s", ws.Name, uid, ws.UID, adopt), false
+	}
+	return fmt.Sprintf("was not created for this Workspace (it names no Workspace UID and this Workspace has not run yet); %s", adopt), false
 }
 
 func kindOf(o client.Object) string {
