@@ -31,6 +31,7 @@ workspace-controller:
   podSecurityContext: {fsGroup: 65532}
   networkPolicy:
     enabled: true
+    egress: {enabled: true}
     metricsFrom: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: monitoring}}}]
     apiServer: {cidrs: [10.0.0.1/32]}
 project-controller:

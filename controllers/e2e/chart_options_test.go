@@ -176,13 +176,14 @@ func TestHelmChartServiceAccountAndRBAC(t *testing.T) {
 }
 
 // TestHelmChartNetworkPolicy: the controller's NetworkPolicy admits only
-// the metrics port from the configured peers and lets out only the
-// apiserver and the extra egress rules.
+// the metrics port from the configured peers and, with egress enabled,
+// lets out only the apiserver and the extra egress rules. By default it
+// restricts ingress alone, and no runner Pod reaches the metrics.
 func TestHelmChartNetworkPolicy(t *testing.T) {
 	env.Require(t)
 	release := "m" + rand.String(5)
 	objs := renderChart(t, release, "magos-system",
-		"--set", "workspace-controller.networkPolicy.enabled=true",
+		"--set", "workspace-controller.networkPolicy.egress.enabled=true",
 		"--set", "workspace-controller.networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=monitoring",
 		"--set", "workspace-controller.networkPolicy.apiServer.cidrs={10.0.0.1/32}",
 		"--set", "workspace-controller.networkPolicy.apiServer.ports={6443}",
@@ -211,13 +212,26 @@ func TestHelmChartNetworkPolicy(t *testing.T) {
 		{Ports: []networkingv1.NetworkPolicyPort{{Protocol: &udp, Port: ptr.To(intstr.FromInt32(53))}}},
 	}, np.Spec.Egress)
 
-	assert.Nil(t, chartObject(objs, "NetworkPolicy", release+"-project-controller"), "off by default")
 	def := &networkingv1.NetworkPolicy{}
-	typed(t, renderChart(t, release, "magos-system", "--set", "project-controller.networkPolicy.enabled=true"), "NetworkPolicy", release+"-project-controller", def)
-	assert.Empty(t, def.Spec.Ingress[0].From, "no metricsFrom admits any source, to the metrics port only")
+	typed(t, objs, "NetworkPolicy", release+"-project-controller", def)
+	assert.Equal(t, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}, def.Spec.PolicyTypes, "on by default, for ingress only")
+	assert.Empty(t, def.Spec.Egress)
+	require.Len(t, def.Spec.Ingress, 1)
+	assert.Equal(t, []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: ptr.To(intstr.FromString("metrics"))}}, def.Spec.Ingress[0].Ports)
+	runner := map[string]string{magosv1.WorkspaceLabel: "net", magosv1.ManagedByLabel: magosv1.ManagedByValue, magosv1.PhaseLabel: magosv1.RunPlan}
+	tenant := map[string]string{"kubernetes.io/metadata.name": "team-a"}
+	assert.False(t, admits(t, def, tenant, runner), "no runner Pod reads the metrics")
+	assert.True(t, admits(t, def, map[string]string{"kubernetes.io/metadata.name": "monitoring"}, map[string]string{"app.kubernetes.io/name": "prometheus"}),
+		"without metricsFrom any other Pod scrapes them")
+
+	egress := &networkingv1.NetworkPolicy{}
+	typed(t, renderChart(t, release, "magos-system", "--set", "project-controller.networkPolicy.egress.enabled=true"), "NetworkPolicy", release+"-project-controller", egress)
 	assert.Equal(t, []networkingv1.NetworkPolicyEgressRule{{Ports: []networkingv1.NetworkPolicyPort{
 		{Protocol: &tcp, Port: ptr.To(intstr.FromInt32(443))}, {Protocol: &tcp, Port: ptr.To(intstr.FromInt32(6443))},
-	}}}, def.Spec.Egress, "the apiserver's ports, any address")
+	}}}, egress.Spec.Egress, "the apiserver's ports, any address")
+
+	off := renderChart(t, release, "magos-system", "--set", "project-controller.networkPolicy.enabled=false")
+	assert.Nil(t, chartObject(off, "NetworkPolicy", release+"-project-controller"), "off when disabled")
 }
 
 // TestHelmChartPodMonitor: a PodMonitor on the metrics port replaces the

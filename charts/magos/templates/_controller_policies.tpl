@@ -27,10 +27,11 @@ spec:
 {{- end }}
 
 {{/*
-magos.networkPolicy: with networkPolicy.enabled, a NetworkPolicy selecting
-the controller's Pods that admits ingress only to the metrics port (from
-networkPolicy.metricsFrom, every source when empty) and, with the artifact
-proxy, from runner Pods to the proxy's port, and egress only to the
+magos.networkPolicy: with networkPolicy.enabled (the default), a
+NetworkPolicy selecting the controller's Pods that admits ingress only to
+the metrics port (from networkPolicy.metricsFrom; when empty from every Pod
+but Magos's runner Pods) and, with the artifact proxy, from runner Pods to
+the proxy's port; with networkPolicy.egress.enabled also egress only to the
 Kubernetes API (networkPolicy.apiServer) and networkPolicy.extraEgress.
 */}}
 {{- define "magos.networkPolicy" -}}
@@ -50,14 +51,24 @@ spec:
       {{- include "magos.unitSelectorLabels" $ | nindent 6 }}
   policyTypes:
     - Ingress
+    {{- if (.egress | default dict).enabled }}
     - Egress
+    {{- end }}
   ingress:
     - ports:
         - protocol: TCP
           port: metrics
-      {{- with .metricsFrom }}
       from:
+      {{- with .metricsFrom }}
         {{- toYaml . | nindent 8 }}
+      {{- else }}
+        # Every Pod but runner Pods, whose configuration code could
+        # otherwise read every tenant's metrics.
+        - namespaceSelector: {}
+          podSelector:
+            matchExpressions:
+              - key: magos.dev/workspace
+                operator: DoesNotExist
       {{- end }}
     {{- with $.Values.artifactProxy }}
     {{- if .enabled }}
@@ -76,6 +87,7 @@ spec:
                 operator: Exists
     {{- end }}
     {{- end }}
+  {{- if (.egress | default dict).enabled }}
   egress:
     - ports:
         {{- range .apiServer.ports }}
@@ -92,6 +104,7 @@ spec:
     {{- with .extraEgress }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
+  {{- end }}
 {{- end }}
 {{- end }}
 {{- end }}

@@ -104,13 +104,15 @@ func stopEnforcer() {
 }
 
 // TestNetworkPolicyKeepsRunnersFromSourceController: with a NetworkPolicy
-// enforcer on the node and the chart's fluxSourceAccess and
-// workspace-controller policies, a Pod carrying the runner labels in
-// team-a no longer reaches source-controller (before the policies it
-// downloaded team-b's artifact) nor the controller's metrics (before: it
-// read them), while team-a's Workspace still applies: its runs fetch
-// through the workspace-controller's artifact proxy, which the policies
-// admit, and the controller reaches the apiserver and source-controller.
+// enforcer on the node, the chart's default policy already keeps a Pod
+// carrying the runner labels from the controller's metrics, which another
+// Pod still reads. With the chart's fluxSourceAccess and the
+// workspace-controller's egress policy, such a Pod in team-a no longer
+// reaches source-controller either (before the policies it downloaded
+// team-b's artifact), while team-a's Workspace still applies: its runs
+// fetch through the workspace-controller's artifact proxy, which the
+// policies admit, and the controller reaches the apiserver and
+// source-controller.
 func TestNetworkPolicyKeepsRunnersFromSourceController(t *testing.T) {
 	ctx := context.Background()
 	requireSourceController(t)
@@ -132,7 +134,10 @@ func TestNetworkPolicyKeepsRunnersFromSourceController(t *testing.T) {
 	require.NoError(t, k8s.List(ctx, &pods, client.InNamespace(magosNamespace), client.MatchingLabels{"app.kubernetes.io/name": "workspace-controller"}))
 	require.NotEmpty(t, pods.Items)
 	metrics := "http://" + pods.Items[0].Status.PodIP + ":8080/metrics"
-	require.False(t, strings.HasPrefix(probeURL(t, teamA, "metrics-before", metrics), "Get "), "without the policies a Pod reads the controller's metrics")
+	scrape := probeURL(t, teamA, "metrics-default", metrics)
+	assert.True(t, strings.HasPrefix(scrape, "Get "), "the chart's default policy keeps a runner Pod from the controller's metrics: %s", scrape)
+	other := probeURLAs(t, teamA, "metrics-other", metrics, map[string]string{"app": "monitoring-agent"})
+	assert.False(t, strings.HasPrefix(other, "Get "), "another Pod reads the metrics: %s", other)
 
 	// The chart's policies: source-controller admits the workspace-controller
 	// only; the workspace-controller admits its metrics port from the
@@ -141,19 +146,20 @@ func TestNetworkPolicyKeepsRunnersFromSourceController(t *testing.T) {
 	_, err = runHelm(root, "upgrade", "magos", "charts/magos", "--namespace", magosNamespace, "--reuse-values", "--wait",
 		"--set", "workspace-controller.fluxSourceAccess.enabled=true",
 		"--set", "workspace-controller.fluxSourceAccess.namespace="+fluxNamespace,
-		"--set", "workspace-controller.networkPolicy.enabled=true",
+		"--set", "workspace-controller.networkPolicy.egress.enabled=true",
 		"--set", "workspace-controller.networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=monitoring",
 		"--set", "workspace-controller.networkPolicy.extraEgress[0].ports[0].port=9090")
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		_, _ = runHelm(root, "upgrade", "magos", "charts/magos", "--namespace", magosNamespace, "--reuse-values", "--wait",
-			"--set", "workspace-controller.fluxSourceAccess.enabled=false", "--set", "workspace-controller.networkPolicy.enabled=false")
+			"--set", "workspace-controller.fluxSourceAccess.enabled=false", "--set", "workspace-controller.networkPolicy.egress.enabled=false",
+			"--set", "workspace-controller.networkPolicy.metricsFrom=null")
 	})
 
 	after := probeURL(t, teamA, "after", theirs.URL)
 	t.Logf("realnode: a runner-labelled Pod fetching team-b's artifact from source-controller, under the policy: %s", after)
 	assert.True(t, strings.HasPrefix(after, "Get "), "the policy keeps a runner-labelled Pod from source-controller: %s", after)
-	scrape := probeURL(t, teamA, "metrics-after", metrics)
+	scrape = probeURL(t, teamA, "metrics-after", metrics)
 	assert.True(t, strings.HasPrefix(scrape, "Get "), "the policy keeps a tenant's Pod from the controller's metrics: %s", scrape)
 
 	revA := newGitSource(t, teamA).Publish(ctx, "infra", content)
@@ -172,10 +178,15 @@ func TestNetworkPolicyKeepsRunnersFromSourceController(t *testing.T) {
 // (starting "Get ").
 func probeURL(t *testing.T, ns, name, url string) string {
 	t.Helper()
+	return probeURLAs(t, ns, name, url, map[string]string{magosv1.ManagedByLabel: magosv1.ManagedByValue, magosv1.WorkspaceLabel: "release"})
+}
+
+// probeURLAs is probeURL from a Pod with podLabels.
+func probeURLAs(t *testing.T, ns, name, url string, podLabels map[string]string) string {
+	t.Helper()
 	ctx := context.Background()
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "probe-" + name, Namespace: ns,
-			Labels: map[string]string{magosv1.ManagedByLabel: magosv1.ManagedByValue, magosv1.WorkspaceLabel: "release"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "probe-" + name, Namespace: ns, Labels: podLabels},
 		Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,
 			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532),
