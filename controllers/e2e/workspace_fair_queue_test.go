@@ -95,3 +95,51 @@ func finished(job *batchv1.Job) bool {
 	}
 	return false
 }
+
+// TestNamespacePlanRate: each plan rewrites its Workspace's plan Secrets,
+// so a namespace starts at most --max-plans-per-namespace-per-minute plans
+// per window. A plan over the rate waits without a Job, saying why, and
+// runs once the window lets it; another namespace plans meanwhile.
+func TestNamespacePlanRate(t *testing.T) {
+	env.Require(t)
+	ctx := context.Background()
+	other := env.NewNamespace(t)
+	s := newStackWith(t, stackOptions{AlsoWatch: []string{other}, Workspace: func(o *workspace.Options) {
+		o.MaxPlansPerNamespacePerMinute = 2
+		o.PlanRateWindow = 30 * time.Second
+	}})
+	rev := s.gitRepository("infra", copyConfig(t, "hello"))
+	names := []string{"one", "two", "three"}
+	for _, name := range names {
+		s.newWorkspace(name, "infra", nil)
+	}
+	var waiting string
+	require.Eventually(t, func() bool {
+		planned := 0
+		for _, name := range names {
+			if planJobs(t, s.ns, name) > 0 {
+				planned++
+			} else if ws := s.workspace(name); ws.Status.Phase == magosv1.PhaseWaiting &&
+				strings.Contains(readyMessage(ws), "--max-plans-per-namespace-per-minute") {
+				waiting = name
+			}
+		}
+		return planned == 2 && waiting != ""
+	}, time.Minute, 250*time.Millisecond, "two plans start, the third waits for the rate")
+	ws := s.workspace(waiting)
+	assert.Equal(t, workspace.QueuedReason, meta.FindStatusCondition(ws.Status.Conditions, magosv1.ReadyCondition).Reason)
+	assert.Contains(t, readyMessage(ws), "started 2 plans in the last 30s")
+
+	// Another namespace has its own rate.
+	s.gitRepositoryIn(other, "infra", copyConfig(t, "hello"))
+	require.NoError(t, env.Client.Create(ctx, &magosv1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{Name: "elsewhere", Namespace: other},
+		Spec:       magosv1.WorkspaceSpec{SourceRef: magosv1.SourceReference{Kind: "GitRepository", Name: "infra"}},
+	}))
+	require.Eventually(t, func() bool { return planJobs(t, other, "elsewhere") > 0 }, 30*time.Second, 250*time.Millisecond,
+		"a Workspace of another namespace plans at once")
+
+	for _, name := range names {
+		s.waitWorkspace(name, 3*time.Minute, "applies, the third once the window lets it plan", appliedRevision(rev))
+	}
+}

@@ -103,6 +103,7 @@ spec:
             - --requested-plan-interval={{ .requestedPlanInterval }}
             - --drift-jitter={{ .driftJitter }}
             - --max-plan-chunks={{ .maxPlanChunks }}
+            - --max-plans-per-namespace-per-minute={{ .maxPlansPerNamespacePerMinute }}
             - --min-interval={{ .minInterval }}
             {{- end }}
             {{- with .Values.guards }}

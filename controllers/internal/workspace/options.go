@@ -98,6 +98,12 @@ type Options struct {
 	// plan admitted less than this after its last one at normal priority
 	// waits at drift priority. Zero is no limit.
 	RequestedPlanInterval time.Duration
+	// MaxPlansPerNamespacePerMinute bounds the plans the Workspaces of one
+	// namespace start per PlanRateWindow (planRate); zero is no bound.
+	MaxPlansPerNamespacePerMinute int
+	// PlanRateWindow is that bound's window; zero means a minute. Tests
+	// shorten it.
+	PlanRateWindow time.Duration
 	// DriftJitter is the part of a drift interval by which a re-plan may
 	// come early, so Workspaces planned together do not re-plan together.
 	DriftJitter float64
@@ -105,6 +111,19 @@ type Options struct {
 	Guards Guards
 	// ArtifactProxy is how runners reach their artifact.
 	ArtifactProxy ArtifactProxy
+}
+
+// planRate is the bound on each namespace's plan starts; nil when there is
+// none.
+func (o Options) planRate() *planRate {
+	if o.MaxPlansPerNamespacePerMinute <= 0 {
+		return nil
+	}
+	window := o.PlanRateWindow
+	if window <= 0 {
+		window = time.Minute
+	}
+	return &planRate{max: o.MaxPlansPerNamespacePerMinute, window: window}
 }
 
 // AutoPerNamespace is the MaxConcurrentRunsPerNamespace that is half of
@@ -282,6 +301,9 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.RequestedPlanInterval, "requested-plan-interval", time.Minute,
 		"Per namespace, a plan people ask for (reconcile or plan request) runs at normal priority at most once in this interval; "+
 			"the namespace's other requested plans in it wait at drift priority. 0 is no limit.")
+	fs.IntVar(&o.MaxPlansPerNamespacePerMinute, "max-plans-per-namespace-per-minute", 60,
+		"Most plans the Workspaces of one namespace start in a minute; more wait, holding no slot (each plan rewrites its plan Secrets, up to --max-plan-chunks). "+
+			"Applies and destroys are not counted. 0 is no bound.")
 	fs.Float64Var(&o.DriftJitter, "drift-jitter", 0.1,
 		"Part of a drift interval (0 to 1) by which a drift re-plan may come early, so Workspaces planned at the same time do not all re-plan at the same time.")
 	o.Guards.BindFlags(fs)
@@ -295,6 +317,9 @@ func (o Options) Validate() error {
 	}
 	if o.MaxConcurrentRunsPerNamespace < AutoPerNamespace {
 		return fmt.Errorf("--max-concurrent-runs-per-namespace must be -1 (half of --max-concurrent-runs), 0 (unbounded) or more")
+	}
+	if o.MaxPlansPerNamespacePerMinute < 0 {
+		return fmt.Errorf("--max-plans-per-namespace-per-minute must be 0 (no bound) or more")
 	}
 	if o.MaxRunTimeout < 0 || o.RequestedPlanInterval < 0 || o.MinInterval < 0 {
 		return fmt.Errorf("--max-run-timeout, --requested-plan-interval and --min-interval must be 0 (none) or more")

@@ -78,8 +78,8 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 		APIReader: mgr.GetAPIReader(),
 		Shard:     opts.WatchLabelSelector,
 	}
-	if l := c.Options.runLimits(); l != (runqueue.Limits{}) {
-		r.Runs = newScheduler(l, c.Options.RequestedPlanInterval)
+	if l, rate := c.Options.runLimits(), c.Options.planRate(); l != (runqueue.Limits{}) || rate != nil {
+		r.Runs = newScheduler(l, c.Options.RequestedPlanInterval, rate)
 	}
 	if err := indexSourceRefs(mgr); err != nil {
 		return err

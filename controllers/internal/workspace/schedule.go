@@ -37,6 +37,8 @@ type scheduler struct {
 	queue *runqueue.Queue
 	// requests rate-limits requested plans per namespace.
 	requests *requestLimit
+	// plans bounds the plans each namespace starts per window.
+	plans *planRate
 	// wakes carries the Workspaces a freed slot may admit to the controller.
 	wakes chan event.TypedGenericEvent[reconcile.Request]
 	// seeded takes the runs in progress from the cache once, before the
@@ -44,10 +46,11 @@ type scheduler struct {
 	seeded sync.Once
 }
 
-// newScheduler bounds runs by l and lets each namespace one requested plan
-// at normal priority per requestInterval.
-func newScheduler(l runqueue.Limits, requestInterval time.Duration) *scheduler {
-	s := &scheduler{wakes: make(chan event.TypedGenericEvent[reconcile.Request], 1024), requests: &requestLimit{interval: requestInterval}}
+// newScheduler bounds runs by l, lets each namespace one requested plan at
+// normal priority per requestInterval and plans, at most, the plans of
+// rate.
+func newScheduler(l runqueue.Limits, requestInterval time.Duration, rate *planRate) *scheduler {
+	s := &scheduler{wakes: make(chan event.TypedGenericEvent[reconcile.Request], 1024), requests: &requestLimit{interval: requestInterval}, plans: rate}
 	s.queue = &runqueue.Queue{Limits: l, Wake: s.wake, Observe: metrics.ObserveRunQueueWait}
 	metrics.RegisterRunQueue(s.queue.Depth)
 	return s
@@ -101,6 +104,13 @@ func (s *scheduler) admit(ctx context.Context, c client.Reader, ws *magosv1.Work
 		return d, true
 	}
 	s.seed(ctx, c)
+	counted := d.Run.Phase == magosv1.RunPlan && f.Deletion == nil
+	if counted {
+		if wait := s.plans.wait(ws.Namespace, f.Now); wait > 0 {
+			ctrl.LoggerFrom(ctx).V(1).Info("Plan waits for the namespace's plan rate", "wait", wait)
+			return rateLimitedDecision(d, f, s.plans, wait), false
+		}
+	}
 	p := runPriority(d, f)
 	var limited time.Duration
 	requested := requestedPlan(d, f)
@@ -111,6 +121,9 @@ func (s *scheduler) admit(ctx context.Context, c client.Reader, ws *magosv1.Work
 	if v.Admitted {
 		if requested && limited == 0 {
 			s.requests.admitted(ws.Namespace, f.Now)
+		}
+		if counted {
+			s.plans.start(ws.Namespace, f.Now)
 		}
 		return d, true
 	}
@@ -222,6 +235,18 @@ func queuedDecision(d decision, f facts, p runqueue.Priority, l runqueue.Limits,
 		msg += fmt.Sprintf("; a requested plan of this namespace started less than %s ago (--requested-plan-interval), so this one waits at drift priority", limited)
 	}
 	return decision{Phase: magosv1.PhaseWaiting, Reason: QueuedReason, Action: actWait, After: queuedRecheck, Queued: true, Message: msg}
+}
+
+// rateLimitedDecision is d held by the namespace's plan rate until wait
+// has passed: like a queued run, except that it holds no place in the
+// queue and looks again when the rate lets it.
+func rateLimitedDecision(d decision, f facts, r *planRate, wait time.Duration) decision {
+	kind := runKind(d.Run.Phase, d.Run.Mode, d.Run.Drift)
+	if d.Run.Drift {
+		return decision{Phase: magosv1.PhaseIdle, Action: actWait, After: wait, Queued: true,
+			Message: fmt.Sprintf("%s; %s", settledMessage(f), r.message(kind, wait))}
+	}
+	return decision{Phase: magosv1.PhaseWaiting, Reason: QueuedReason, Action: actWait, After: wait, Queued: true, Message: r.message(kind, wait)}
 }
 
 // jitteredInterval is the drift interval of the plan seeded by seed,
