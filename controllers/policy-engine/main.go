@@ -5,8 +5,11 @@
 // engine, and the memory it takes, out of the controller's own process. It
 // exits when its stdin closes.
 //
-// Before it reads anything it sandboxes itself (policyengine.Sandbox): no
-// file can be opened, no TCP connection made. `policy-engine sandbox-check
+// Before it reads anything it offers itself first to the kernel's
+// out-of-memory killer (oom_score_adj 1000), so a costly evaluation that
+// exhausts the container's memory ends the engine, which the controller
+// starts again, never the controller; then it sandboxes itself
+// (policyengine.Sandbox): no file can be opened, no TCP connection made. `policy-engine sandbox-check
 // FILE HOST:PORT` shows it: it opens FILE and dials HOST:PORT, sandboxes
 // itself, tries both again and exits 0 only if both now fail.
 package main
@@ -30,6 +33,10 @@ func main() {
 	if len(os.Args) > 1 {
 		fmt.Fprintln(os.Stderr, "usage: policy-engine (started by the workspace-controller; it reads requests on stdin)")
 		os.Exit(2)
+	}
+	// Raising one's own score needs no privilege.
+	if err := os.WriteFile("/proc/self/oom_score_adj", []byte("1000"), 0); err != nil {
+		fmt.Fprintln(os.Stderr, "policy-engine: not first for the out-of-memory killer:", err)
 	}
 	if err := policyengine.Sandbox(); errors.Is(err, policyengine.ErrNoSandbox) {
 		fmt.Fprintln(os.Stderr, "policy-engine: running without a sandbox:", err)

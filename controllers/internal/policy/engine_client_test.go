@@ -274,6 +274,25 @@ func stopEngine(t *testing.T, c *policy.EngineClient, pass []policy.Policy, befo
 	return pid
 }
 
+// TestPolicyEngineGoesFirstOnOutOfMemory: the engine shares the
+// controller's container and memory limit; it offers itself first to the
+// out-of-memory killer, so an evaluation that exhausts the memory ends the
+// engine (started again for the next plan), not the controller.
+func TestPolicyEngineGoesFirstOnOutOfMemory(t *testing.T) {
+	c := startedEngine(t)
+	before := engines(t)
+	pass := []policy.Policy{policytest.JSONPolicy(t, "pass", policytest.SpecAlwaysPass)}
+	require.True(t, c.Evaluate(context.Background(), "ns", pass, planOf(1, nil)).Passed)
+	pid := newest(before, engines(t))
+	require.NotZero(t, pid)
+	score, err := os.ReadFile(fmt.Sprintf("/proc/%d/oom_score_adj", pid))
+	require.NoError(t, err)
+	assert.Equal(t, "1000", strings.TrimSpace(string(score)), "the engine goes first")
+	own, err := os.ReadFile("/proc/self/oom_score_adj")
+	require.NoError(t, err)
+	assert.NotEqual(t, "1000", strings.TrimSpace(string(own)), "the controller's own score is left alone")
+}
+
 // TestEngineClientNamespacesTakeTurns: evaluations waiting for the engine
 // take turns by namespace, so a namespace with many plans waiting holds up
 // another namespace's plan for one evaluation, not for all of its own.
