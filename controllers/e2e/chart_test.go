@@ -240,11 +240,15 @@ func TestHelmChartOneRegistrySetting(t *testing.T) {
 	assert.Contains(t, args, "--runner-image=registry.internal:5000/platform/magos-runner:1.2.3")
 	assert.Contains(t, args, "--engine-image=opentofu=registry.internal:5000/platform/magos-engine-opentofu:{version}")
 	assert.Contains(t, args, "--runner-image-pull-secrets=regcred,mirror")
+	assert.Contains(t, args, "--allowed-runner-images=registry.internal:5000/platform/magos-runner:1.2.3,registry.internal:5000/platform/magos-runner:*,"+
+		"registry.internal:5000/platform/magos-runner@*,registry.internal:5000/platform/magos-engine-*",
+		"only Magos's own runner and engine images run by default, from the one registry")
 
 	_, args = workspaceController(renderChart(t, release, "magos-system",
 		"--set", "global.image.repository=registry.internal:5000/platform",
 		"--set", "workspace-controller.runner.image=mirror.example/runner:7"))
 	assert.Contains(t, args, "--runner-image=mirror.example/runner:7", "a full reference overrides the registry setting")
+	assert.Contains(t, strings.Join(args, " "), "--allowed-runner-images=mirror.example/runner:7,", "the runner image the operator chose is allowed")
 	assert.NotContains(t, strings.Join(args, " "), "--runner-image-pull-secrets", "no pull secrets unless named")
 
 	_, appVersion := chartVersions(t, "magos")

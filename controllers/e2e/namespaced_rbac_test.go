@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,6 +118,7 @@ func TestHelmChartNamespacedRBAC(t *testing.T) {
 	})
 
 	t.Run("the guards reach the workspace-controller's flags", func(t *testing.T) {
+		_, appVersion := chartVersions(t, "magos")
 		objs := renderChart(t, release, ns,
 			"--set", "workspace-controller.guards.requireProject=true",
 			"--set", "workspace-controller.guards.requireProjectNamespaceSelector=magos.dev/tenant",
@@ -135,7 +137,7 @@ func TestHelmChartNamespacedRBAC(t *testing.T) {
 			"--require-project=true",
 			"--require-project-namespace-selector=magos.dev/tenant",
 			"--no-cross-namespace-refs=false",
-			"--allowed-runner-images=ghcr.io/magos-dev/magos-runner:*,mirror.example/runner:*",
+			"--allowed-runner-images=ghcr.io/magos-dev/magos-runner:"+appVersion+",ghcr.io/magos-dev/magos-runner:*,mirror.example/runner:*",
 			"--cluster-policy-selector=policy.magos.dev/scope=cluster",
 			"--namespaced-policies-namespace-selector=magos.dev/namespaced-policies=true",
 			"--allow-destroy-skip-gate=true",
@@ -151,8 +153,14 @@ func TestHelmChartNamespacedRBAC(t *testing.T) {
 		assert.Contains(t, args, "--no-cross-namespace-refs=true", "cross-namespace sources are refused by default")
 		assert.Contains(t, args, "--allow-destroy-skip-gate=false", "destroys go through the gate by default")
 		assert.NotContains(t, args, "--watch-namespaces=", "all namespaces are watched by default")
+		assert.Contains(t, args, "--allowed-runner-images=ghcr.io/magos-dev/magos-runner:"+appVersion+
+			",ghcr.io/magos-dev/magos-runner:*,ghcr.io/magos-dev/magos-runner@*,ghcr.io/magos-dev/magos-engine-*",
+			"only Magos's own runner and engine images run by default")
 		for _, a := range args {
-			assert.NotContains(t, a, "--allowed-runner-", "no runner placement or Pod metadata is allowed by default, and no image is refused")
+			if strings.HasPrefix(a, "--allowed-runner-images=") {
+				continue
+			}
+			assert.NotContains(t, a, "--allowed-runner-", "no runner placement or Pod metadata is allowed by default")
 		}
 	})
 }

@@ -113,7 +113,12 @@ spec:
             {{- end }}
             - --no-cross-namespace-refs={{ ternary .noCrossNamespaceRefs true (kindIs "bool" .noCrossNamespaceRefs) }}
             {{- with .allowedRunnerImages }}
-            - --allowed-runner-images={{ join "," . }}
+            {{- /* The runner image the operator chose is always allowed. */}}
+            {{- $patterns := list (include "magos.releaseImage" (dict "ref" $root.Values.runner.image "ctx" $root)) }}
+            {{- range . }}
+            {{- $patterns = append $patterns (include "magos.releaseImage" (dict "ref" . "ctx" $root)) }}
+            {{- end }}
+            - --allowed-runner-images={{ join "," $patterns }}
             {{- end }}
             {{- with .namespacedPoliciesNamespaceSelector }}
             - --namespaced-policies-namespace-selector={{ . }}
