@@ -3,7 +3,7 @@
 // enforced: its user and group, whether it could write its root filesystem
 // and whether it could write the emptyDir at /scratch; and what the
 // network gave it: whether it reached the kubernetes Service and the URL
-// in $PROBE_URL.
+// in $PROBE_URL (trying for up to $PROBE_URL_RETRY, a duration, if set).
 package main
 
 import (
@@ -65,13 +65,21 @@ func dial(addr string) string {
 	}
 }
 
-// get fetches url and returns the start of its body or the error.
+// get fetches url and returns the start of its body or the error, trying
+// again for up to $PROBE_URL_RETRY: a NetworkPolicy enforcer admits a new
+// Pod once it has seen its address.
 func get(url string) string {
 	if url == "" {
 		return ""
 	}
+	retry, _ := time.ParseDuration(os.Getenv("PROBE_URL_RETRY"))
+	deadline := time.Now().Add(retry)
 	c := http.Client{Timeout: 5 * time.Second}
 	resp, err := c.Get(url)
+	for err != nil && time.Now().Before(deadline) {
+		time.Sleep(500 * time.Millisecond)
+		resp, err = c.Get(url)
+	}
 	if err != nil {
 		return err.Error()
 	}
