@@ -41,7 +41,7 @@ func buildControllers(t testing.TB) string {
 	t.Helper()
 	env.Require(t)
 	out := t.TempDir()
-	args := []string{"build", "-o", out + string(filepath.Separator)}
+	args := []string{"build", "-ldflags", "-X github.com/magos-dev/magos/controllers/internal/setup.Version=" + testVersion, "-o", out + string(filepath.Separator)}
 	for _, n := range controllerNames {
 		args = append(args, "./"+n)
 	}
@@ -51,6 +51,21 @@ func buildControllers(t testing.TB) string {
 	b, err := cmd.CombinedOutput()
 	require.NoError(t, err, "go build: %s", b)
 	return out
+}
+
+// testVersion is the version buildControllers stamps on the binaries, as
+// `make` stamps the release's.
+const testVersion = "v0.0.0-test"
+
+// TestControllerBinariesPrintTheirVersion: each controller says which
+// version it is with --version, and exits.
+func TestControllerBinariesPrintTheirVersion(t *testing.T) {
+	binDir := buildControllers(t)
+	for _, name := range controllerNames {
+		out, err := exec.Command(filepath.Join(binDir, name), "--version").CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		assert.Equal(t, name+"-controller "+testVersion+"\n", string(out))
+	}
 }
 
 // freeAddr returns a loopback address with a port that was free just now.

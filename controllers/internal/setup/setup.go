@@ -60,7 +60,12 @@ func Run(name string, owns client.Object, c Controller) int {
 	c.BindFlags(flag.CommandLine)
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
+	version := flag.Bool("version", false, "Print the version and exit.")
 	flag.Parse()
+	if *version {
+		fmt.Printf("%s-controller %s\n", name, Version)
+		return 0
+	}
 
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)).WithValues("controller", name))
 	log := ctrl.Log.WithName("setup")
