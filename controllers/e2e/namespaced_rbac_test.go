@@ -137,7 +137,7 @@ func TestHelmChartNamespacedRBAC(t *testing.T) {
 			"--require-project=true",
 			"--require-project-namespace-selector=magos.dev/tenant",
 			"--no-cross-namespace-refs=false",
-			"--allowed-runner-images=ghcr.io/magos-dev/magos-runner:"+appVersion+",ghcr.io/magos-dev/magos-runner:*,mirror.example/runner:*",
+			"--allowed-runner-images=ghcr.io/magos-dev/magos-runner:" + appVersion + ",ghcr.io/magos-dev/magos-runner:*,mirror.example/runner:*",
 			"--cluster-policy-selector=policy.magos.dev/scope=cluster",
 			"--namespaced-policies-namespace-selector=magos.dev/namespaced-policies=true",
 			"--allow-destroy-skip-gate=true",
