@@ -106,13 +106,13 @@ func stopEnforcer() {
 // TestNetworkPolicyKeepsRunnersFromSourceController: with a NetworkPolicy
 // enforcer on the node, the chart's default policy already keeps a Pod
 // carrying the runner labels from the controller's metrics, which another
-// Pod still reads. With the chart's fluxSourceAccess and the
-// workspace-controller's egress policy, such a Pod in team-a no longer
-// reaches source-controller either (before the policies it downloaded
-// team-b's artifact), while team-a's Workspace still applies: its runs
-// fetch through the workspace-controller's artifact proxy, which the
-// policies admit, and the controller reaches the apiserver and
-// source-controller.
+// Pod still reads. With Flux's own default policies, the chart's
+// fluxSourceAccess and the workspace-controller's egress policy, such a
+// Pod in team-a no longer reaches source-controller either (before the
+// policies it downloaded team-b's artifact), while team-a's Workspace
+// still applies: its runs fetch through the workspace-controller's
+// artifact proxy, which the policies admit, and the controller reaches the
+// apiserver and source-controller.
 func TestNetworkPolicyKeepsRunnersFromSourceController(t *testing.T) {
 	ctx := context.Background()
 	requireSourceController(t)
@@ -138,18 +138,17 @@ func TestNetworkPolicyKeepsRunnersFromSourceController(t *testing.T) {
 	assert.True(t, strings.HasPrefix(scrape, "Get "), "the chart's default policy keeps a runner Pod from the controller's metrics: %s", scrape)
 	// The enforcer admits a new Pod once it has seen its address: a
 	// scraper is long-lived, a probe asks at once, so it asks again.
-	var other string
-	for i := range 10 {
-		if other = probeURLAs(t, teamA, fmt.Sprintf("metrics-other-%d", i), metrics, map[string]string{"app": "monitoring-agent"}); !strings.HasPrefix(other, "Get ") {
-			break
-		}
-	}
+	other := probeURLAs(t, teamA, "metrics-other", metrics, map[string]string{"app": "monitoring-agent"}, 30*time.Second)
 	assert.False(t, strings.HasPrefix(other, "Get "), "another Pod reads the metrics: %s", other)
 
-	// The chart's policies: source-controller admits the workspace-controller
-	// only; the workspace-controller admits its metrics port from the
-	// monitoring namespace only, the artifact proxy from runner Pods, and
-	// reaches the apiserver and source-controller's artifact port.
+	// Flux's own default policies, as `flux install` applies them: its
+	// namespace admits only itself (and scraping, and webhooks)...
+	applyFluxNetworkPolicies(t, root)
+	// ...and the chart's add to them: source-controller admits the
+	// workspace-controller only; the workspace-controller admits its
+	// metrics port from the monitoring namespace only, the artifact proxy
+	// from runner Pods, and reaches the apiserver and source-controller's
+	// artifact port.
 	_, err = runHelm(root, "upgrade", "magos", "charts/magos", "--namespace", magosNamespace, "--reuse-values", "--wait",
 		"--set", "workspace-controller.fluxSourceAccess.enabled=true",
 		"--set", "workspace-controller.fluxSourceAccess.namespace="+fluxNamespace,
@@ -180,16 +179,39 @@ func TestNetworkPolicyKeepsRunnersFromSourceController(t *testing.T) {
 	waitWorkspace(t, teamA, "release", 5*time.Minute, "applies through the artifact proxy under the policy", applied(revA))
 }
 
+// applyFluxNetworkPolicies applies the NetworkPolicies flux2 ships for its
+// namespace (manifests/policies of the module the flux CLI is built from:
+// allow-egress, allow-scraping, allow-webhooks) to the Flux namespace, and
+// deletes them when the test ends.
+func applyFluxNetworkPolicies(t *testing.T, root string) {
+	t.Helper()
+	version, err := makeVariable(root, "FLUX_CLI_VERSION")
+	require.NoError(t, err)
+	module, err := moduleDir("github.com/fluxcd/flux2/v2@v" + version)
+	require.NoError(t, err)
+	kubectl := filepath.Join(root, "bin", "k8s", "kubectl")
+	policies := filepath.Join(module, "manifests", "policies")
+	out, err := node.Command(kubectl, "apply", "--kubeconfig", node.Kubeconfig, "-n", fluxNamespace, "-k", policies).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	t.Logf("realnode: Flux's own NetworkPolicies applied: %s", strings.TrimSpace(string(out)))
+	t.Cleanup(func() {
+		out, err := node.Command(kubectl, "delete", "--kubeconfig", node.Kubeconfig, "-n", fluxNamespace, "-k", policies).CombinedOutput()
+		if err != nil {
+			t.Logf("deleting Flux's NetworkPolicies: %v: %s", err, out)
+		}
+	})
+}
+
 // probeURL runs the probe image in ns as a Pod labelled like a runner and
 // returns what it got from url: the start of the body, or the error
 // (starting "Get ").
 func probeURL(t *testing.T, ns, name, url string) string {
 	t.Helper()
-	return probeURLAs(t, ns, name, url, map[string]string{magosv1.ManagedByLabel: magosv1.ManagedByValue, magosv1.WorkspaceLabel: "release"})
+	return probeURLAs(t, ns, name, url, map[string]string{magosv1.ManagedByLabel: magosv1.ManagedByValue, magosv1.WorkspaceLabel: "release"}, 0)
 }
 
-// probeURLAs is probeURL from a Pod with podLabels.
-func probeURLAs(t *testing.T, ns, name, url string, podLabels map[string]string) string {
+// probeURLAs is probeURL from a Pod with podLabels, trying for up to retry.
+func probeURLAs(t *testing.T, ns, name, url string, podLabels map[string]string, retry time.Duration) string {
 	t.Helper()
 	ctx := context.Background()
 	pod := &corev1.Pod{
@@ -200,7 +222,7 @@ func probeURLAs(t *testing.T, ns, name, url string, podLabels map[string]string)
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 			Containers: []corev1.Container{{
 				Name: "probe", Image: probeImage, ImagePullPolicy: corev1.PullNever,
-				Env: []corev1.EnvVar{{Name: "PROBE_URL", Value: url}},
+				Env: []corev1.EnvVar{{Name: "PROBE_URL", Value: url}, {Name: "PROBE_URL_RETRY", Value: retry.String()}},
 				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
 					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
 				VolumeMounts: []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}},
