@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -203,6 +204,50 @@ func TestFaultRunnerKilledMidApply(t *testing.T) {
 	assert.NotEqual(t, magosv1.ResultSucceeded, run.Result)
 	t.Logf("the killed run: %s, %s: %s", run.Result, run.Reason, run.Message)
 	survives(t, ns, "killed", rev)
+}
+
+// TestFaultRunnerOutOfMemory: the apply outgrows the runner's memory
+// limit (its provisioner holds 1 GiB under a 256 MiB limit) and the kernel
+// kills what it must. The run fails as OOMKilled, saying so, and once the
+// configuration needs less the Workspace applies, the state intact.
+func TestFaultRunnerOutOfMemory(t *testing.T) {
+	requireMagos(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	rev := newGitSource(t, ns).Publish(ctx, "infra", "./testdata/slow")
+	const name = "hungry"
+	limits := corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")}
+	require.NoError(t, k8s.Create(ctx, &magosv1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: magosv1.WorkspaceSpec{
+			SourceRef: magosv1.SourceReference{Kind: "GitRepository", Name: "infra"},
+			Runner: &magosv1.RunnerSpec{Image: slowRunnerImage,
+				Resources: &corev1.ResourceRequirements{Requests: limits, Limits: limits}},
+			Terraform: &magosv1.TerraformSpec{Engine: magosv1.EngineOpenTofu, Image: "ghcr.io/magos-dev/magos-engine-opentofu:{version}"},
+			Vars:      []magosv1.Variable{{Name: "pause", Value: ptr.To("2")}, {Name: "hold_mib", Value: ptr.To("1024")}},
+			Outputs:   &magosv1.OutputsSpec{SecretName: name + "-outputs"},
+		},
+	}))
+	var run *magosv1.RunStatus
+	ws := waitWorkspace(t, ns, name, 5*time.Minute, "reports the apply the kernel stopped", func(ws *magosv1.Workspace) bool {
+		for i := range ws.Status.History {
+			if r := &ws.Status.History[i]; r.Phase == magosv1.RunApply && r.Result == magosv1.ResultFailed {
+				run = r
+				return true
+			}
+		}
+		return false
+	})
+	t.Logf("the apply out of memory: %s: %s", run.Reason, run.Message)
+	assert.Equal(t, "OOMKilled", run.Reason, "the run says what stopped it")
+	assert.Nil(t, ws.Status.LastApplied, "nothing is reported applied")
+
+	// The configuration is made to need less; the Workspace recovers.
+	require.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(ws), ws))
+	patch := client.MergeFrom(ws.DeepCopy())
+	ws.Spec.Vars = []magosv1.Variable{{Name: "pause", Value: ptr.To("2")}, {Name: "hold_mib", Value: ptr.To("0")}}
+	require.NoError(t, k8s.Patch(ctx, ws, patch))
+	survives(t, ns, name, rev)
 }
 
 // TestFaultRunnerEvictedMidApply: the runner Pod evicted through the

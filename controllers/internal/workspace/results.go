@@ -77,7 +77,11 @@ func (r *Reconciler) readRunResult(ctx context.Context, ws *magosv1.Workspace, j
 func (r *Reconciler) recordResult(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job, retry retryPolicy) error {
 	cr := ws.Status.CurrentRun
 	res, pod := r.readRunResult(ctx, ws, job, cr.Job, cr.Phase)
-	return r.recordRunResult(ctx, ws, res, failureReason(res, job, pod), retry)
+	failure := failureReason(res, job, pod)
+	if failure == OOMKilledReason && res.Result != magosv1.ResultSucceeded {
+		res = outOfMemory(res, pod)
+	}
+	return r.recordRunResult(ctx, ws, res, failure, retry)
 }
 
 // recordRunResult folds res, the result of the current run, into status;

@@ -70,6 +70,23 @@ func failureReason(res magosv1.RunResult, job *batchv1.Job, pod *corev1.Pod) str
 	return RunFailedReason
 }
 
+// outOfMemory is res of a run whose container the kernel killed for its
+// memory, whatever the runner managed to report: the reason is OOMKilled
+// and the message names the limit to raise.
+func outOfMemory(res magosv1.RunResult, pod *corev1.Pod) magosv1.RunResult {
+	limit := "its memory limit"
+	if pod != nil {
+		for _, c := range pod.Spec.Containers {
+			if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok && c.Name == runnerContainer {
+				limit = "its memory limit of " + q.String()
+			}
+		}
+	}
+	res.Reason = OOMKilledReason
+	res.Message = fmt.Sprintf("the runner ran out of memory: the kernel stopped it at %s (raise spec.runner.resources.limits.memory); %s", limit, res.Message)
+	return res
+}
+
 // runnerEnd says how the runner container of pod (nil: not read) ended
 // without a report, e.g. "the runner was killed (signal 9, exit code 137);
 // ", or "".

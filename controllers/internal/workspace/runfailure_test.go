@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
@@ -61,4 +62,13 @@ func TestRunnerEnd(t *testing.T) {
 	assert.Equal(t, "", runnerEnd(nil))
 	assert.Equal(t, "the runner was killed (Error, exit code 137) before it could report; ", runnerEnd(pod(&corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 137})))
 	assert.Equal(t, "the runner ended (Error, exit code 3) without a report; ", runnerEnd(pod(&corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 3})))
+}
+
+func TestOutOfMemoryNamesTheLimit(t *testing.T) {
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: runnerContainer, Resources: corev1.ResourceRequirements{
+		Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")}}}}}}
+	res := outOfMemory(magosv1.RunResult{Result: magosv1.ResultFailed, Reason: magosv1.ReasonApplyFailed, Message: "local-exec provisioner error"}, pod)
+	assert.Equal(t, OOMKilledReason, res.Reason, "what stopped the run, not what the runner saw of it")
+	assert.Equal(t, "the runner ran out of memory: the kernel stopped it at its memory limit of 256Mi (raise spec.runner.resources.limits.memory); local-exec provisioner error", res.Message)
+	assert.Contains(t, outOfMemory(magosv1.RunResult{Reason: RunFailedReason}, nil).Message, "at its memory limit (raise")
 }
