@@ -208,6 +208,12 @@ type note struct{ Type, Reason, Message string }
 // deleted, waits (DependentsExist) until the Workspaces depending on it are
 // gone.
 //
+// A run decide starts is then admitted by the run queue (scheduler.admit,
+// after decide): over the controller's, the namespace's or the Project's
+// bound on runs in progress, or a plan over the namespace's plan rate, it
+// waits without a Job (Waiting, Queued; a queued drift re-plan leaves an
+// applied Workspace Idle and Ready) until a slot or the rate frees.
+//
 // Waiting for a person (AwaitingApproval, AwaitingPromotion) is settled:
 // Ready=False without Reconciling or Stalled. A Stalled decision never
 // starts a run or waits to retry, and a retried one is never Stalled.
