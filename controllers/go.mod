@@ -21,6 +21,11 @@ require (
 require sigs.k8s.io/cli-utils v0.37.2
 
 require (
+	github.com/klauspost/cpuid/v2 v2.3.0 // indirect
+	github.com/zeebo/blake3 v0.2.4 // indirect
+)
+
+require (
 	buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go v1.36.11-20260415201107-50325440f8f2.1 // indirect
 	cel.dev/expr v0.25.2 // indirect
 	cloud.google.com/go v0.123.0 // indirect

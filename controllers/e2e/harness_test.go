@@ -83,6 +83,9 @@ type stackOptions struct {
 	UnpullableImages []string
 	// EventsAddr is where the controllers forward events (--events-addr).
 	EventsAddr string
+	// DigestAlgorithm is the algorithm of the source's artifact digests
+	// (default sha256).
+	DigestAlgorithm string
 }
 
 func newStack(t testing.TB) *stack { return newStackWith(t, stackOptions{}) }
@@ -94,7 +97,7 @@ func newStackWith(t testing.TB, opts stackOptions) *stack {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 
-	src, err := localsource.New(env.Client, localsource.Options{})
+	src, err := localsource.New(env.Client, localsource.Options{DigestAlgorithm: opts.DigestAlgorithm})
 	require.NoError(t, err)
 	require.NoError(t, src.Start())
 	t.Cleanup(func() { _ = src.Close() })

@@ -5,13 +5,16 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/magos-dev/magos/apis/artifactdigest"
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
 	"github.com/magos-dev/magos/tools/harness/localsource"
@@ -78,6 +81,40 @@ func TestMaliciousArtifactIsRefused(t *testing.T) {
 			assert.Equal(t, tt.reason, conditions.Get(ws, magosv1.StalledCondition).Reason, "message: %s", readyMessage(ws))
 			assert.Nil(t, ws.Status.LastApplied, "nothing was applied")
 			assert.Equal(t, 0, applyJobs(t, s.ns, repo))
+		})
+	}
+}
+
+// TestArtifactDigestAlgorithms: source-controller writes artifact digests
+// in the algorithm of its --artifact-digest-algo (sha256, sha384, sha512
+// or blake3). Runs fetch and check artifacts in each, through the
+// artifact proxy, and a digest in any of them that the bytes do not have
+// stops the run.
+func TestArtifactDigestAlgorithms(t *testing.T) {
+	env.Require(t)
+	for _, algo := range []string{"sha384", "sha512", "blake3"} {
+		t.Run(algo, func(t *testing.T) {
+			s := newStackWith(t, stackOptions{DigestAlgorithm: algo})
+			rev := s.gitRepository("infra", copyConfig(t, "hello"))
+			var repo sourcev1.GitRepository
+			require.NoError(t, env.Client.Get(context.Background(), types.NamespacedName{Namespace: s.ns, Name: "infra"}, &repo))
+			require.NotNil(t, repo.Status.Artifact)
+			require.True(t, strings.HasPrefix(repo.Status.Artifact.Digest, algo+":"), "published as %s", repo.Status.Artifact.Digest)
+			s.newWorkspace("hello", "infra", nil)
+			s.waitWorkspace("hello", 3*time.Minute, "applies an artifact with a "+algo+" digest", appliedRevision(rev))
+
+			s.gitRepository("forged", copyConfig(t, "hello"))
+			wrong, err := artifactdigest.Parse(artifactdigest.Of(algo, []byte("other bytes")))
+			require.NoError(t, err)
+			_, err = s.source.PublishArtifact(context.Background(), types.NamespacedName{Namespace: s.ns, Name: "forged"},
+				tarball(t, &tar.Header{Name: "main.tf", Mode: 0o644, Typeflag: tar.TypeReg}), localsource.ArtifactOptions{Revision: "main@sha1:forged", Digest: wrong.String()})
+			require.NoError(t, err)
+			s.newWorkspace("forged", "forged", nil)
+			ws := s.waitWorkspace("forged", 2*time.Minute, "refuses the artifact", func(ws *magosv1.Workspace) bool {
+				return conditions.IsTrue(ws, magosv1.StalledCondition)
+			})
+			assert.Equal(t, magosv1.ReasonArtifactDigestMismatch, conditions.Get(ws, magosv1.StalledCondition).Reason, "message: %s", readyMessage(ws))
+			assert.Equal(t, 0, applyJobs(t, s.ns, "forged"))
 		})
 	}
 }

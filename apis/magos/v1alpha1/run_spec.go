@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/magos-dev/magos/apis/artifactdigest"
 )
 
 // RunSpec is what the controller tells one run, typed: the controller
@@ -245,8 +247,10 @@ func (s *RunSpec) validate() error {
 	if (len(s.PlanTargets) > 0 || len(s.PlanReplace) > 0) && s.Phase != RunPlan {
 		errs = append(errs, fmt.Errorf("%s and %s are for plan runs, not %s", EnvPlanTargets, EnvPlanReplace, s.Phase))
 	}
-	if s.ArtifactDigest != "" && !isSHA256Digest(s.ArtifactDigest) {
-		errs = append(errs, fmt.Errorf("%s must be sha256:<64 hex digits>", EnvArtifactDigest))
+	if s.ArtifactDigest != "" {
+		if _, err := artifactdigest.Parse(s.ArtifactDigest); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", EnvArtifactDigest, err))
+		}
 	}
 	if s.Engine != "" && s.EngineBinary() == "" {
 		errs = append(errs, fmt.Errorf("%s %q is not one of opentofu, terraform", EnvEngine, s.Engine))

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/magos-dev/magos/apis/artifactdigest"
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 )
@@ -112,8 +113,8 @@ func authorize(ctx context.Context, c client.Client, reader client.Reader, token
 	}
 	a := magosv1.ParseRunAnnotations(job.Annotations)
 	g := grant{Namespace: ns, Workspace: ws.Name, Job: job.Name, URL: a.ArtifactURL, Digest: a.ArtifactDigest}
-	if g.URL == "" || !strings.HasPrefix(g.Digest, "sha256:") {
-		return grant{}, forbidden("Job %s/%s names no artifact with a sha256 digest", ns, job.Name)
+	if g.URL == "" || !artifactdigest.Valid(g.Digest) {
+		return grant{}, forbidden("Job %s/%s names no artifact with a digest", ns, job.Name)
 	}
 	if err := ofSource(ctx, reader, ws, g.URL); err != nil {
 		return grant{}, err

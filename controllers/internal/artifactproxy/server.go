@@ -2,8 +2,6 @@ package artifactproxy
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/magos-dev/magos/apis/artifactdigest"
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
 )
@@ -114,7 +113,11 @@ func (s *Server) relay(ctx context.Context, w http.ResponseWriter, method string
 	// No Content-Length: the response is chunked, so a cut connection is
 	// an error the client cannot mistake for the end.
 	w.WriteHeader(http.StatusOK)
-	h := sha256.New()
+	want, err := artifactdigest.Parse(g.Digest)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errHeaderSent, err)
+	}
+	h := want.Hasher()
 	var body io.Reader = resp.Body
 	if s.MaxBytes > 0 {
 		body = io.LimitReader(resp.Body, s.MaxBytes+1)
@@ -126,7 +129,7 @@ func (s *Server) relay(ctx context.Context, w http.ResponseWriter, method string
 	if s.MaxBytes > 0 && n > s.MaxBytes {
 		return fmt.Errorf("%w: the artifact is larger than the limit of %d bytes", errHeaderSent, s.MaxBytes)
 	}
-	if got := "sha256:" + hex.EncodeToString(h.Sum(nil)); got != g.Digest {
+	if got := want.Sum(h); got != want {
 		// The runner checks the digest itself and fails the run with
 		// ArtifactDigestMismatch, a clearer verdict than a cut download.
 		return fmt.Errorf("%w: the artifact has %s, the run expects %s", errDigestMismatch, got, g.Digest)

@@ -2,8 +2,6 @@ package artifact
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +10,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/magos-dev/magos/apis/artifactdigest"
 )
 
 // ErrDigestMismatch means the downloaded bytes do not have the expected digest.
@@ -41,13 +41,13 @@ func DefaultFetcher() *Fetcher {
 	return &Fetcher{Attempts: 4, Backoff: time.Second, AttemptTimeout: 5 * time.Minute, MaxBytes: DefaultLimits().MaxArchiveBytes}
 }
 
-// Fetch downloads rawURL into the file dst and checks that its sha256 is
-// digest ("sha256:<hex>"). A mismatch is not retried and wraps
-// ErrDigestMismatch.
+// Fetch downloads rawURL into the file dst and checks that it has digest
+// ("<algorithm>:<hex>", in any algorithm source-controller writes:
+// artifactdigest). A mismatch is not retried and wraps ErrDigestMismatch.
 func (f *Fetcher) Fetch(ctx context.Context, rawURL, digest, dst string) error {
-	want, ok := strings.CutPrefix(digest, "sha256:")
-	if !ok {
-		return fmt.Errorf("unsupported digest %q: want sha256:<hex>", digest)
+	want, err := artifactdigest.Parse(digest)
+	if err != nil {
+		return err
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
@@ -65,11 +65,11 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL, digest, dst string) error {
 			wait *= 2
 		}
 		var retry bool
-		var got string
-		got, retry, lastErr = f.download(ctx, u.String(), dst)
+		var got artifactdigest.Digest
+		got, retry, lastErr = f.download(ctx, u.String(), dst, want)
 		if lastErr == nil {
 			if got != want {
-				return fmt.Errorf("%w: %s has sha256:%s, expected %s", ErrDigestMismatch, Redact(rawURL), got, digest)
+				return fmt.Errorf("%w: %s has %s, expected %s", ErrDigestMismatch, Redact(rawURL), got, digest)
 			}
 			return nil
 		}
@@ -80,9 +80,9 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL, digest, dst string) error {
 	return fmt.Errorf("fetching %s: %w", Redact(rawURL), lastErr)
 }
 
-// download makes one attempt. It returns the hex sha256 of what it wrote and
-// whether a failure is worth retrying.
-func (f *Fetcher) download(ctx context.Context, u, dst string) (string, bool, error) {
+// download makes one attempt. It returns the digest of what it wrote, in
+// want's algorithm, and whether a failure is worth retrying.
+func (f *Fetcher) download(ctx context.Context, u, dst string, want artifactdigest.Digest) (artifactdigest.Digest, bool, error) {
 	timeout := f.AttemptTimeout
 	if timeout <= 0 {
 		timeout = 5 * time.Minute
@@ -91,12 +91,12 @@ func (f *Fetcher) download(ctx context.Context, u, dst string) (string, bool, er
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return "", false, err
+		return artifactdigest.Digest{}, false, err
 	}
 	if f.TokenFile != "" {
 		token, err := os.ReadFile(f.TokenFile)
 		if err != nil {
-			return "", false, fmt.Errorf("reading the artifact token: %w", err)
+			return artifactdigest.Digest{}, false, fmt.Errorf("reading the artifact token: %w", err)
 		}
 		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
 	}
@@ -106,21 +106,21 @@ func (f *Fetcher) download(ctx context.Context, u, dst string) (string, bool, er
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return "", ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded), err
+		return artifactdigest.Digest{}, ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded), err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		retry := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
-		return "", retry, fmt.Errorf("HTTP %s", resp.Status)
+		return artifactdigest.Digest{}, retry, fmt.Errorf("HTTP %s", resp.Status)
 	}
 	if f.MaxBytes > 0 && resp.ContentLength > f.MaxBytes {
-		return "", false, fmt.Errorf("%w: artifact is %d bytes, more than the limit of %d", ErrRejected, resp.ContentLength, f.MaxBytes)
+		return artifactdigest.Digest{}, false, fmt.Errorf("%w: artifact is %d bytes, more than the limit of %d", ErrRejected, resp.ContentLength, f.MaxBytes)
 	}
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return "", false, err
+		return artifactdigest.Digest{}, false, err
 	}
-	h := sha256.New()
+	h := want.Hasher()
 	var body io.Reader = resp.Body
 	if f.MaxBytes > 0 {
 		body = io.LimitReader(resp.Body, f.MaxBytes+1)
@@ -130,12 +130,12 @@ func (f *Fetcher) download(ctx context.Context, u, dst string) (string, bool, er
 		err = cerr
 	}
 	if err != nil {
-		return "", true, fmt.Errorf("reading the artifact: %w", err)
+		return artifactdigest.Digest{}, true, fmt.Errorf("reading the artifact: %w", err)
 	}
 	if f.MaxBytes > 0 && n > f.MaxBytes {
-		return "", false, fmt.Errorf("%w: artifact is larger than the limit of %d bytes", ErrRejected, f.MaxBytes)
+		return artifactdigest.Digest{}, false, fmt.Errorf("%w: artifact is larger than the limit of %d bytes", ErrRejected, f.MaxBytes)
 	}
-	return hex.EncodeToString(h.Sum(nil)), false, nil
+	return want.Sum(h), false, nil
 }
 
 // Redact drops the user info and query of a URL, which may hold tokens, so

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/magos-dev/magos/apis/artifactdigest"
 )
 
 // ArtifactOptions describe raw artifact bytes published as they are.
@@ -24,7 +26,8 @@ type ArtifactOptions struct {
 	// the bytes>.
 	Revision string
 	// Digest is the digest recorded in the status, which may deliberately
-	// not match the bytes. Default: sha256:<hex of the bytes>.
+	// not match the bytes. Default: the bytes' digest in
+	// Options.DigestAlgorithm.
 	Digest string
 }
 
@@ -92,7 +95,7 @@ func (s *Server) publish(ctx context.Context, key types.NamespacedName, data []b
 	sum := sha256.Sum256(data)
 	hexSum := hex.EncodeToString(sum[:])
 	if digest == "" {
-		digest = sha256Digest(data)
+		digest = s.digest(data)
 	}
 	rel := fmt.Sprintf("gitrepository/%s/%s/%s.tar.gz", key.Namespace, key.Name, hexSum)
 	if err := s.store(rel, data); err != nil {
@@ -184,8 +187,8 @@ func newGitRepository() *unstructured.Unstructured {
 	return u
 }
 
-// sha256Digest is data's digest as Flux writes it: sha256:<hex>.
-func sha256Digest(data []byte) string {
-	sum := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(sum[:])
+// digest is data's digest as source-controller writes it, in
+// Options.DigestAlgorithm.
+func (s *Server) digest(data []byte) string {
+	return artifactdigest.Of(s.opts.DigestAlgorithm, data)
 }

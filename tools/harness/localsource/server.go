@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/magos-dev/magos/apis/artifactdigest"
 )
 
 // Options configure a Server.
@@ -31,6 +33,10 @@ type Options struct {
 	// Branch names the revision of a directory (<branch>@sha1:<content>)
 	// when the GitRepository's spec.ref names none. Default: main.
 	Branch string
+	// DigestAlgorithm is the algorithm of the digests recorded, as
+	// source-controller's --artifact-digest-algo: sha256 (the default),
+	// sha384, sha512 or blake3.
+	DigestAlgorithm string
 	// CreateMissing creates a GitRepository that does not exist when
 	// publishing to it, instead of failing.
 	CreateMissing bool
@@ -63,6 +69,11 @@ func New(c client.Client, opts Options) (*Server, error) {
 	}
 	if opts.Branch == "" {
 		opts.Branch = "main"
+	}
+	if opts.DigestAlgorithm == "" {
+		opts.DigestAlgorithm = "sha256"
+	} else if !artifactdigest.Supported(opts.DigestAlgorithm) {
+		return nil, fmt.Errorf("localsource: unsupported digest algorithm %q", opts.DigestAlgorithm)
 	}
 	if opts.Logger == nil {
 		l := ctrl.Log.WithName("localsource")

@@ -34,7 +34,7 @@ func (s *Server) Sync(ctx context.Context, src Source) (revision string, publish
 	if err != nil {
 		return "", false, err
 	}
-	digest := sha256Digest(data)
+	digest := s.digest(data)
 	s.mu.Lock()
 	last := s.published[src.Key]
 	s.mu.Unlock()
