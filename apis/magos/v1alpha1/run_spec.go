@@ -9,8 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-
-	"github.com/magos-dev/magos/apis/artifactdigest"
 )
 
 // RunSpec is what the controller tells one run, typed: the controller
@@ -247,10 +245,8 @@ func (s *RunSpec) validate() error {
 	if (len(s.PlanTargets) > 0 || len(s.PlanReplace) > 0) && s.Phase != RunPlan {
 		errs = append(errs, fmt.Errorf("%s and %s are for plan runs, not %s", EnvPlanTargets, EnvPlanReplace, s.Phase))
 	}
-	if s.ArtifactDigest != "" {
-		if _, err := artifactdigest.Parse(s.ArtifactDigest); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", EnvArtifactDigest, err))
-		}
+	if s.ArtifactDigest != "" && !isDigest(s.ArtifactDigest) {
+		errs = append(errs, fmt.Errorf("%s must be <algorithm>:<hex digits>", EnvArtifactDigest))
 	}
 	if s.Engine != "" && s.EngineBinary() == "" {
 		errs = append(errs, fmt.Errorf("%s %q is not one of opentofu, terraform", EnvEngine, s.Engine))
@@ -311,18 +307,30 @@ func isPathElement(s string) bool {
 	return s != "." && s != ".." && !strings.ContainsAny(s, "/\\\x00")
 }
 
-// isSHA256Digest reports whether d is "sha256:" followed by 64 hex digits.
-func isSHA256Digest(d string) bool {
-	hex, ok := strings.CutPrefix(d, "sha256:")
-	if !ok || len(hex) != 64 {
+// isDigest reports whether d has the shape of an artifact digest,
+// "<algorithm>:<hex>" with at least 64 lower-case hex digits; the runner
+// checks the algorithm is one it supports (artifactdigest).
+func isDigest(d string) bool {
+	algo, value, ok := strings.Cut(d, ":")
+	if !ok || algo == "" || len(value) < 64 || len(value)%2 != 0 {
 		return false
 	}
-	for _, r := range hex {
-		if !strings.ContainsRune("0123456789abcdef", r) {
+	for _, c := range algo {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	for _, c := range value {
+		if !strings.ContainsRune("0123456789abcdef", c) {
 			return false
 		}
 	}
 	return true
+}
+
+// isSHA256Digest reports whether d is "sha256:" followed by 64 hex digits.
+func isSHA256Digest(d string) bool {
+	return strings.HasPrefix(d, "sha256:") && len(d) == len("sha256:")+64 && isDigest(d)
 }
 
 // splitList splits sep-separated entries, trimmed, dropping empty ones.

@@ -57,7 +57,7 @@ func TestParseRunSpecRefuses(t *testing.T) {
 		{name: "unknown phase", phase: "import", wantErr: `unknown phase "import"`},
 		{name: "missing namespace", change: func(e map[string]string) { delete(e, magosv1.EnvNamespace) }, wantErr: "MAGOS_NAMESPACE is not set"},
 		{name: "apply without a digest", change: func(e map[string]string) { delete(e, magosv1.EnvPlanDigest) }, wantErr: "MAGOS_PLAN_DIGEST is not set"},
-		{name: "malformed digest", change: func(e map[string]string) { e[magosv1.EnvArtifactDigest] = "sha256:XYZ" }, wantErr: `MAGOS_ARTIFACT_DIGEST: digest "sha256:XYZ": want 64 lower-case hex digits`},
+		{name: "malformed digest", change: func(e map[string]string) { e[magosv1.EnvArtifactDigest] = "sha256:XYZ" }, wantErr: "MAGOS_ARTIFACT_DIGEST must be <algorithm>:<hex digits>"},
 		{name: "unknown engine", change: func(e map[string]string) { e[magosv1.EnvEngine] = "pulumi" }, wantErr: `"pulumi" is not one of opentofu, terraform`},
 		{name: "version with a path", change: func(e map[string]string) { e[magosv1.EnvEngineVersion] = "../../bin" }, wantErr: "is not a version"},
 		{name: "absolute path", change: func(e map[string]string) { e[magosv1.EnvPath] = "/etc" }, wantErr: "must be relative"},
