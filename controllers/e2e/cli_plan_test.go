@@ -76,6 +76,14 @@ func TestCLIPlanPolicyTreeLogs(t *testing.T) {
 	assert.Equal(t, 1, r.code, "%s", r)
 	assert.Contains(t, r.stderr, "the Pod of run "+job+" is gone")
 	assert.Contains(t, r.stderr, "still in status.history: plan Succeeded")
+	// A Pod that only carries the Job's label is not the run's.
+	require.NoError(t, env.Client.Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "impostor", Namespace: s.ns, Labels: map[string]string{"job-name": job}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "runner", Image: "impostor"}}},
+	}))
+	r = s.magos("logs", "hello")
+	assert.Equal(t, 1, r.code, "%s", r)
+	assert.Contains(t, r.stderr, "the Pod of run "+job+" is gone", "a Pod labelled like the run's is not shown as its output")
 	r = s.magos("logs", "hello", "--run", "3")
 	assert.Equal(t, 2, r.code, "%s", r)
 

@@ -6,7 +6,10 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -51,11 +54,11 @@ func (o *logsOptions) show(ctx context.Context, f *factory, name string, fromHis
 	if err != nil {
 		return err
 	}
-	var pods corev1.PodList
-	if err := t.c.List(ctx, &pods, client.InNamespace(t.key.Namespace), client.MatchingLabels{jobNameLabel: r.Job}); err != nil {
+	pods, err := podsOfJob(ctx, t.c, t.key.Namespace, r.Job)
+	if err != nil {
 		return err
 	}
-	if len(pods.Items) == 0 {
+	if len(pods) == 0 {
 		return newError(ExitFailure, ReasonNotFound, "the Pod of run %s is gone: runs' Jobs are deleted once the Job TTL has passed after they finished. "+
 			"The run's result is still in status.history: %s", r.Job, runSummary(r))
 	}
@@ -63,7 +66,7 @@ func (o *logsOptions) show(ctx context.Context, f *factory, name string, fromHis
 	if err != nil {
 		return err
 	}
-	pod := newestPod(pods.Items)
+	pod := newestPod(pods)
 	stream, err := cs.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{Follow: o.follow}).Stream(ctx)
 	if err != nil {
 		return failed("reading the output of Pod %s of run %s: %v (the run's result: %s)", pod.Name, r.Job, err, runSummary(r))
@@ -99,6 +102,28 @@ func runSummary(r *magosv1.RunStatus) string {
 		s += ": " + r.Message
 	}
 	return s
+}
+
+// podsOfJob are the Pods Job name controls (by the Job's UID, not its
+// labels, which any Pod may carry); none when the Job is gone.
+func podsOfJob(ctx context.Context, c client.Reader, namespace, name string) ([]corev1.Pod, error) {
+	var job batchv1.Job
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &job); apierrors.IsNotFound(err) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabels{jobNameLabel: name}); err != nil {
+		return nil, err
+	}
+	var own []corev1.Pod
+	for i := range pods.Items {
+		if metav1.IsControlledBy(&pods.Items[i], &job) {
+			own = append(own, pods.Items[i])
+		}
+	}
+	return own, nil
 }
 
 // newestPod is the most recently created Pod (a Job may retry its Pod).
