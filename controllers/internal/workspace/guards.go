@@ -199,21 +199,20 @@ func (r *Reconciler) projectRequired(ctx context.Context, namespace string) (boo
 	if g.RequireProject {
 		return true, nil
 	}
-	if g.RequireProjectIn == nil || g.RequireProjectIn.Empty() {
-		return false, nil
-	}
-	ns := &corev1.Namespace{}
-	if err := r.APIReader.Get(ctx, types.NamespacedName{Name: namespace}, ns); err != nil {
-		return false, fmt.Errorf("reading namespace %s: %w", namespace, err)
-	}
-	return g.RequireProjectIn.Matches(labels.Set(ns.Labels)), nil
+	return r.namespaceMatches(ctx, g.RequireProjectIn, namespace)
 }
 
 // namespacedPoliciesAllowed reports whether the NamespacedValidatingPolicies
 // of namespace may gate its Workspaces' plans. The Namespace is read
 // uncached, and only when a namespace selector is set.
 func (r *Reconciler) namespacedPoliciesAllowed(ctx context.Context, namespace string) (bool, error) {
-	sel := r.Options.Guards.NamespacedPoliciesIn
+	return r.namespaceMatches(ctx, r.Options.Guards.NamespacedPoliciesIn, namespace)
+}
+
+// namespaceMatches reports whether the labels of namespace match sel, a
+// guard's namespace selector; nil or empty matches none. The Namespace is
+// read uncached, and only when sel selects something.
+func (r *Reconciler) namespaceMatches(ctx context.Context, sel labels.Selector, namespace string) (bool, error) {
 	if sel == nil || sel.Empty() {
 		return false, nil
 	}
