@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/runner/internal/runner"
 )
 
@@ -25,6 +26,9 @@ Commands:
   plan      fetch the source artifact, run the engine's plan and store the plan
             (MAGOS_PLAN_MODE=Destroy: plan the destroy of everything in the state)
   apply     apply exactly the stored plan whose digest the controller approved
+  plan-apply
+            plan, store the plan and apply it in the same run (the fast path,
+            where nothing decides on the plan)
   destroy   destroy everything in the Workspace's state, without a plan
   version   print the runner's version
 
@@ -50,7 +54,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "version", "--version":
 		fmt.Fprintln(stdout, "runner", version)
 		return 0
-	case "plan", "apply", "destroy":
+	case magosv1.RunPlan, magosv1.RunApply, magosv1.RunDestroy, magosv1.RunPlanApply:
 		if len(args) > 1 {
 			fmt.Fprintf(stderr, "runner %s: unexpected arguments %q\n\n%s", args[0], args[1:], usage)
 			return 2

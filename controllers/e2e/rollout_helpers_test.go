@@ -153,7 +153,8 @@ type applyRecord struct {
 	Succeeded                bool
 }
 
-// applyLog records every apply Job of a namespace.
+// applyLog records every Job of a namespace that applies: apply Jobs, and
+// fast runs' (a Rollout gates its Workspaces, so they should have none).
 type applyLog struct {
 	mu   sync.Mutex
 	jobs map[string]*applyRecord
@@ -164,7 +165,7 @@ func watchApplies(t testing.TB, ns string) *applyLog {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	w, err := kubernetes.NewForConfigOrDie(env.Config).BatchV1().Jobs(ns).Watch(ctx,
-		metav1.ListOptions{LabelSelector: magosv1.PhaseLabel + "=" + magosv1.RunApply})
+		metav1.ListOptions{LabelSelector: magosv1.PhaseLabel + " in (" + magosv1.RunApply + "," + magosv1.RunPlanApply + ")"})
 	require.NoError(t, err)
 	l := &applyLog{jobs: map[string]*applyRecord{}}
 	go func() {

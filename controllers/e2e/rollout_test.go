@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/ptr"
@@ -53,6 +54,9 @@ func TestRolloutPromotesStageByStage(t *testing.T) {
 	assert.Empty(t, f.applies.of("", f.stages[2]...), "prod applied nothing before its promotion")
 	f.promote("prod", rev1)
 	f.waitRollout(3*time.Minute, "the first revision rolled out", rolledOut(rev1))
+	var fast batchv1.JobList
+	require.NoError(t, env.Client.List(context.Background(), &fast, client.InNamespace(f.ns), client.MatchingLabels{magosv1.PhaseLabel: magosv1.RunPlanApply}))
+	assert.Empty(t, fast.Items, "a Rollout decides on its Workspaces' plans: none takes the fast path")
 
 	t.Run("a new commit reaches dev, then staging one at a time, then prod once promoted", func(t *testing.T) {
 		rev2 := f.commit("v2")

@@ -80,11 +80,25 @@ const (
 // Run phases (the runner's command and the Job's PhaseLabel). A deletion's
 // destroy is a plan and an apply in PlanModeDestroy (EnvPlanMode); RunDestroy
 // destroys without a plan, only where the destroy gate is skipped.
+//
+// RunPlanApply is the fast path: one Job, with the apply identity, plans,
+// stores the plan for people to read and applies that plan file at once,
+// without the apply-time proof. The controller starts it only where no
+// decision rests on the rendered plan (approval Auto, no policy selects
+// the Workspace, no Rollout gates it, not a destroy, no scoped plan
+// request, and the cluster does not ask for separate plan and apply Jobs):
+// a tampered plan would gain its author nothing the apply identity does
+// not already give. Its plan is recorded with PlanStatus.AppliedWithoutGate.
 const (
-	RunPlan    = "plan"
-	RunApply   = "apply"
-	RunDestroy = "destroy"
+	RunPlan      = "plan"
+	RunApply     = "apply"
+	RunDestroy   = "destroy"
+	RunPlanApply = "plan-apply"
 )
+
+// RunPlans says whether a run of phase makes a plan: a plan run or a fast
+// run, which both store a plan under their run ID.
+func RunPlans(phase string) bool { return phase == RunPlan || phase == RunPlanApply }
 
 // Environment variables the controller sets on the runner container.
 const (

@@ -19,7 +19,7 @@ import (
 // never copied here.
 // +kubebuilder:object:generate=false
 type RunSpec struct {
-	// Phase is RunPlan, RunApply or RunDestroy: the runner's argument, not
+	// Phase is RunPlan, RunApply, RunPlanApply or RunDestroy: the runner's argument, not
 	// part of the environment.
 	Phase          string
 	Namespace      string
@@ -214,7 +214,7 @@ func (s *RunSpec) validate() error {
 		}
 	}
 	switch s.Phase {
-	case RunPlan, RunApply, RunDestroy:
+	case RunPlan, RunApply, RunDestroy, RunPlanApply:
 	default:
 		errs = append(errs, fmt.Errorf("unknown phase %q", s.Phase))
 	}
@@ -226,7 +226,7 @@ func (s *RunSpec) validate() error {
 	require(EnvEngineVersion, s.EngineVersion)
 	require(EnvVersionsDir, s.VersionsDir)
 	require(EnvWorkDir, s.WorkDir)
-	if s.Phase == RunPlan || s.Phase == RunApply {
+	if RunPlans(s.Phase) || s.Phase == RunApply {
 		require(EnvWorkspaceUID, s.WorkspaceUID)
 		require(EnvPlanID, s.PlanID)
 	}
@@ -239,8 +239,11 @@ func (s *RunSpec) validate() error {
 	switch {
 	case s.PlanMode != "" && !s.Destroying():
 		errs = append(errs, fmt.Errorf("%s %q is not %s", EnvPlanMode, s.PlanMode, PlanModeDestroy))
-	case s.PlanMode != "" && s.Phase == RunDestroy:
+	case s.PlanMode != "" && (s.Phase == RunDestroy || s.Phase == RunPlanApply):
 		errs = append(errs, fmt.Errorf("%s is for plan and apply runs, not %s", EnvPlanMode, s.Phase))
+	}
+	if s.Phase == RunPlanApply && s.PlanDigest != "" {
+		errs = append(errs, fmt.Errorf("%s is for apply runs, not %s: a %s run applies the plan it makes", EnvPlanDigest, s.Phase, s.Phase))
 	}
 	if (len(s.PlanTargets) > 0 || len(s.PlanReplace) > 0) && s.Phase != RunPlan {
 		errs = append(errs, fmt.Errorf("%s and %s are for plan runs, not %s", EnvPlanTargets, EnvPlanReplace, s.Phase))

@@ -289,6 +289,13 @@ type PlanStatus struct {
 	// replace addresses the plan was made with; unset for a full plan.
 	// +optional
 	Request *PlanRequest `json:"request,omitempty"`
+	// AppliedWithoutGate is true for a plan made and applied in one run
+	// (the fast path): no decision rested on it (approval Auto, no policy
+	// selected the Workspace, no Rollout gated it), so no policy gate,
+	// approval or apply-time proof came between the plan and the apply.
+	// Its counts are the runner's reading of the engine's output.
+	// +optional
+	AppliedWithoutGate bool `json:"appliedWithoutGate,omitempty"`
 	// NextApply says what applying the plan would do in the Workspace's
 	// mode, e.g. "apply +1 ~0 -0", "destroy -3" or "none (plan-only)".
 	// +optional

@@ -68,6 +68,10 @@ func showPlan(ctx context.Context, f *factory, name string, asJSON bool) error {
 		if err := samePlan(stored, p); err != nil {
 			return err
 		}
+		if len(stored.JSON) == 0 && p.AppliedWithoutGate {
+			return newError(ExitFailure, ReasonNotFound, "plan %s of Workspace %s was applied without a gate in the run that made it, which renders no plan JSON; "+
+				"kubectl magos plan show %s prints what the engine printed", p.ID, name, name)
+		}
 		_, err = out.Write(stored.JSON)
 		return err
 	}
@@ -75,9 +79,18 @@ func showPlan(ctx context.Context, f *factory, name string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "Plan %s of Workspace %s, revision %s: %s\nDigest %s (stored bundle %s, verified)\n\n", p.ID, name, orNone(p.Revision), planCounts(p), p.Digest, p.BundleDigest)
+	fmt.Fprintf(out, "Plan %s of Workspace %s, revision %s: %s\n", p.ID, name, orNone(p.Revision), planCounts(p))
+	if p.AppliedWithoutGate {
+		fmt.Fprintf(out, "Planned and applied without a gate in one run: nothing decided on it (approval Auto, no policy, no Rollout gate); stored bundle %s, verified\n\n", p.BundleDigest)
+	} else {
+		fmt.Fprintf(out, "Digest %s (stored bundle %s, verified)\n\n", p.Digest, p.BundleDigest)
+	}
 	fmt.Fprintln(out, strings.TrimRight(text, "\n"))
 	fmt.Fprintln(out)
+	if p.AppliedWithoutGate {
+		fmt.Fprintln(out, "Policy: none selected the Workspace when the run started")
+		return nil
+	}
 	writeVerdict(out, p.Policy)
 	return nil
 }

@@ -58,6 +58,13 @@ type facts struct {
 	// Interval is the drift re-plan interval (0: none).
 	Interval time.Duration
 
+	// SeparatePlans: the cluster plans and applies in separate Jobs always
+	// (Guards.AlwaysSeparatePlanIdentity). Deciders are what would decide
+	// on the next plan besides the spec; nil when not looked up. Together
+	// with the spec they choose the fast path (gatedBy).
+	SeparatePlans bool
+	Deciders      *deciders
+
 	// Deletion is set while a Workspace with destroyOnDelete is deleted.
 	Deletion *deletionFacts
 	// Dependencies are spec.dependsOn's facts; nil when there are none to
@@ -186,7 +193,10 @@ type note struct{ Type, Reason, Message string }
 //  6. No current plan (planCurrent: for this revision and inputs, in the
 //     mode's plan mode, and made for the pending plan request if there is
 //     one): plan (a destroy plan in mode Destroy, with the pending plan
-//     request's addresses).
+//     request's addresses). Where nothing decides on the plan (gatedBy is
+//     ""), the plan is the fast path instead: planned and applied in one
+//     run (Applying), recorded as applied without a gate. Every plan of
+//     rules 4 and 7 is chosen the same way.
 //  7. The plan has no changes, or is applied: once the Rollout admits a
 //     plan without changes it is recorded as applied; then Idle, with a
 //     drift re-plan when the interval since the plan has passed.

@@ -126,6 +126,28 @@ func TestDecide(t *testing.T) {
 		{name: "a plan of other inputs: plan", f: facts{Plan: plan(func(p *magosv1.PlanStatus) { p.InputsDigest = "sha256:old" })},
 			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
 
+		// 6. The fast path: where nothing decides on the plan.
+		{name: "nothing decides: plan and apply in one run", f: facts{Deciders: &deciders{}},
+			want: want{phase: magosv1.PhaseApplying, reason: ApplyingReason, action: actStart, run: run{Phase: magosv1.RunPlanApply}}},
+		{name: "nothing decides on a drift re-plan: plan and apply in one run", f: facts{Plan: plan(), Applied: appliedP2, Interval: time.Minute, Deciders: &deciders{}},
+			want: want{phase: magosv1.PhaseApplying, action: actStart, run: run{Phase: magosv1.RunPlanApply, Drift: true}}},
+		{name: "a full plan request takes the fast path", f: facts{Request: &magosv1.PlanRequest{ID: "r0"}, Deciders: &deciders{}},
+			want: want{phase: magosv1.PhaseApplying, action: actStart, run: run{Phase: magosv1.RunPlanApply, Request: &magosv1.PlanRequest{ID: "r0"}}}},
+		{name: "a policy selects the Workspace: plan", f: facts{Deciders: &deciders{Policies: "policy p selects the Workspace"}},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
+		{name: "a Rollout governs the Workspace: plan", f: facts{Deciders: &deciders{Rollout: "r"}},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
+		{name: "approval Manual: plan", f: facts{Approval: magosv1.ApprovalManual, Deciders: &deciders{}},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
+		{name: "a scoped plan request: plan", f: facts{Request: rq, Deciders: &deciders{}},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan, Request: rq}}},
+		{name: "mode Destroy: a destroy plan", f: facts{Mode: magosv1.ModeDestroy, Deciders: &deciders{}},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan, Mode: magosv1.PlanModeDestroy}}},
+		{name: "mode PlanOnly: plan", f: facts{Mode: magosv1.ModePlanOnly, Deciders: &deciders{}},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
+		{name: "the cluster asks for separate Jobs: plan", f: facts{SeparatePlans: true, Deciders: &deciders{}},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
+
 		// 7. Settled.
 		{name: "a plan without changes is recorded as applied", f: facts{Plan: plan(noChanges), Applied: applied},
 			want: want{phase: magosv1.PhaseIdle, action: actRecordNoChanges}},
@@ -293,24 +315,40 @@ func TestDecisionsAreConsistent(t *testing.T) {
 	for _, reason := range []string{"", RunFailedReason, magosv1.ReasonEngineNotFound, magosv1.ReasonArtifactRejected, magosv1.ReasonPathNotFound, magosv1.ReasonStateNotSaved, JobMissingReason} {
 		lasts = append(lasts, &magosv1.RunStatus{Phase: magosv1.RunPlan, Result: magosv1.ResultFailed, Reason: reason, Revision: rev, InputsDigest: in, Finished: &metav1.Time{Time: now}})
 	}
+	type chooser struct {
+		approval magosv1.ApprovalMode
+		separate bool
+		deciders *deciders
+	}
+	var choosers []chooser
+	for _, approval := range []magosv1.ApprovalMode{magosv1.ApprovalAuto, magosv1.ApprovalManual} {
+		for _, separate := range []bool{false, true} {
+			for _, d := range []*deciders{nil, {}, {Policies: "policy p"}, {Rollout: "r"}} {
+				choosers = append(choosers, chooser{approval, separate, d})
+			}
+		}
+	}
 	for _, p := range plans {
 		for _, g := range gates {
-			for _, last := range lasts {
-				for _, deleting := range []bool{false, true} {
-					for _, mode := range modes {
-						for _, rq := range requests {
-							for _, a := range applied {
-								f := facts{Now: now, Revision: rev, Inputs: in, Plan: p, Gate: g, LastRun: last,
-									Mode: mode, Applied: a, Interval: time.Minute, Requested: rq != nil && rq.ID == "r2"}
-								if last != nil {
-									f.Retry = nextRetry(nil, nil, last, retryPolicy{Interval: time.Minute})
+			for _, c := range choosers {
+				for _, last := range lasts {
+					for _, deleting := range []bool{false, true} {
+						for _, mode := range modes {
+							for _, rq := range requests {
+								for _, a := range applied {
+									f := facts{Now: now, Revision: rev, Inputs: in, Plan: p, Gate: g, LastRun: last,
+										Mode: mode, Applied: a, Interval: time.Minute, Requested: rq != nil && rq.ID == "r2"}
+									if last != nil {
+										f.Retry = nextRetry(nil, nil, last, retryPolicy{Interval: time.Minute})
+									}
+									f.Approval, f.SeparatePlans, f.Deciders = c.approval, c.separate, c.deciders
+									if deleting {
+										f.Deletion = &deletionFacts{}
+									} else {
+										f.Request = rq
+									}
+									checkConsistent(t, f, decide(f))
 								}
-								if deleting {
-									f.Deletion = &deletionFacts{}
-								} else {
-									f.Request = rq
-								}
-								checkConsistent(t, f, decide(f))
 							}
 						}
 					}
@@ -344,8 +382,16 @@ func checkConsistent(t *testing.T, f facts, d decision) {
 	case d.Run.Phase == magosv1.RunPlan:
 		assert.Empty(t, d.Run.Mode, "mode Apply plans normally: %+v", d)
 	}
-	if d.Run.Phase == magosv1.RunPlan {
+	if magosv1.RunPlans(d.Run.Phase) {
 		assert.Equal(t, f.Request, d.Run.Request, "a plan carries the pending plan request: %+v", d)
+		nothingDecides := f.Approval != magosv1.ApprovalManual && !f.SeparatePlans && f.Deciders != nil &&
+			f.Deciders.Policies == "" && f.Deciders.Rollout == "" && !f.Request.Scoped() && (f.Mode == "" || f.Mode == magosv1.ModeApply)
+		assert.Equal(t, nothingDecides, d.Run.Phase == magosv1.RunPlanApply,
+			"a plan takes the fast path exactly where nothing decides on it: %+v (facts %+v)", d, f)
+	}
+	if d.Run.Phase == magosv1.RunPlanApply {
+		assert.Empty(t, d.Run.Mode, "the fast path never destroys: %+v", d)
+		assert.Equal(t, magosv1.PhaseApplying, d.Phase, "%+v", d)
 	}
 	if d.Run.Phase == magosv1.RunApply {
 		assert.Equal(t, f.Plan.ID, d.Run.PlanID, "an apply applies the plan in status: %+v", d)

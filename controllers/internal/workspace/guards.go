@@ -68,6 +68,11 @@ type Guards struct {
 	// provider_installation could bypass a mandated provider mirror with
 	// direct {} or dev_overrides.
 	ForbidCLIConfig bool
+	// AlwaysSeparatePlanIdentity plans and applies every run in separate
+	// Jobs, the plan with the plan identity and the apply with the
+	// apply-time proof, even where no decision rests on the plan (no fast
+	// path, fastpath.go).
+	AlwaysSeparatePlanIdentity bool
 	// Placement and Pod metadata of runner Pods (guards_placement.go):
 	// patterns (path.Match) of what a Workspace's or Project's runner may
 	// ask for; empty allows none of it.
@@ -98,6 +103,8 @@ func (g *Guards) BindFlags(fs *flag.FlagSet) {
 		namespaceSelectorFlag(&g.NamespacedPoliciesIn))
 	fs.BoolVar(&g.ForbidCLIConfig, "forbid-runner-cli-config", false, "Refuse runs whose runner has a CLI configuration (spec.runner.cliConfig of the Workspace or its Project), "+
 		"which would replace the operator's (e.g. a mandated provider mirror set with --runner-env TF_CLI_CONFIG_FILE).")
+	fs.BoolVar(&g.AlwaysSeparatePlanIdentity, "always-separate-plan-identity", false, "Plan and apply every run in separate Jobs (the plan with the plan identity, the apply with the apply-time proof), "+
+		"also where nothing decides on the plan (approval Auto, no policy, no Rollout gate), which otherwise plans and applies in one Job with the apply identity.")
 	g.Placement.BindFlags(fs)
 }
 

@@ -34,8 +34,12 @@ func (f facts) planMode() magosv1.PlanMode {
 }
 
 // planRun is the plan run the Workspace starts now: in the mode's plan
-// mode, with the pending plan request's addresses.
+// mode, with the pending plan request's addresses; the fast path's plan
+// and apply in one run where nothing decides on the plan (gatedBy).
 func (f facts) planRun(drift bool) run {
+	if f.gatedBy() == "" {
+		return run{Phase: magosv1.RunPlanApply, Drift: drift, Request: f.Request}
+	}
 	return run{Phase: magosv1.RunPlan, Mode: f.planMode(), Drift: drift, Request: f.Request}
 }
 

@@ -145,10 +145,16 @@ func runnerServiceAccount(ws *magosv1.Workspace, phase string) string {
 }
 
 // reconcileRunnerIdentity ensures the ServiceAccount, Role (over the
-// objects st reserved) and RoleBinding of each of the Workspace's runner
-// identities. It sets no condition; errors are retried.
-func (r *Reconciler) reconcileRunnerIdentity(ctx context.Context, ws *magosv1.Workspace, runner magosv1.RunnerSpec, st runStorage) error {
+// objects st reserved) and RoleBinding of the Workspace's runner
+// identities: both before a plan run, and the apply identity alone before
+// any other (the plan identity, revoked after each plan, is not created
+// for a run that does not use it). It sets no condition; errors are
+// retried.
+func (r *Reconciler) reconcileRunnerIdentity(ctx context.Context, ws *magosv1.Workspace, runner magosv1.RunnerSpec, st runStorage, phase string) error {
 	for _, id := range runnerIdentities(ws, runner, st) {
+		if id.Name == magosv1.PlanRunnerServiceAccountName(ws.Name) && phase != magosv1.RunPlan {
+			continue
+		}
 		if err := r.ensureIdentity(ctx, ws, id); err != nil {
 			return err
 		}

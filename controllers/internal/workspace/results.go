@@ -107,6 +107,15 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 		}
 		res.Add, res.Change, res.Destroy, res.HasChanges = summary.Add, summary.Change, summary.Destroy, summary.HasChanges
 	}
+	if res.Result == magosv1.ResultSucceeded && cr.Phase == magosv1.RunPlanApply {
+		// Applied already: nothing decided on the plan, so its counts are
+		// the runner's; the bundle digest still pins what plan show shows.
+		// A plan that cannot be read back loses only its record.
+		var err error
+		if bundleDigest, err = r.sealAppliedPlan(ctx, ws, cr, res); err != nil {
+			r.event(ws, corev1.EventTypeWarning, PlanNotRecordedReason, "Run %s applied its plan, but the stored plan cannot be shown: %v", cr.Job, err)
+		}
+	}
 	now := metav1.Now()
 	cr.Finished = &now
 	cr.Result = res.Result
@@ -151,6 +160,8 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 		default:
 			r.event(ws, corev1.EventTypeNormal, PlannedReason, "Plan %s of revision %s: %s", cr.PlanID, cr.Revision, PlanSummary(ws.Status.Plan))
 		}
+	case res.Result == magosv1.ResultSucceeded && cr.Phase == magosv1.RunPlanApply:
+		r.recordFastRun(ws, cr, res, bundleDigest, now)
 	case res.Result == magosv1.ResultSucceeded && cr.Phase == magosv1.RunApply && cr.Mode == magosv1.PlanModeDestroy:
 		ws.Status.LastApplied = &magosv1.AppliedStatus{PlanID: cr.PlanID, Revision: cr.Revision, Time: now}
 		ws.Status.Outputs, ws.Status.OutputVersions = nil, nil
@@ -193,7 +204,7 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 		}
 		r.event(ws, corev1.EventTypeWarning, magosv1.ReasonStateNotSaved, "The %s run %s could not write its state back: %s", cr.Phase, cr.Job, cr.Message)
 	default:
-		if cr.Phase == magosv1.RunApply {
+		if cr.Phase == magosv1.RunApply || cr.Phase == magosv1.RunPlanApply {
 			ws.Status.Plan = nil // the state may have moved; re-plan after the retry interval
 		}
 		r.event(ws, corev1.EventTypeWarning, RunFailedReason, "The %s run %s failed: %s", runKind(cr.Phase, cr.Mode, cr.Drift), cr.Job, cr.Message)

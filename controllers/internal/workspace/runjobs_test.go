@@ -117,7 +117,7 @@ func report(t testing.TB, job *batchv1.Job, res magosv1.RunResult) {
 	if res.Phase == "" {
 		res.Phase = job.Labels[magosv1.PhaseLabel]
 	}
-	if res.Phase == magosv1.RunPlan && res.Result == magosv1.ResultSucceeded {
+	if magosv1.RunPlans(res.Phase) && res.Result == magosv1.ResultSucceeded {
 		res.PlanDigest = storeReportedPlan(t, job, res)
 	}
 	reportOnly(t, job, res)

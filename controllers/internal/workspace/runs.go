@@ -26,9 +26,10 @@ const policyRetryInterval = 30 * time.Second
 
 // phaseOfRun maps a run phase to the Workspace phase while it runs.
 var phaseOfRun = map[string]magosv1.WorkspacePhase{
-	magosv1.RunPlan:    magosv1.PhasePlanning,
-	magosv1.RunApply:   magosv1.PhaseApplying,
-	magosv1.RunDestroy: magosv1.PhaseDestroying,
+	magosv1.RunPlan:      magosv1.PhasePlanning,
+	magosv1.RunApply:     magosv1.PhaseApplying,
+	magosv1.RunDestroy:   magosv1.PhaseDestroying,
+	magosv1.RunPlanApply: magosv1.PhaseApplying,
 }
 
 // runPhase is the Workspace phase while a run of phase and mode runs: the
@@ -41,8 +42,12 @@ func runPhase(phase string, mode magosv1.PlanMode) magosv1.WorkspacePhase {
 }
 
 // runKind names a run in messages: plan, drift plan, destroy plan, apply,
-// destroy apply (of a destroy plan) or destroy (without a plan).
+// destroy apply (of a destroy plan), destroy (without a plan), or plan and
+// apply (the fast path).
 func runKind(phase string, mode magosv1.PlanMode, drift bool) string {
+	if phase == magosv1.RunPlanApply {
+		phase = "plan and apply"
+	}
 	switch {
 	case mode == magosv1.PlanModeDestroy:
 		return "destroy " + phase
@@ -137,7 +142,7 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 		ErroredState: st.ErroredState, Lock: st.Lock, LastRun: st.LastRun(), Retry: st.Retry,
 		Plan: st.Plan, Applied: st.LastApplied,
 		Approval: s.Approval, ApprovedPlan: ws.Spec.ApprovedPlan, Interval: s.Interval, Deletion: del,
-		Mode: modeOf(ws),
+		Mode: modeOf(ws), SeparatePlans: r.Options.Guards.AlwaysSeparatePlanIdentity,
 	}
 	if st.Plan != nil {
 		f.Interval = jitteredInterval(s.Interval, string(ws.UID)+"/"+st.Plan.ID, r.Options.DriftJitter)
@@ -173,7 +178,14 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 			return facts{}, nil, err
 		}
 	}
-	if _, held := decideBlocked(f); held || !gatePending(f) {
+	_, held := decideBlocked(f)
+	if !held && f.mayRunFast() {
+		var err error
+		if f.Deciders, err = r.decidersOf(ctx, ws, project); err != nil {
+			return facts{}, nil, err
+		}
+	}
+	if held || !gatePending(f) {
 		return f, lease, nil
 	}
 	if f.Plan.HasChanges {
@@ -215,7 +227,7 @@ func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn run
 	st, err := r.reserveRunStorage(ctx, ws)
 	// The Role names what was verified, also when something was not: a name
 	// that conflicts never enters it, and leaves a Role made before.
-	ierr := r.reconcileRunnerIdentity(ctx, ws, s.Runner, st)
+	ierr := r.reconcileRunnerIdentity(ctx, ws, s.Runner, st, rn.Phase)
 	if err != nil {
 		return false, err
 	}
@@ -224,7 +236,7 @@ func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn run
 	}
 	rn.Number, rn.Inputs = ws.Status.Runs+1, inputs
 	rn.ID = runID(string(ws.UID), rn.Phase, strconv.FormatInt(rn.Number, 10))
-	if rn.Phase == magosv1.RunPlan {
+	if magosv1.RunPlans(rn.Phase) {
 		rn.PlanID = rn.ID
 	}
 	job := r.buildJob(ws, rn, s)

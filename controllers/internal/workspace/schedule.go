@@ -104,7 +104,7 @@ func (s *scheduler) admit(ctx context.Context, c client.Reader, ws *magosv1.Work
 		return d, true
 	}
 	s.seed(ctx, c)
-	counted := d.Run.Phase == magosv1.RunPlan && f.Deletion == nil
+	counted := magosv1.RunPlans(d.Run.Phase) && f.Deletion == nil
 	if counted {
 		if wait := s.plans.wait(ws.Namespace, f.Now); wait > 0 {
 			ctrl.LoggerFrom(ctx).V(1).Info("Plan waits for the namespace's plan rate", "wait", wait)
@@ -157,7 +157,7 @@ func (s *scheduler) forget(key string) {
 // requestLimit).
 func runPriority(d decision, f facts) runqueue.Priority {
 	switch {
-	case d.Run.Phase != magosv1.RunPlan, f.Deletion != nil:
+	case !magosv1.RunPlans(d.Run.Phase), f.Deletion != nil:
 		return runqueue.Urgent
 	case d.Run.Drift:
 		return runqueue.Drift
@@ -168,7 +168,7 @@ func runPriority(d decision, f facts) runqueue.Priority {
 // requestedPlan says whether d starts a plan a person asked for (a
 // reconcile or plan request) of a Workspace that is not being deleted.
 func requestedPlan(d decision, f facts) bool {
-	return d.Run.Phase == magosv1.RunPlan && f.Deletion == nil && (d.HandlesRequest || f.Request != nil)
+	return magosv1.RunPlans(d.Run.Phase) && f.Deletion == nil && (d.HandlesRequest || f.Request != nil)
 }
 
 // requestLimit lets each namespace one requested plan at normal priority

@@ -104,6 +104,9 @@ func (f *fixture) options() workspace.Options {
 		JobTTL:               time.Hour,
 		RetryInterval:        f.retry,
 		PolicyEnginePath:     testenv.PolicyEngine.Build(f.t),
+		// These tests drive a run's plan and apply Jobs one by one: the
+		// fast path's single Job is tested apart (workspace_fastpath_test.go).
+		Guards: workspace.Guards{AlwaysSeparatePlanIdentity: true},
 	}
 	if f.tune != nil {
 		f.tune(&o)

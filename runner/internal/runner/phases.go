@@ -61,9 +61,15 @@ func (r *runner) plan(ctx context.Context, eng *engine.Engine) error {
 	if err != nil {
 		return report.Failed(magosv1.ReasonPlanFailed, err)
 	}
-	planText := r.planText(ctx, eng, planFile, printed)
+	return r.storePlan(ctx, planJSON, planBin, r.planText(ctx, eng, planFile, printed), counts, hasChanges)
+}
+
+// storePlan stores the plan under the run's plan ID and reports it: its
+// digest (of planJSON; a fast run's plan is stored without JSON), counts
+// and where it is stored.
+func (r *runner) storePlan(ctx context.Context, planJSON, planBin, planText []byte, counts plansummary.Counts, hasChanges bool) error {
 	var meta planstore.Meta
-	err = timed(&r.result.Steps.Storage, func() (err error) {
+	err := timed(&r.result.Steps.Storage, func() (err error) {
 		meta, err = planstore.Store(ctx, r.kube.CoreV1().Secrets(r.cfg.Namespace), planstore.Input{
 			Workspace: r.cfg.Workspace,
 			Owner:     r.owner(),

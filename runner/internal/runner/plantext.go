@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/magos-dev/magos/apis/planstore"
+	"github.com/magos-dev/magos/apis/plansummary"
 	"github.com/magos-dev/magos/runner/internal/engine"
 )
 
@@ -108,3 +110,26 @@ func readableText(text string, mask func(string) string, limit int) []byte {
 	out := text[:cut] + marker
 	return []byte(out[:min(len(out), limit)])
 }
+
+// printedSummary matches the counts line of a rendered plan, with the
+// import and forget counts some engine versions print around them.
+var printedSummary = regexp.MustCompile(`(?m)^Plan: (?:\d+ to import, )?(\d+) to add, (\d+) to change, (\d+) to destroy(?:, \d+ to forget)?\.`)
+
+// printedCounts reads the counts of a plan from its rendering (printed's
+// rendering): the "Plan: N to add, N to change, N to destroy." line, or
+// none to count when the plan has no resource changes ("No changes.", or
+// only "Changes to Outputs:"). ok is false when the text says neither.
+func printedCounts(text string) (plansummary.Counts, bool) {
+	if m := printedSummary.FindStringSubmatch(text); m != nil {
+		n := func(s string) int32 { v, _ := strconv.ParseInt(s, 10, 32); return int32(v) }
+		return plansummary.Counts{Add: n(m[1]), Change: n(m[2]), Destroy: n(m[3])}, true
+	}
+	if noResourceChanges.MatchString(text) && !strings.Contains(text, "\nPlan: ") && !strings.HasPrefix(text, "Plan: ") {
+		return plansummary.Counts{}, true
+	}
+	return plansummary.Counts{}, false
+}
+
+// noResourceChanges matches the rendering of a plan that changes no
+// resource: nothing at all, or only outputs.
+var noResourceChanges = regexp.MustCompile(`(?m)^(No changes\.|Changes to Outputs:)`)

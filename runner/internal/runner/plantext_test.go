@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/magos-dev/magos/apis/plansummary"
 	"github.com/magos-dev/magos/runner/internal/mask"
 )
 
@@ -127,4 +128,27 @@ func TestPrintedOutputBeyondItsLimit(t *testing.T) {
 	var none *printedOutput
 	_, ok = none.rendering()
 	assert.False(t, ok)
+}
+
+func TestPrintedCounts(t *testing.T) {
+	tests := []struct {
+		name   string
+		text   string
+		want   plansummary.Counts
+		wantOK bool
+	}{
+		{"counts", "  # terraform_data.r will be created\n\nPlan: 3 to add, 1 to change, 2 to destroy.\n", plansummary.Counts{Add: 3, Change: 1, Destroy: 2}, true},
+		{"imports and forgets", "Plan: 1 to import, 2 to add, 0 to change, 0 to destroy, 1 to forget.\n", plansummary.Counts{Add: 2}, true},
+		{"no changes", "No changes. Your infrastructure matches the configuration.\n", plansummary.Counts{}, true},
+		{"outputs only", "Changes to Outputs:\n  + x = 1\n\nYou can apply this plan...\n", plansummary.Counts{}, true},
+		{"outputs and a counts line it cannot read", "Changes to Outputs:\n  + x = 1\nPlan: many to add\n", plansummary.Counts{}, false},
+		{"nothing printed", "", plansummary.Counts{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := printedCounts(tt.text)
+			assert.Equal(t, tt.wantOK, ok)
+			assert.Equal(t, tt.want, got)
+		})
+	}
 }

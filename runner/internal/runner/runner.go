@@ -113,7 +113,7 @@ func Run(ctx context.Context, phase string, getenv func(string) string, stdout, 
 func (r *runner) run(ctx context.Context) error {
 	cfg := r.cfg
 	r.log.Info("Starting run", "revision", cfg.Revision, "engine", cfg.Engine, "version", cfg.EngineVersion, "planID", cfg.PlanID, "drift", cfg.Drift)
-	if cfg.Phase == magosv1.RunPlan || cfg.Phase == magosv1.RunApply {
+	if magosv1.RunPlans(cfg.Phase) || cfg.Phase == magosv1.RunApply {
 		r.result.PlanID = cfg.PlanID
 	}
 	r.result.Steps = &magosv1.RunSteps{}
@@ -164,6 +164,8 @@ func (r *runner) run(ctx context.Context) error {
 		return r.plan(ctx, eng)
 	case magosv1.RunApply:
 		return r.apply(ctx, eng, configDir, stored)
+	case magosv1.RunPlanApply:
+		return r.planApply(ctx, eng, configDir)
 	default:
 		return r.destroy(ctx, eng, configDir)
 	}

@@ -61,6 +61,12 @@ type PlanStatusApplyConfiguration struct {
 	// Request is the plan request (spec.planRequest) whose targets and
 	// replace addresses the plan was made with; unset for a full plan.
 	Request *PlanRequestApplyConfiguration `json:"request,omitempty"`
+	// AppliedWithoutGate is true for a plan made and applied in one run
+	// (the fast path): no decision rested on it (approval Auto, no policy
+	// selected the Workspace, no Rollout gated it), so no policy gate,
+	// approval or apply-time proof came between the plan and the apply.
+	// Its counts are the runner's reading of the engine's output.
+	AppliedWithoutGate *bool `json:"appliedWithoutGate,omitempty"`
 	// NextApply says what applying the plan would do in the Workspace's
 	// mode, e.g. "apply +1 ~0 -0", "destroy -3" or "none (plan-only)".
 	NextApply *string `json:"nextApply,omitempty"`
@@ -183,6 +189,14 @@ func (b *PlanStatusApplyConfiguration) WithStorage(value string) *PlanStatusAppl
 // If called multiple times, the Request field is set to the value of the last call.
 func (b *PlanStatusApplyConfiguration) WithRequest(value *PlanRequestApplyConfiguration) *PlanStatusApplyConfiguration {
 	b.Request = value
+	return b
+}
+
+// WithAppliedWithoutGate sets the AppliedWithoutGate field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the AppliedWithoutGate field is set to the value of the last call.
+func (b *PlanStatusApplyConfiguration) WithAppliedWithoutGate(value bool) *PlanStatusApplyConfiguration {
+	b.AppliedWithoutGate = &value
 	return b
 }
 
