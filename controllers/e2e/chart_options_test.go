@@ -129,6 +129,19 @@ func TestHelmChartLogFlags(t *testing.T) {
 	assert.Subset(t, args(set, "rollout"), []string{"--zap-log-level=error", "--zap-encoder=console"})
 }
 
+// TestHelmChartSeparatePlanIdentity: guards.alwaysSeparatePlanIdentity
+// reaches the workspace-controller's flag, off by default.
+func TestHelmChartSeparatePlanIdentity(t *testing.T) {
+	env.Require(t)
+	release := "m" + rand.String(5)
+	args := func(objs []*unstructured.Unstructured) []string {
+		return deployment(t, objs, release, "workspace").Spec.Template.Spec.Containers[0].Args
+	}
+	assert.Contains(t, args(renderChart(t, release, "magos-system")), "--always-separate-plan-identity=false")
+	assert.Contains(t, args(renderChart(t, release, "magos-system", "--set", "workspace-controller.guards.alwaysSeparatePlanIdentity=true")),
+		"--always-separate-plan-identity=true")
+}
+
 // TestHelmChartServiceAccountAndRBAC: serviceAccount.create/name and
 // rbac.create (per controller or global) decide what the chart creates and
 // which ServiceAccount the Deployment and bindings name.

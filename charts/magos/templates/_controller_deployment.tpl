@@ -128,6 +128,7 @@ spec:
             {{- end }}
             - --allow-destroy-skip-gate={{ .allowDestroySkipGate | default false }}
             - --forbid-runner-cli-config={{ .forbidRunnerCLIConfig | default false }}
+            - --always-separate-plan-identity={{ .alwaysSeparatePlanIdentity | default false }}
             {{- with .allowedPriorityClasses }}
             - --allowed-runner-priority-classes={{ join "," . }}
             {{- end }}
