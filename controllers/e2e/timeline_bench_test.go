@@ -139,14 +139,23 @@ type runSegment struct {
 }
 
 // segments splits the time from publish to applied into what the source
-// and controller took to start each Job, the Job's way to a running Pod,
-// the runner's steps and the rest of its Pod's life, and the controller's
-// work after each Pod ended. It returns nil if an event was missed.
+// and controller took to start each Job (a plan and an apply Job, or the
+// fast path's one), the Job's way to a running Pod, the runner's steps and
+// the rest of its Pod's life, and the controller's work after each Pod
+// ended. It returns nil if an event was missed.
 func (tl *runTimeline) segments(applied time.Duration) []runSegment {
 	var out []runSegment
 	prev := time.Duration(0)
-	after := map[string]string{magosv1.RunPlan: "publish → plan Job (source, controller)", magosv1.RunApply: "plan Pod ended → apply Job (controller: result, policy, status)"}
-	for _, phase := range []string{magosv1.RunPlan, magosv1.RunApply} {
+	after := map[string]string{
+		magosv1.RunPlan:      "publish → plan Job (source, controller)",
+		magosv1.RunApply:     "plan Pod ended → apply Job (controller: result, policy, status)",
+		magosv1.RunPlanApply: "publish → plan-apply Job (source, controller)",
+	}
+	phases := []string{magosv1.RunPlan, magosv1.RunApply}
+	if _, fast := tl.at(magosv1.RunPlanApply, eventJobCreated); fast {
+		phases = []string{magosv1.RunPlanApply}
+	}
+	for _, phase := range phases {
 		created, ok1 := tl.at(phase, eventJobCreated)
 		running, ok2 := tl.at(phase, eventPodRunning)
 		ended, ok3 := tl.at(phase, eventPodEnded)
@@ -169,7 +178,7 @@ func (tl *runTimeline) segments(applied time.Duration) []runSegment {
 		)
 		prev = ended
 	}
-	return append(out, runSegment{"apply Pod ended → Applied (controller: result, status)", (applied - prev).Seconds()})
+	return append(out, runSegment{"last Pod ended → Applied (controller: result, status)", (applied - prev).Seconds()})
 }
 
 // formatSegments renders segments averaged over n runs, with each
@@ -185,4 +194,16 @@ func formatSegments(sum []runSegment, n int) string {
 	}
 	fmt.Fprintf(&b, "  %-62s %6.2fs\n", "total", total/float64(n))
 	return b.String()
+}
+
+// engineTime is the time the engine's own init, plan and apply took in the
+// runs seen, as the runners reported it.
+func (tl *runTimeline) engineTime() time.Duration {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	total := 0.0
+	for _, st := range tl.steps {
+		total += st.Init + st.Engine
+	}
+	return time.Duration(total * float64(time.Second))
 }

@@ -24,7 +24,7 @@ import (
 // mode at apiVersion version, labelled for selection, and deletes it after
 // the test. The hello config's plan creates terraform_data.greeting and
 // terraform_data.secret.
-func validatingPolicy(t *testing.T, version, label, action, expression, message string) *unstructured.Unstructured {
+func validatingPolicy(t testing.TB, version, label, action, expression, message string) *unstructured.Unstructured {
 	t.Helper()
 	name := "plan-policy-" + rand.String(6)
 	doc := fmt.Sprintf(`

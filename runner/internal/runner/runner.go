@@ -243,6 +243,10 @@ func (r *runner) setUpBackend(configDir string) (map[string]string, error) {
 		return nil, report.Failed(magosv1.ReasonBackendFailed, err)
 	}
 	r.backend = srv
+	if r.cfg.Phase == magosv1.RunPlanApply {
+		// Plan and apply take the lock once for the run.
+		srv.HoldLock()
+	}
 	r.hide(srv.Password())
 	if err := statebackend.WriteHTTPOverride(configDir); err != nil {
 		return nil, report.Failed(magosv1.ReasonBackendFailed, err)

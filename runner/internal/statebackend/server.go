@@ -37,7 +37,14 @@ type Server struct {
 
 	mu       sync.Mutex
 	conflict *LockInfo
-	lastErr  error
+	// hold keeps the lock Lease from the engine's first lock to Close
+	// (HoldLock); held is the lock ID the Lease records then, and
+	// engineLock the ID of the engine's lock in force ("" between its
+	// commands).
+	hold       bool
+	held       string
+	engineLock string
+	lastErr    error
 	// state is the state the engine last read or wrote; seen says it did.
 	state []byte
 	seen  bool
@@ -66,13 +73,76 @@ func Start(store *Store, log *slog.Logger) (*Server, error) {
 	return s, nil
 }
 
-// Close stops the server.
+// HoldLock makes the server keep the lock Lease from the engine's first
+// lock until Close, for a run of several engine commands (the fast path's
+// plan and apply): the Lease is written twice per run instead of twice
+// per command, and no other run can take the lock between the commands.
+// The engine's later locks in the run are answered from memory and its
+// state writes checked against the lock the Lease records.
+func (s *Server) HoldLock() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hold = true
+}
+
+// Close stops the server and releases a lock it holds (HoldLock).
 func (s *Server) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := s.http.Shutdown(ctx)
 	<-s.done
+	s.mu.Lock()
+	held := s.held
+	s.held, s.engineLock = "", ""
+	s.mu.Unlock()
+	if held != "" {
+		s.log.Info("Releasing the state lock held for the run", "lockID", held, "lease", s.store.LockLease)
+		if uerr := s.store.Unlock(ctx, held); uerr != nil {
+			err = errors.Join(err, fmt.Errorf("releasing the state lock: %w", uerr))
+		}
+	}
 	return err
+}
+
+// lockID is the ID the lock Lease records for the engine's lock id: the
+// held lock's while the server holds the Lease for the engine.
+func (s *Server) lockID(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held != "" && id != "" && id == s.engineLock {
+		return s.held
+	}
+	return id
+}
+
+// lockHeld answers the engine's LOCK or UNLOCK of id from memory while the
+// server holds the Lease for the run; handled is false when the Lease
+// must be written.
+func (s *Server) lockHeld(method, id string) (handled bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.hold || s.held == "" {
+		return false
+	}
+	switch {
+	case method == "LOCK" && s.engineLock == "":
+		s.engineLock = id
+		return true
+	case method == "UNLOCK" && id == s.engineLock:
+		s.engineLock = ""
+		return true
+	}
+	return false
+}
+
+// locked records that the engine took the Lease with id; a holding server
+// keeps it from now on.
+func (s *Server) locked(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hold && s.held == "" {
+		s.held, s.engineLock = id, id
+	}
 }
 
 // URL is the server's base URL.
@@ -162,7 +232,7 @@ func (s *Server) handleState(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		if err := s.store.CheckLock(ctx, r.URL.Query().Get("ID")); err != nil {
+		if err := s.store.CheckLock(ctx, s.lockID(r.URL.Query().Get("ID"))); err != nil {
 			s.lockRefused(w, err)
 			return
 		}
@@ -173,7 +243,7 @@ func (s *Server) handleState(w http.ResponseWriter, r *http.Request) {
 		s.saw(body)
 		w.WriteHeader(http.StatusOK)
 	case http.MethodDelete:
-		if err := s.store.CheckLock(ctx, r.URL.Query().Get("ID")); err != nil {
+		if err := s.store.CheckLock(ctx, s.lockID(r.URL.Query().Get("ID"))); err != nil {
 			s.lockRefused(w, err)
 			return
 		}
@@ -199,10 +269,17 @@ func (s *Server) handleLock(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the body must be lock info JSON with an ID", http.StatusBadRequest)
 		return
 	}
+	if (r.Method == "LOCK" || r.Method == "UNLOCK") && s.lockHeld(r.Method, info.ID) {
+		s.log.Info("The state lock is held for the run", "method", r.Method, "lockID", info.ID, "lease", s.store.LockLease)
+		w.WriteHeader(http.StatusOK)
+		return
+	}
 	switch r.Method {
 	case "LOCK":
 		s.log.Info("Locking the state", "lockID", info.ID, "operation", info.Operation, "lease", s.store.LockLease)
-		err = s.store.Lock(r.Context(), body)
+		if err = s.store.Lock(r.Context(), body); err == nil {
+			s.locked(info.ID)
+		}
 	case "UNLOCK":
 		s.log.Info("Unlocking the state", "lockID", info.ID, "lease", s.store.LockLease)
 		err = s.store.Unlock(r.Context(), info.ID)

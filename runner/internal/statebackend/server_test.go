@@ -122,6 +122,61 @@ func TestServerStateAndLock(t *testing.T) {
 	assert.Equal(t, http.StatusOK, code)
 }
 
+// TestServerHoldsTheLockForTheRun: with HoldLock the Lease is taken at
+// the engine's first lock and released at Close, whatever the engine locks
+// and unlocks in between; writes with the engine's later lock IDs pass, and
+// no other run takes the lock between the engine's commands.
+func TestServerHoldsTheLockForTheRun(t *testing.T) {
+	env.Require(t)
+	ctx := context.Background()
+	store, cs, ns := newStore(t)
+	srv := startServer(t, store)
+	srv.HoldLock()
+	c := client{t: t, srv: srv}
+	holder := func() string {
+		t.Helper()
+		lease, err := cs.CoordinationV1().Leases(ns).Get(ctx, store.LockLease, metav1.GetOptions{})
+		require.NoError(t, err)
+		if lease.Spec.HolderIdentity == nil {
+			return ""
+		}
+		return *lease.Spec.HolderIdentity
+	}
+	leaseVersion := func() string {
+		t.Helper()
+		lease, err := cs.CoordinationV1().Leases(ns).Get(ctx, store.LockLease, metav1.GetOptions{})
+		require.NoError(t, err)
+		return lease.ResourceVersion
+	}
+
+	code, _ := c.do("LOCK", "/lock", lockInfo("plan-lock", "runner@pod"))
+	require.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "plan-lock", holder())
+	taken := leaseVersion()
+	code, _ = c.do("UNLOCK", "/lock", lockInfo("plan-lock", "runner@pod"))
+	require.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "plan-lock", holder(), "kept between the engine's commands")
+
+	other := *store
+	otherSrv := startServer(t, &other)
+	code, _ = client{t: t, srv: otherSrv}.do("LOCK", "/lock", lockInfo("intruder", "runner-b@pod-b"))
+	assert.Equal(t, http.StatusLocked, code, "another run cannot take the lock between the commands")
+
+	code, _ = c.do("LOCK", "/lock", lockInfo("apply-lock", "runner@pod"))
+	require.Equal(t, http.StatusOK, code)
+	state := []byte(`{"version":4,"serial":1,"lineage":"x"}`)
+	code, _ = c.do(http.MethodPost, "/state?ID=apply-lock", state)
+	require.Equal(t, http.StatusOK, code, "the engine's apply lock may write the state")
+	code, _ = c.do(http.MethodPost, "/state?ID=intruder", state)
+	assert.Equal(t, http.StatusConflict, code)
+	code, _ = c.do("UNLOCK", "/lock", lockInfo("apply-lock", "runner@pod"))
+	require.Equal(t, http.StatusOK, code)
+	assert.Equal(t, taken, leaseVersion(), "the Lease was written once to take it, not per command")
+
+	require.NoError(t, srv.Close())
+	assert.Empty(t, holder(), "released when the run ends")
+}
+
 func TestServerReportsForeignLeaseHolders(t *testing.T) {
 	env.Require(t)
 	ctx := context.Background()
