@@ -319,7 +319,8 @@ type AppliedStatus struct {
 type RunStatus struct {
 	// Job is the name of the run's Job.
 	Job string `json:"job"`
-	// Phase is plan, apply or destroy.
+	// Phase is plan, apply, destroy, or plan-apply (a plan and its apply in
+	// one run, where nothing decides on the plan).
 	Phase string `json:"phase"`
 	// Result is Running, Succeeded or Failed.
 	// +optional

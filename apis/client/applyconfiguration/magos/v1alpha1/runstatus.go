@@ -30,7 +30,8 @@ import (
 type RunStatusApplyConfiguration struct {
 	// Job is the name of the run's Job.
 	Job *string `json:"job,omitempty"`
-	// Phase is plan, apply or destroy.
+	// Phase is plan, apply, destroy, or plan-apply (a plan and its apply in
+	// one run, where nothing decides on the plan).
 	Phase *string `json:"phase,omitempty"`
 	// Result is Running, Succeeded or Failed.
 	Result *string `json:"result,omitempty"`
