@@ -51,8 +51,9 @@ func slowApply(t *testing.T, name string) (ns, rev string, pod corev1.Pod) {
 		return ws.Status.Phase == magosv1.PhaseApplying && ws.Status.CurrentRun != nil
 	})
 	pod = runningRunner(t, ns, ws.Status.CurrentRun.Job)
-	// Give the engine time to reach the provisioner.
-	time.Sleep(3 * time.Second)
+	// Give the engine time to reach the provisioner: the Workspace takes
+	// the fast path, so the run plans first.
+	time.Sleep(8 * time.Second)
 	return ns, rev, pod
 }
 
@@ -110,9 +111,12 @@ func survives(t *testing.T, ns, name, rev string) *magosv1.Workspace {
 	assert.Nil(t, ws.Status.Lock, "the state lock is released")
 
 	var jobs batchv1.JobList
-	require.NoError(t, k8s.List(ctx, &jobs, client.InNamespace(ns), client.MatchingLabels{magosv1.WorkspaceLabel: name, magosv1.PhaseLabel: magosv1.RunApply}))
+	require.NoError(t, k8s.List(ctx, &jobs, client.InNamespace(ns), client.MatchingLabels{magosv1.WorkspaceLabel: name}))
 	appliers := map[string][]string{}
 	for _, j := range jobs.Items {
+		if phase := j.Labels[magosv1.PhaseLabel]; phase != magosv1.RunApply && phase != magosv1.RunPlanApply {
+			continue
+		}
 		plan := magosv1.ParseRunAnnotations(j.Annotations).PlanID
 		appliers[plan] = append(appliers[plan], j.Name)
 	}
@@ -231,7 +235,7 @@ func TestFaultRunnerOutOfMemory(t *testing.T) {
 	var run *magosv1.RunStatus
 	ws := waitWorkspace(t, ns, name, 5*time.Minute, "reports the apply the kernel stopped", func(ws *magosv1.Workspace) bool {
 		for i := range ws.Status.History {
-			if r := &ws.Status.History[i]; r.Phase == magosv1.RunApply && r.Result == magosv1.ResultFailed {
+			if r := &ws.Status.History[i]; (r.Phase == magosv1.RunApply || r.Phase == magosv1.RunPlanApply) && r.Result == magosv1.ResultFailed {
 				run = r
 				return true
 			}

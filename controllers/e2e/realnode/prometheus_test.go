@@ -60,7 +60,8 @@ func TestPrometheusScrapesMagos(t *testing.T) {
 	for _, s := range runs {
 		phases[s.Metric["phase"]] = true
 	}
-	assert.True(t, phases["plan"] && phases["apply"], "the plan and the apply are counted: %v", runs)
+	assert.True(t, phases["plan"] && phases["apply"], "the gated plan and apply are counted: %v", runs)
+	assert.True(t, phases["plan-apply"], "the fast path's runs are counted: %v", runs)
 	assert.Len(t, prom.query(t, fmt.Sprintf(`magos_workspace_last_applied_timestamp_seconds{namespace=%q, name="release"}`, ns)), 1,
 		"the Workspace's last apply")
 	assert.NotEmpty(t, prom.query(t, `magos_artifact_proxy_requests_total{result="served"} > 0`), "the artifact proxy served the runs")
