@@ -56,7 +56,7 @@ func stepCounts(t *testing.T, phase string) map[string]float64 {
 func TestWorkspaceMetricsDescribeTheWorkspace(t *testing.T) {
 	env.Require(t)
 	s := newStack(t)
-	plansBefore, appliesBefore := stepCounts(t, magosv1.RunPlan), stepCounts(t, magosv1.RunApply)
+	before := stepCounts(t, magosv1.RunPlanApply)
 	rev := s.gitRepository("infra", copyConfig(t, "hello"))
 	s.newWorkspace("hello", "infra", nil)
 	ws := s.waitWorkspace("hello", 3*time.Minute, "applies", appliedRevision(rev))
@@ -76,6 +76,19 @@ func TestWorkspaceMetricsDescribeTheWorkspace(t *testing.T) {
 	require.True(t, ok, "magos_workspace_last_applied_timestamp_seconds has the Workspace")
 	assert.InDelta(t, float64(ws.Status.LastApplied.Time.Unix()), applied, 1)
 
+	// Nothing decides on the plan: one fast run, which renders nothing.
+	after := stepCounts(t, magosv1.RunPlanApply)
+	for _, step := range []string{"fetch", "init", "engine", "storage"} {
+		assert.Greater(t, after[step], before[step], "the fast run's %s step is observed", step)
+	}
+	assert.Equal(t, before["render"], after["render"], "the fast run starts no engine to render its plan")
+
+	// Where an approval decides, a plan and an apply each report their steps.
+	plansBefore, appliesBefore := stepCounts(t, magosv1.RunPlan), stepCounts(t, magosv1.RunApply)
+	s.newWorkspace("gated", "infra", func(ws *magosv1.Workspace) { ws.Spec.Approval = magosv1.ApprovalManual })
+	gated := s.waitWorkspace("gated", 3*time.Minute, "awaits approval", func(ws *magosv1.Workspace) bool { return ws.Status.Phase == magosv1.PhaseAwaitingApproval })
+	approve(t, s.ns, "gated", gated.Status.Plan.ID)
+	s.waitWorkspace("gated", 3*time.Minute, "applies", appliedRevision(rev))
 	plans, applies := stepCounts(t, magosv1.RunPlan), stepCounts(t, magosv1.RunApply)
 	for _, step := range []string{"fetch", "init", "engine", "render", "storage"} {
 		assert.Greater(t, plans[step], plansBefore[step], "the plan's %s step is observed", step)
