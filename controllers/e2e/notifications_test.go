@@ -89,7 +89,7 @@ func TestEventsAreForwardedToFluxNotificationController(t *testing.T) {
 		f.newWorkspace("broken", "broken", nil)
 		ws := f.waitWorkspace("broken", 3*time.Minute, "its plan failed", func(ws *magosv1.Workspace) bool {
 			last := ws.Status.LastRun()
-			return last != nil && last.Phase == magosv1.RunPlan && last.Result == magosv1.ResultFailed
+			return last != nil && magosv1.RunPlans(last.Phase) && last.Result == magosv1.ResultFailed
 		})
 		run := ws.Status.LastRun()
 		require.NotEmpty(t, run.PlanID)

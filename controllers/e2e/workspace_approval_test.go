@@ -21,9 +21,11 @@ func approve(t *testing.T, ns, name, planID string) {
 	patchWorkspace(t, ns, name, func(ws *magosv1.Workspace) { ws.Spec.ApprovedPlan = planID })
 }
 
+// applyJobs counts the Jobs of Workspace name that apply: apply Jobs and
+// the fast path's plan-apply Jobs.
 func applyJobs(t *testing.T, ns, name string) int {
 	t.Helper()
-	return countJobs(t, ns, name, magosv1.RunApply)
+	return countJobs(t, ns, name, magosv1.RunApply) + countJobs(t, ns, name, magosv1.RunPlanApply)
 }
 
 func countJobs(t *testing.T, ns, name, phase string) int {

@@ -119,7 +119,7 @@ func TestFastPath(t *testing.T) {
 			return ws.Status.Plan != nil && ws.Status.Plan.Mode == magosv1.PlanModeDestroy && ws.Status.LastApplied.PlanID == ws.Status.Plan.ID
 		})
 		assert.Equal(t, 1, countJobs(t, s.ns, "doomed", magosv1.RunPlan), "the destroy is planned")
-		assert.Equal(t, 1, applyJobs(t, s.ns, "doomed"), "and applied apart, with the proof")
+		assert.Equal(t, 1, countJobs(t, s.ns, "doomed", magosv1.RunApply), "and applied apart, with the proof")
 	})
 }
 

@@ -91,7 +91,9 @@ func TestControllerRestartAdoptsRunningJob(t *testing.T) {
 		5*time.Second, 250*time.Millisecond, "a restart with nothing changed creates no Job")
 }
 
+// planJobs counts the Jobs of Workspace name that plan: plan Jobs and the
+// fast path's plan-apply Jobs.
 func planJobs(t *testing.T, ns, name string) int {
 	t.Helper()
-	return countJobs(t, ns, name, magosv1.RunPlan)
+	return countJobs(t, ns, name, magosv1.RunPlan) + countJobs(t, ns, name, magosv1.RunPlanApply)
 }

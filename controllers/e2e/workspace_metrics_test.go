@@ -115,7 +115,7 @@ func TestWorkspaceMetricsCountAFailedPlanByReason(t *testing.T) {
 	dir := t.TempDir()
 	// Init succeeds; the plan fails evaluating the output.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.tf"), []byte(`output "n" { value = tonumber("not a number") }`+"\n"), 0o644))
-	failed := map[string]string{"phase": magosv1.RunPlan, "reason": magosv1.ReasonPlanFailed}
+	failed := map[string]string{"phase": magosv1.RunPlanApply, "reason": magosv1.ReasonPlanFailed}
 	before, _ := seriesValue(t, "magos_workspace_run_failures_total", failed)
 	s.gitRepository("infra", dir)
 	s.newWorkspace("broken", "infra", nil)

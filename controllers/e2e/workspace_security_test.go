@@ -26,6 +26,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/setup"
+	"github.com/magos-dev/magos/controllers/internal/workspace"
 )
 
 func TestWorkspaceSentinelSecretNeverLeaks(t *testing.T) {
@@ -152,10 +153,12 @@ func impersonate(t testing.TB, ns, sa string) client.Client {
 // Plans run config code before any gate or approval, so they run as their
 // own identity: another cloud identity (annotations) and a Role that can
 // read the state and take the lock but not write the state or outputs.
+// (Here every plan is gated, as with --always-separate-plan-identity; on
+// the fast path nothing decides on a plan, and the apply identity runs it.)
 func TestPlanRunsAsReadOnlyIdentity(t *testing.T) {
 	env.Require(t)
 	ctx := context.Background()
-	s := newStack(t)
+	s := newStackWith(t, stackOptions{Workspace: func(o *workspace.Options) { o.Guards.AlwaysSeparatePlanIdentity = true }})
 	dir := copyConfig(t, "hello")
 	rev := s.gitRepository("infra", dir)
 	const role = "eks.amazonaws.com/role-arn"

@@ -45,7 +45,7 @@ func TestStaleCacheNeverRecordsALiveRunAsMissing(t *testing.T) {
 	assert.Equal(t, job, ws.Status.CurrentRun.Job)
 	assert.Equal(t, "Running", ws.Status.CurrentRun.Result)
 	assert.Empty(t, ws.Status.History, "nothing was recorded for a live run")
-	assert.Equal(t, magosv1.PhasePlanning, ws.Status.Phase)
+	assert.Equal(t, magosv1.PhaseApplying, ws.Status.Phase, "the fast path plans and applies in the run")
 	assert.Equal(t, 1, planJobs(t, s.ns, "lagging"), "no second Job")
 
 	// Gone for real: the Job and its Pod.

@@ -34,6 +34,9 @@ type deciders struct {
 	Policies string
 	// Rollout names the Rollout governing the Workspace's Project.
 	Rollout string
+	// Ignored names the NamespacedValidatingPolicies that select the
+	// Workspace but may not gate it (policy.Selection.Ignored).
+	Ignored []string
 }
 
 // gatedBy says what decides on the Workspace's next plan, so that it is
@@ -93,6 +96,7 @@ func (r *Reconciler) decidersOf(ctx context.Context, ws *magosv1.Workspace, proj
 		selection, err = policy.Select(ctx, r.Client, policy.Scope{Namespace: ws.Namespace, Namespaced: namespaced},
 			policySelectors(r.Options.Guards.ClusterPolicySelector, ws, project)...)
 	}
+	d.Ignored = selection.Ignored
 	switch {
 	case err != nil:
 		d.Policies = fmt.Sprintf("the policies could not be listed (%v)", err)
@@ -120,18 +124,31 @@ func (r *Reconciler) decidersOf(ctx context.Context, ws *magosv1.Workspace, proj
 // the apply is recorded all the same).
 const PlanNotRecordedReason = "PlanNotRecorded"
 
+// noPolicyDecides records, as a fast run d starts, that no policy gates
+// it: the PolicyPassed condition (its message naming the namespace's
+// policies that select the Workspace but may not gate it, which an event
+// also names), the verdict the run's plan is recorded with.
+func (r *Reconciler) noPolicyDecides(ws *magosv1.Workspace, d *deciders) {
+	r.reportIgnoredPolicies(ws, d.Ignored)
+	conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionTrue, PolicyPassedReason,
+		"No policy selects this Workspace: its plans are applied without a gate"+ignoredNote(d.Ignored))
+}
+
 // recordFastRun folds a fast run that succeeded into status: its plan,
 // marked as applied without a gate, and, in the same step, its apply (or,
 // for a plan without changes, nothing to apply). One event says which.
 func (r *Reconciler) recordFastRun(ws *magosv1.Workspace, cr *magosv1.RunStatus, res magosv1.RunResult, bundleDigest string, now metav1.Time) {
+	verdict := "No policy selected this Workspace when the run started: applied without a gate"
+	if c := conditions.Get(ws, magosv1.PolicyPassedCondition); c != nil && c.Status == metav1.ConditionTrue && c.Reason == PolicyPassedReason {
+		verdict = c.Message // noPolicyDecides's, as the run started
+	}
 	plan := &magosv1.PlanStatus{
 		ID: cr.PlanID, Revision: cr.Revision, Digest: res.PlanDigest, BundleDigest: bundleDigest, InputsDigest: cr.InputsDigest,
 		Add: res.Add, Change: res.Change, Destroy: res.Destroy, HasChanges: res.HasChanges,
 		Drift: cr.Drift, Request: cr.Request, Storage: res.Storage, Time: &now, AppliedWithoutGate: true,
-		Policy: &magosv1.PolicyVerdict{Passed: true, Message: "No policy selected this Workspace when the run started: applied without a gate"},
+		Policy: &magosv1.PolicyVerdict{Passed: true, Message: verdict},
 	}
 	ws.Status.Plan = plan
-	conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionTrue, PolicyPassedReason, plan.Policy.Message)
 	if cr.Request != nil {
 		ws.Status.LastHandledPlanRequest = cr.Request.ID
 	}

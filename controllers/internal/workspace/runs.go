@@ -96,6 +96,9 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 			if started && d.HandlesRequest {
 				handled(ws)
 			}
+			if started && d.Run.Phase == magosv1.RunPlanApply {
+				r.noPolicyDecides(ws, f.Deciders)
+			}
 			if err != nil || started {
 				return ctrl.Result{}, err
 			}
@@ -265,10 +268,10 @@ func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn run
 	} else if err != nil {
 		return false, fmt.Errorf("creating %s Job: %w", rn.Phase, err)
 	}
+	// No event for the start: one event per outcome (Planned, Applied,
+	// RunFailed, ...), which names the run; status and the Job say it runs.
 	ws.Status.Runs = rn.Number
 	ws.Status.CurrentRun = runOfJob(job)
-	r.event(ws, corev1.EventTypeNormal, string(runPhase(rn.Phase, rn.Mode)), "Started %s run %s for revision %s",
-		runKind(rn.Phase, rn.Mode, rn.Drift), job.Name, rn.Artifact.Revision)
 	if s.AskedInterval > 0 {
 		r.event(ws, corev1.EventTypeWarning, IntervalRaisedReason, "spec.interval %s is shorter than this cluster's minimum: drift re-plans come every %s (--min-interval)",
 			s.AskedInterval, s.Interval)

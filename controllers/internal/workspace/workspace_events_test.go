@@ -36,7 +36,8 @@ func eventCounts(t testing.TB, ns, ws string) map[string]int {
 	return counts
 }
 
-// Every transition emits its event once: reconciles that find nothing new
+// Every outcome emits its event once, and a run's start none: reconciles
+// that find nothing new
 // (here caused by annotation changes) emit nothing, whether the Workspace
 // is applied, awaits approval or is stalled.
 func TestEventsAreEmittedOncePerTransition(t *testing.T) {
@@ -45,7 +46,9 @@ func TestEventsAreEmittedOncePerTransition(t *testing.T) {
 		name string
 		// drive takes the Workspace to a settled state.
 		drive func(t *testing.T, f *fixture)
-		want  map[string]int
+		// fast lets the controller take the fast path.
+		fast bool
+		want map[string]int
 	}{
 		{
 			name: "applied",
@@ -55,7 +58,7 @@ func TestEventsAreEmittedOncePerTransition(t *testing.T) {
 				complete(t, waitJob(t, f.ns, "events", magosv1.RunApply), magosv1.RunResult{})
 				f.waitWorkspace("events", "is applied", inPhase(magosv1.PhaseIdle))
 			},
-			want: map[string]int{workspace.PlanningReason: 1, workspace.PlannedReason: 1, workspace.ApplyingReason: 1, workspace.AppliedReason: 1},
+			want: map[string]int{workspace.PlannedReason: 1, workspace.AppliedReason: 1},
 		},
 		{
 			name: "awaiting approval",
@@ -64,7 +67,7 @@ func TestEventsAreEmittedOncePerTransition(t *testing.T) {
 				complete(t, waitJob(t, f.ns, "events", magosv1.RunPlan), planWithChanges)
 				f.waitWorkspace("events", "awaits approval", inPhase(magosv1.PhaseAwaitingApproval))
 			},
-			want: map[string]int{workspace.PlanningReason: 1, workspace.PlannedReason: 1, workspace.AwaitingApprovalReason: 1},
+			want: map[string]int{workspace.PlannedReason: 1, workspace.AwaitingApprovalReason: 1},
 		},
 		{
 			name: "stalled",
@@ -73,13 +76,27 @@ func TestEventsAreEmittedOncePerTransition(t *testing.T) {
 				report(t, waitJob(t, f.ns, "events", magosv1.RunPlan), magosv1.RunResult{Result: magosv1.ResultFailed, Reason: magosv1.ReasonPathNotFound, Message: "no such path"})
 				f.waitWorkspace("events", "stalls", inPhase(magosv1.PhaseFailed))
 			},
-			want: map[string]int{workspace.PlanningReason: 1, workspace.RunFailedReason: 1},
+			want: map[string]int{workspace.RunFailedReason: 1},
+		},
+		{
+			name: "applied on the fast path",
+			drive: func(t *testing.T, f *fixture) {
+				f.newWorkspace("events", nil)
+				complete(t, waitJob(t, f.ns, "events", magosv1.RunPlanApply), planWithChanges)
+				f.waitWorkspace("events", "is applied", inPhase(magosv1.PhaseIdle))
+			},
+			fast: true,
+			want: map[string]int{workspace.AppliedReason: 1},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, time.Second)
+			var tune func(*workspace.Options)
+			if tt.fast {
+				tune = fastPath
+			}
+			f := newTunedFixture(t, time.Second, tune)
 			tt.drive(t, f)
 			require.Eventually(t, func() bool { return assert.ObjectsAreEqual(tt.want, eventCounts(t, f.ns, "events")) },
 				10*time.Second, 100*time.Millisecond, "the transitions' events are recorded")
