@@ -115,7 +115,7 @@ func TestFastPath(t *testing.T) {
 		})
 		assert.Equal(t, []string{magosv1.RunPlanApply}, runsOf(t, s.ns, "doomed", ws.Status.LastApplied.Revision))
 		patchWorkspace(t, s.ns, "doomed", func(ws *magosv1.Workspace) { ws.Spec.Mode = magosv1.ModeDestroy })
-		ws = s.waitWorkspace("doomed", 3*time.Minute, "destroys", func(ws *magosv1.Workspace) bool {
+		s.waitWorkspace("doomed", 3*time.Minute, "destroys", func(ws *magosv1.Workspace) bool {
 			return ws.Status.Plan != nil && ws.Status.Plan.Mode == magosv1.PlanModeDestroy && ws.Status.LastApplied.PlanID == ws.Status.Plan.ID
 		})
 		assert.Equal(t, 1, countJobs(t, s.ns, "doomed", magosv1.RunPlan), "the destroy is planned")
