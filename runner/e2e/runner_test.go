@@ -273,6 +273,41 @@ func TestRunnerPlanApplyDestroy(t *testing.T) {
 		assert.Equal(t, outputs.Data, after.Data, "the outputs Secret is left as it was")
 	})
 
+	t.Run("plan-apply plans, stores the plan and applies it in one run, rendering nothing", func(t *testing.T) {
+		require.NotContains(t, readState(t, secrets, ws), `"terraform_data"`)
+		e := run(magosv1.RunPlanApply, vars("plan-5", ""))
+		require.Equal(t, 0, e.code, e.output)
+		r := e.result
+		assert.Equal(t, magosv1.RunPlanApply, r.Phase)
+		assert.Equal(t, "plan-5", r.PlanID)
+		assert.Equal(t, int32(2), r.Add, "counted from what the engine printed")
+		assert.True(t, r.HasChanges)
+		assert.Equal(t, []string{"greeting", "size", "token"}, r.Outputs)
+		if assert.NotNil(t, r.Steps) {
+			assert.Positive(t, r.Steps.Init, "init")
+			assert.Positive(t, r.Steps.Engine, "engine (plan and apply)")
+			assert.Zero(t, r.Steps.Render, "no engine start to render the plan")
+			assert.Positive(t, r.Steps.Storage, "the plan is stored for people to read")
+		}
+		assert.Contains(t, readState(t, secrets, ws), `"terraform_data"`, "applied")
+		p, err := planstore.Load(ctx, secrets, ws)
+		require.NoError(t, err)
+		assert.Equal(t, "plan-5", p.ID)
+		assert.Empty(t, p.JSON, "no plan JSON: nothing evaluates it")
+		assert.Contains(t, string(p.Text), "terraform_data.app will be created")
+		assert.NotEmpty(t, p.Binary)
+		lease, err := leases.Get(ctx, magosv1.LockLeaseName(ws), metav1.GetOptions{})
+		require.NoError(t, err)
+		assert.Nil(t, lease.Spec.HolderIdentity, "the lock held for the run is released")
+
+		before := readState(t, secrets, ws)
+		e = run(magosv1.RunPlanApply, vars("plan-6", ""))
+		require.Equal(t, 0, e.code, e.output)
+		assert.False(t, e.result.HasChanges)
+		assert.Zero(t, e.result.Add)
+		assert.Equal(t, before, readState(t, secrets, ws), "a plan without changes is not applied")
+	})
+
 	// The sentinel was printed by OpenTofu (it is in the plan, the apply and
 	// the outputs) and masked every time.
 	masked := false
