@@ -80,7 +80,8 @@ func TestMaliciousArtifactIsRefused(t *testing.T) {
 			assert.Equal(t, magosv1.PhaseFailed, ws.Status.Phase)
 			assert.Equal(t, tt.reason, conditions.Get(ws, magosv1.StalledCondition).Reason, "message: %s", readyMessage(ws))
 			assert.Nil(t, ws.Status.LastApplied, "nothing was applied")
-			assert.Equal(t, 0, applyJobs(t, s.ns, repo))
+			assert.Equal(t, 0, countJobs(t, s.ns, repo, magosv1.RunApply))
+			assert.Equal(t, tt.reason, ws.Status.History[0].Reason, "the run stopped at the artifact")
 		})
 	}
 }
@@ -114,7 +115,8 @@ func TestArtifactDigestAlgorithms(t *testing.T) {
 				return conditions.IsTrue(ws, magosv1.StalledCondition)
 			})
 			assert.Equal(t, magosv1.ReasonArtifactDigestMismatch, conditions.Get(ws, magosv1.StalledCondition).Reason, "message: %s", readyMessage(ws))
-			assert.Equal(t, 0, applyJobs(t, s.ns, "forged"))
+			assert.Nil(t, ws.Status.LastApplied, "nothing was applied")
+			assert.Equal(t, 0, countJobs(t, s.ns, "forged", magosv1.RunApply))
 		})
 	}
 }

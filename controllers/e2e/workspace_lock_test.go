@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,13 +23,26 @@ func lockHeld(ns, name string) bool {
 	return err == nil && lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != ""
 }
 
-// waitApplyingWithLock waits until Workspace name applies and its run
-// holds the state lock.
+// waitApplyingWithLock waits until Workspace name applies, its run holds
+// the state lock and the engine runs the provisioner of testdata/slow (a
+// fast run plans first, in the same Pod).
 func (s *stack) waitApplyingWithLock(name string) *magosv1.Workspace {
 	s.t.Helper()
 	return s.waitWorkspace(name, 3*time.Minute, "starts applying with the lock held", func(ws *magosv1.Workspace) bool {
-		return ws.Status.Phase == magosv1.PhaseApplying && ws.Status.CurrentRun != nil && lockHeld(s.ns, name)
+		return ws.Status.Phase == magosv1.PhaseApplying && ws.Status.CurrentRun != nil && lockHeld(s.ns, name) &&
+			s.runnerSaid(ws.Status.CurrentRun.Job, "Provisioning with 'local-exec'")
 	})
+}
+
+// runnerSaid says whether the runner of Job job (or the engine it runs)
+// printed what.
+func (s *stack) runnerSaid(job, what string) bool {
+	for line := range strings.Lines(s.runnerLogs.String()) {
+		if strings.Contains(line, "/"+job+"-") && strings.Contains(line, what) {
+			return true
+		}
+	}
+	return false
 }
 
 func TestRunnerKilledMidApplyLeavesLockThatUnlockRecovers(t *testing.T) {

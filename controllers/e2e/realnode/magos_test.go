@@ -225,8 +225,9 @@ func TestWorkspaceAppliesOnTheNode(t *testing.T) {
 	require.NoError(t, k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: magosv1.StateSecretName("hello")}, &state))
 	assert.NotEmpty(t, state.Data, "the runner wrote the state Secret")
 
-	// Both runs ran in hardened containers with the engine from the engine
-	// image's init container.
+	// The run (nothing decides on its plan: one Pod plans and applies) ran
+	// in hardened containers with the engine from the engine image's init
+	// container.
 	var pods corev1.PodList
 	require.NoError(t, k8s.List(ctx, &pods, client.InNamespace(ns)))
 	runs := 0
@@ -246,7 +247,7 @@ func TestWorkspaceAppliesOnTheNode(t *testing.T) {
 		require.Len(t, p.Status.ContainerStatuses, 1)
 		assertHardened(t, p.Status.ContainerStatuses[0].ContainerID, p.Name+"/runner")
 	}
-	assert.Equal(t, 2, runs, "a plan and an apply Pod ran")
+	assert.Equal(t, 1, runs, "one Pod planned and applied")
 
 	// No container log of the node holds the secret: not the runners', not
 	// the controllers'.
@@ -255,13 +256,13 @@ func TestWorkspaceAppliesOnTheNode(t *testing.T) {
 	assert.NotContains(t, logs, sentinel, "the secret input leaked into a container log")
 
 	// kubectl magos logs streams the runner's output from the kubelet: the
-	// newest run (the apply) and, by history index, the plan; masked.
-	applyLogs := magosCLI(t, "logs", "hello", "-n", ns)
-	assert.Contains(t, applyLogs, "terraform_data.greeting", "the apply run's output, read through the kubelet")
-	planLogs := magosCLI(t, "logs", "hello", "-n", ns, "--run", "1")
-	assert.Contains(t, planLogs, "terraform_data.greeting")
-	assert.NotEqual(t, applyLogs, planLogs, "--run 1 is the plan run")
-	assert.NotContains(t, applyLogs+planLogs, sentinel, "the secret input is masked in the runner output")
+	// newest run and, by history index, the same run; masked.
+	runLogs := magosCLI(t, "logs", "hello", "-n", ns)
+	assert.Contains(t, runLogs, "terraform_data.greeting", "the run's output, read through the kubelet")
+	assert.Contains(t, runLogs, "Apply complete", "the plan and its apply in one run")
+	byIndex := magosCLI(t, "logs", "hello", "-n", ns, "--run", "0")
+	assert.Contains(t, byIndex, "terraform_data.greeting", "--run 0 is the newest run")
+	assert.NotContains(t, runLogs+byIndex, sentinel, "the secret input is masked in the runner output")
 
 	// Deleting the Workspace: the garbage collector removes what it owned.
 	require.NoError(t, k8s.Delete(ctx, ws))
