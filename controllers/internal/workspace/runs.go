@@ -96,6 +96,11 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 			if started && d.HandlesRequest {
 				handled(ws)
 			}
+			if started {
+				// Status says what the next reconcile would: the run is in
+				// progress (one status write per transition, not two).
+				obs.Decision = runningDecision(ws.Status.CurrentRun, del != nil)
+			}
 			if started && d.Run.Phase == magosv1.RunPlanApply {
 				r.noPolicyDecides(ws, f.Deciders)
 			}
