@@ -98,8 +98,11 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 			}
 			if started {
 				// Status says what the next reconcile would: the run is in
-				// progress (one status write per transition, not two).
-				obs.Decision = runningDecision(ws.Status.CurrentRun, del != nil)
+				// progress (one status write per transition, not two). The
+				// decision's event is still recorded on entering it.
+				running := runningDecision(ws.Status.CurrentRun, del != nil)
+				running.Event = d.Event
+				obs.Decision = running
 			}
 			if started && d.Run.Phase == magosv1.RunPlanApply {
 				r.noPolicyDecides(ws, f.Deciders)
@@ -163,6 +166,15 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 	}
 	if cr := st.CurrentRun; cr != nil && cr.Result == magosv1.ResultRunning {
 		f.Running = cr
+		if p := st.Plan; cr.Phase == magosv1.RunApply && p != nil && p.ID == cr.PlanID && p.Policy != nil && !p.Policy.Passed && del == nil {
+			// An apply runs only a plan the gate passed: a verdict saying
+			// otherwise is from before a status write that was lost (the
+			// apply was adopted). Evaluated again, status shows the verdict
+			// the apply went through.
+			if _, err := r.reconcilePolicy(ctx, ws, project); err != nil {
+				return facts{}, nil, err
+			}
+		}
 	}
 	if len(ws.Spec.DependsOn) > 0 || del != nil {
 		deps, err := r.gatherDependencies(ctx, ws, del != nil)
