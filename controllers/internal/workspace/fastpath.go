@@ -3,7 +3,6 @@ package workspace
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/apis/planstore"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
 	"github.com/magos-dev/magos/controllers/internal/policy"
@@ -166,18 +164,4 @@ func (r *Reconciler) recordFastRun(ws *magosv1.Workspace, cr *magosv1.RunStatus,
 	}
 	ws.Status.Outputs = res.Outputs
 	ws.Status.OutputVersions = nextOutputVersions(ws.Status.OutputVersions, res.Outputs, res.ChangedOutputs, cr.PlanID)
-}
-
-// sealAppliedPlan reads back the plan a fast run stored, without its JSON
-// (it has none unless the run rendered one), and returns its bundle
-// digest, which `kubectl magos plan show` checks.
-func (r *Reconciler) sealAppliedPlan(ctx context.Context, ws *magosv1.Workspace, cr *magosv1.RunStatus, res magosv1.RunResult) (string, error) {
-	meta, err := planstore.Inspect(ctx, r.planGetter(ws.Namespace), ws.Name, func(io.Reader) error { return nil })
-	switch {
-	case err != nil:
-		return "", err
-	case meta.ID != cr.PlanID || meta.Digest != res.PlanDigest:
-		return "", fmt.Errorf("the stored plan is %s with digest %s, not plan %s with the reported digest %s", meta.ID, meta.Digest, cr.PlanID, res.PlanDigest)
-	}
-	return meta.SHA256, nil
 }

@@ -101,7 +101,10 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 	if res.Result == magosv1.ResultSucceeded && cr.Phase == magosv1.RunPlan {
 		var summary plansummary.Summary
 		var err error
-		if bundleDigest, summary, err = r.sealStoredPlan(ctx, ws, cr, res); err != nil {
+		if bundleDigest, err = r.sealStoredPlan(ctx, ws, cr, res, func(planJSON io.Reader) (err error) {
+			summary, err = plansummary.Read(planJSON)
+			return err
+		}); err != nil {
 			res = magosv1.RunResult{Phase: res.Phase, Result: magosv1.ResultFailed, Reason: magosv1.ReasonPlanCorrupt, Message: err.Error(), Steps: res.Steps}
 			failure = magosv1.ReasonPlanCorrupt
 		}
@@ -112,7 +115,7 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 		// the runner's; the bundle digest still pins what plan show shows.
 		// A plan that cannot be read back loses only its record.
 		var err error
-		if bundleDigest, err = r.sealAppliedPlan(ctx, ws, cr, res); err != nil {
+		if bundleDigest, err = r.sealStoredPlan(ctx, ws, cr, res, nil); err != nil {
 			r.event(ws, corev1.EventTypeWarning, PlanNotRecordedReason, "Run %s applied its plan, but the stored plan cannot be shown: %v", cr.Job, err)
 		}
 	}
@@ -232,28 +235,31 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 	return reserveErr
 }
 
-// sealStoredPlan reads back the plan a plan run stored, once: plan.json
-// streams through the summary (the counts and hasChanges status shows come
-// from it, not from the runner's report: the runner ran config code), and
-// every chunk is checked without being unpacked. It returns the sha256 of
+// sealStoredPlan reads back the plan a run stored, once: plan.json
+// streams through read (for a plan run, the summary: the counts and
+// hasChanges status shows come from it, not from the runner's report: the
+// runner ran config code), and every chunk is checked without being
+// unpacked. It returns the sha256 of
 // the stream, the bundle digest status records and the apply and
 // `kubectl magos plan show` check, so nothing written to the plan Secrets
 // after this moment is applied or shown. The stored plan must be the one
 // the controller asked for (its ID) with the digest the run reported.
-func (r *Reconciler) sealStoredPlan(ctx context.Context, ws *magosv1.Workspace, cr *magosv1.RunStatus, res magosv1.RunResult) (string, plansummary.Summary, error) {
-	var summary plansummary.Summary
-	meta, err := planstore.Inspect(ctx, r.planGetter(ws.Namespace), ws.Name, func(planJSON io.Reader) (err error) {
-		summary, err = plansummary.Read(planJSON)
-		return err
-	})
+//
+// read, if set, gets plan.json as it streams (a fast run's plan, stored
+// without one unless the run rendered it, is sealed without reading it).
+func (r *Reconciler) sealStoredPlan(ctx context.Context, ws *magosv1.Workspace, cr *magosv1.RunStatus, res magosv1.RunResult, read func(planJSON io.Reader) error) (string, error) {
+	if read == nil {
+		read = func(io.Reader) error { return nil }
+	}
+	meta, err := planstore.Inspect(ctx, r.planGetter(ws.Namespace), ws.Name, read)
 	switch {
 	case err != nil:
-		return "", summary, fmt.Errorf("the plan run %s succeeded but its stored plan cannot be read back: %w", cr.Job, err)
+		return "", fmt.Errorf("the %s run %s succeeded but its stored plan cannot be read back: %w", cr.Phase, cr.Job, err)
 	case meta.ID != cr.PlanID || meta.Digest != res.PlanDigest:
-		return "", summary, fmt.Errorf("the plan run %s succeeded but the stored plan is %s with digest %s, not plan %s with the reported digest %s",
-			cr.Job, meta.ID, meta.Digest, cr.PlanID, res.PlanDigest)
+		return "", fmt.Errorf("the %s run %s succeeded but the stored plan is %s with digest %s, not plan %s with the reported digest %s",
+			cr.Phase, cr.Job, meta.ID, meta.Digest, cr.PlanID, res.PlanDigest)
 	}
-	return meta.SHA256, summary, nil
+	return meta.SHA256, nil
 }
 
 // erroredStateSecret is where the run saved the state it could not write
