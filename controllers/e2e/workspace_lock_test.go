@@ -37,12 +37,7 @@ func (s *stack) waitApplyingWithLock(name string) *magosv1.Workspace {
 // runnerSaid says whether the runner of Job job (or the engine it runs)
 // printed what.
 func (s *stack) runnerSaid(job, what string) bool {
-	for line := range strings.Lines(s.runnerLogs.String()) {
-		if strings.Contains(line, "/"+job+"-") && strings.Contains(line, what) {
-			return true
-		}
-	}
-	return false
+	return strings.Contains(linesWith(s.runnerLogs.String(), "/"+job+"-"), what)
 }
 
 func TestRunnerKilledMidApplyLeavesLockThatUnlockRecovers(t *testing.T) {

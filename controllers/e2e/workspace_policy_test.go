@@ -66,6 +66,16 @@ func setPolicyValidation(t *testing.T, p *unstructured.Unstructured, expression,
 	require.NoError(t, env.Client.Update(context.Background(), p))
 }
 
+// passingPolicy creates a policy every plan of terraform_data passes and
+// returns the mutation that makes a Workspace select it: its plans are
+// then gated (a plan Job, the gate, an apply Job with the proof).
+func passingPolicy(t testing.TB) func(*magosv1.Workspace) {
+	t.Helper()
+	label := rand.String(8)
+	validatingPolicy(t, "v1", label, "Deny", allowsGreeting, "only terraform_data")
+	return selecting(label)
+}
+
 func selecting(label string) func(*magosv1.Workspace) {
 	return func(ws *magosv1.Workspace) {
 		ws.Spec.Policy = &magosv1.PolicySpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"policy.magos.dev/set": label}}}
