@@ -26,8 +26,9 @@ import (
 // survives what" lists the outcomes.
 
 // faultPause is how long the slow apply's provisioner sleeps: long enough
-// to inject a fault while it runs.
-const faultPause = "25"
+// to inject a fault while it runs, and for the apply to outlast a restart
+// of the apiserver (about 20 s) that starts 8 s into the run (slowApply).
+const faultPause = "40"
 
 // slowApply creates Workspace name in a new namespace from testdata/slow
 // and returns once its apply's runner container runs: the namespace, the
