@@ -64,8 +64,9 @@ func TestRunnerCannotCreateSecretsOrLeases(t *testing.T) {
 	assert.Empty(t, state.OwnerReferences)
 	assert.NotEmpty(t, state.Data[magosv1.StateKey], "the runner wrote the state")
 
-	// A Role made by an earlier version granted create and delete; the
-	// controller drops them without waiting for the next run.
+	// A Role made by an earlier version granted create and delete, and
+	// had no mark of the rules this version writes; the controller drops
+	// them without waiting for the next run.
 	roleKey := client.ObjectKey{Namespace: s.ns, Name: magosv1.RunnerServiceAccountName("alpha")}
 	var role rbacv1.Role
 	require.NoError(t, env.Client.Get(ctx, roleKey, &role))
@@ -73,6 +74,8 @@ func TestRunnerCannotCreateSecretsOrLeases(t *testing.T) {
 		assert.ElementsMatch(t, []string{"get", "update"}, rule.Verbs)
 		assert.NotEmpty(t, rule.ResourceNames)
 	}
+	require.Contains(t, role.Annotations, "magos.dev/runner-rules", "this version marks the rules it wrote")
+	delete(role.Annotations, "magos.dev/runner-rules")
 	role.Rules[0].Verbs = append(role.Rules[0].Verbs, "delete")
 	role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}})
 	require.NoError(t, env.Client.Update(ctx, &role))
@@ -80,8 +83,8 @@ func TestRunnerCannotCreateSecretsOrLeases(t *testing.T) {
 	ws.Annotations = map[string]string{"example.com/poke": "1"}
 	require.NoError(t, env.Client.Patch(ctx, ws, patch))
 	testenv.WaitFor(t, env.Client, roleKey, &rbacv1.Role{}, time.Minute, 250*time.Millisecond, func(r *rbacv1.Role) bool {
-		return len(r.Rules) == 2 && !slices.Contains(r.Rules[0].Verbs, "delete")
-	}, "the old grants are dropped")
+		return len(r.Rules) == 2 && !slices.Contains(r.Rules[0].Verbs, "delete") && r.Annotations["magos.dev/runner-rules"] != ""
+	}, "the old grants are dropped, once")
 }
 
 // spec.outputs.secretName names a Secret the runner may write. A Workspace

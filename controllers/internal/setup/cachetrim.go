@@ -3,7 +3,7 @@ package setup
 import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"k8s.io/apimachinery/pkg/api/meta"
 )
 
 // The cache keeps every runner Job and Pod of every Workspace until the
@@ -22,7 +22,7 @@ import (
 func trimJob(obj any) (any, error) {
 	job, ok := obj.(*batchv1.Job)
 	if !ok {
-		return stripManagedFields(obj)
+		return trimMetadata(obj)
 	}
 	job.ManagedFields = nil
 	job.Spec.Template = corev1.PodTemplateSpec{}
@@ -37,13 +37,36 @@ func trimJob(obj any) (any, error) {
 func trimPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
-		return stripManagedFields(obj)
+		return trimMetadata(obj)
 	}
 	pod.ManagedFields = nil
 	pod.Spec = corev1.PodSpec{NodeName: pod.Spec.NodeName}
 	return pod, nil
 }
 
-// stripManagedFields passes on what is not a Job or a Pod (a deleted
-// object's tombstone) the way the default transform does.
-var stripManagedFields = cache.TransformStripManagedFields()
+// lastAppliedAnnotation is where `kubectl apply` keeps a copy of the whole
+// object as last applied: as large as the object, and read by kubectl only.
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// trimMetadata is the cache transform of every other kind: no
+// managedFields, no copy of the object as kubectl last applied it. No
+// controller reads either, and together they can be most of an object's
+// size. Nothing else changes, and no controller updates an object from
+// the cache (they patch), so the annotation stays on the server. What is
+// not an object (a deleted object's tombstone) passes unchanged.
+func trimMetadata(in any) (any, error) {
+	obj, err := meta.Accessor(in)
+	if err != nil {
+		return in, nil
+	}
+	if obj.GetManagedFields() != nil {
+		obj.SetManagedFields(nil)
+	}
+	if a := obj.GetAnnotations(); a != nil {
+		if _, ok := a[lastAppliedAnnotation]; ok {
+			delete(a, lastAppliedAnnotation)
+			obj.SetAnnotations(a)
+		}
+	}
+	return in, nil
+}

@@ -82,3 +82,21 @@ func TestCacheOptionsTrimJobsAndPods(t *testing.T) {
 		}
 	}
 }
+
+func TestTrimMetadataDropsManagedFieldsAndTheLastAppliedCopy(t *testing.T) {
+	m := runnerMeta()
+	m.Annotations[lastAppliedAnnotation] = `{"apiVersion":"magos.dev/v1alpha1","kind":"Workspace"}`
+	out, err := trimMetadata(&corev1.ConfigMap{ObjectMeta: m, Data: map[string]string{"k": "v"}})
+	require.NoError(t, err)
+	got := out.(*corev1.ConfigMap)
+
+	want := runnerMeta()
+	want.ManagedFields = nil
+	assert.Equal(t, want, got.ObjectMeta, "every other annotation, label and owner stays")
+	assert.Equal(t, map[string]string{"k": "v"}, got.Data)
+
+	tombstone := "not an object"
+	out, err = trimMetadata(tombstone)
+	require.NoError(t, err)
+	assert.Equal(t, tombstone, out)
+}

@@ -150,9 +150,9 @@ func NewManager(name string, owns client.Object, opts Options) (ctrl.Manager, er
 // CacheOptions is the cache of the controller that owns objects like
 // owns, as its binary builds it (tests build theirs with it too): the
 // watched namespaces, the per-kind filters and transforms of
-// cacheByObject and, for every other kind, no managedFields (no controller
-// reads them, and they are a large part of the metadata of an object
-// several writers update).
+// cacheByObject and, for every other kind, trimMetadata (no managedFields,
+// no kubectl last-applied copy: no controller reads them, and they are a
+// large part of an object several writers update).
 func (o Options) CacheOptions(owns client.Object) (cache.Options, error) {
 	byObject, err := o.cacheByObject(owns)
 	if err != nil {
@@ -161,7 +161,7 @@ func (o Options) CacheOptions(owns client.Object) (cache.Options, error) {
 	return cache.Options{
 		DefaultNamespaces: o.CacheNamespaces(),
 		ByObject:          byObject,
-		DefaultTransform:  stripManagedFields,
+		DefaultTransform:  trimMetadata,
 	}, nil
 }
 

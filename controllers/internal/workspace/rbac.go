@@ -63,17 +63,33 @@ func runnerRules(ws *magosv1.Workspace, st runStorage) []rbacv1.PolicyRule {
 // runnerVerbs are all the runner may do, and only by name.
 var runnerVerbs = []string{"get", "update"}
 
+// runnerRulesAnnotation marks a runner Role whose rules this version wrote:
+// get and update by name only (runnerVerbs). Roles made by earlier versions
+// lack it and granted create and delete.
+const (
+	runnerRulesAnnotation = "magos.dev/runner-rules"
+	runnerRulesByName     = "get-update-by-name"
+)
+
 // tightenRunnerRole drops from the Workspace's runner Role every rule
-// without resource names and every verb but get and update: Roles made by
-// earlier versions granted create and delete. It reads the cached Role, so
-// an idle Workspace loses those grants without waiting for its next run.
+// without resource names and every verb but get and update, once: it reads
+// the Role's metadata from the cache (the controller caches no Role's
+// rules) and the Role itself only when it lacks runnerRulesAnnotation, so
+// an idle Workspace loses an earlier version's grants without waiting for
+// its next run, at no read per reconcile.
 func (r *Reconciler) tightenRunnerRole(ctx context.Context, ws *magosv1.Workspace) error {
-	role := &rbacv1.Role{}
-	if err := r.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: magosv1.RunnerServiceAccountName(ws.Name)}, role); err != nil {
+	key := types.NamespacedName{Namespace: ws.Namespace, Name: magosv1.RunnerServiceAccountName(ws.Name)}
+	meta := &metav1.PartialObjectMetadata{}
+	meta.SetGroupVersionKind(rbacv1.SchemeGroupVersion.WithKind("Role"))
+	if err := r.Get(ctx, key, meta); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if !metav1.IsControlledBy(role, ws) {
+	if !metav1.IsControlledBy(meta, ws) || meta.Annotations[runnerRulesAnnotation] == runnerRulesByName {
 		return nil
+	}
+	role := &rbacv1.Role{}
+	if err := r.APIReader.Get(ctx, key, role); err != nil {
+		return client.IgnoreNotFound(err)
 	}
 	var rules []rbacv1.PolicyRule
 	for _, rule := range role.Rules {
@@ -83,11 +99,11 @@ func (r *Reconciler) tightenRunnerRole(ctx context.Context, ws *magosv1.Workspac
 			rules = append(rules, rule)
 		}
 	}
-	if equality.Semantic.DeepEqual(rules, role.Rules) {
-		return nil
+	if !equality.Semantic.DeepEqual(rules, role.Rules) {
+		ctrl.LoggerFrom(ctx).Info("Dropping create and delete from the runner Role", "role", role.Name)
 	}
-	ctrl.LoggerFrom(ctx).Info("Dropping create and delete from the runner Role", "role", role.Name)
 	role.Rules = rules
+	metav1.SetMetaDataAnnotation(&role.ObjectMeta, runnerRulesAnnotation, runnerRulesByName)
 	return r.Update(ctx, role)
 }
 
@@ -163,15 +179,18 @@ func (r *Reconciler) reconcileRunnerIdentity(ctx context.Context, ws *magosv1.Wo
 }
 
 // ensureIdentity creates or updates one identity's ServiceAccount, Role and
-// RoleBinding, owned by the Workspace.
+// RoleBinding, owned by the Workspace. It reads them live: the controller
+// does not cache them (three objects per Workspace, read only here, before
+// a run).
 func (r *Reconciler) ensureIdentity(ctx context.Context, ws *magosv1.Workspace, id runnerIdentity) error {
 	name, annotations := id.Name, id.Annotations
 	meta := func(o metav1.Object) {
 		o.SetLabels(runnerLabels(ws))
 	}
+	live := liveReads{Client: r.Client, reader: r.APIReader}
 
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ws.Namespace}}
-	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, sa, func() error {
+	if _, err := controllerutil.CreateOrUpdate(ctx, live, sa, func() error {
 		meta(sa)
 		if len(annotations) > 0 || len(sa.Annotations) > 0 {
 			sa.Annotations = maps.Clone(annotations)
@@ -182,8 +201,9 @@ func (r *Reconciler) ensureIdentity(ctx context.Context, ws *magosv1.Workspace, 
 	}
 
 	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ws.Namespace}}
-	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, role, func() error {
+	if _, err := controllerutil.CreateOrUpdate(ctx, live, role, func() error {
 		meta(role)
+		metav1.SetMetaDataAnnotation(&role.ObjectMeta, runnerRulesAnnotation, runnerRulesByName)
 		role.Rules = id.Rules
 		return controllerutil.SetControllerReference(ws, role, r.Scheme())
 	}); err != nil {
@@ -191,13 +211,24 @@ func (r *Reconciler) ensureIdentity(ctx context.Context, ws *magosv1.Workspace, 
 	}
 
 	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ws.Namespace}}
-	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, rb, func() error {
+	_, err := controllerutil.CreateOrUpdate(ctx, live, rb, func() error {
 		meta(rb)
 		rb.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name}
 		rb.Subjects = []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ws.Namespace}}
 		return controllerutil.SetControllerReference(ws, rb, r.Scheme())
 	})
 	return err
+}
+
+// liveReads is a client whose reads go to the apiserver (reader), for
+// objects the controller writes but does not cache.
+type liveReads struct {
+	client.Client
+	reader client.Reader
+}
+
+func (l liveReads) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return l.reader.Get(ctx, key, obj, opts...)
 }
 
 // PlanIdentityNotRevokedReason: the plan ServiceAccount of a finished plan

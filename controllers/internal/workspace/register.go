@@ -32,8 +32,10 @@ import (
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
 // The artifact proxy authenticates runners by their Pod-bound tokens:
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
-// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch
+// Runner identities are read live, not cached; Roles are watched for their metadata:
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create;update;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;create;update;patch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,verbs=get;list;watch;create;update;patch
 // The runner Role grants these on named objects, so the controller holds them too:
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update;patch;delete
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update;patch;delete
@@ -94,8 +96,7 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 		Watches(&magosv1.Workspace{}, handler.EnqueueRequestsFromMapFunc(r.dependencyRequests), builder.WithPredicates(readinessChanged)).
 		Owns(&batchv1.Job{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(workspaceOfPod), builder.WithPredicates(runnerPodEvents)).
-		Owns(&corev1.ServiceAccount{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Owns(&rbacv1.Role{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&rbacv1.Role{}, builder.OnlyMetadata, builder.WithPredicates(predicate.AnnotationChangedPredicate{})).
 		Watches(&magosv1.Project{}, handler.EnqueueRequestsFromMapFunc(r.workspacesInNamespace)).
 		Watches(&magosv1.VariableSet{}, handler.EnqueueRequestsFromMapFunc(r.workspacesInNamespace)).
 		Watches(&magosv1.Rollout{}, r.rolloutHandler()).
