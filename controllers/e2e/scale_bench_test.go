@@ -24,7 +24,6 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/controllers/internal/setup"
 	"github.com/magos-dev/magos/controllers/internal/workspace"
 	"github.com/magos-dev/magos/tools/harness/localsource"
 	"github.com/magos-dev/magos/tools/harness/testenv"
@@ -40,11 +39,21 @@ const (
 	// fleetSize is how many of them belong to the Project whose new
 	// revisions are measured.
 	fleetSize = 1000
-	// scaleMemoryTarget is the controller's memory target in bytes (400
-	// MB): it runs as in a container limited to that, with the Go memory
-	// limit the binary gives itself there (setup.GoMemoryLimitOf).
-	scaleMemoryTarget = 400_000_000
+	// scaleStepsEnv names the steps to run, comma-separated (default all
+	// of scaleSteps, in their order).
+	scaleStepsEnv = "MAGOS_SCALE_STEPS"
+	// scaleMemoryTarget is the controller's peak RSS target in bytes (300
+	// MB), met with no memory limit set: the Go runtime's heap goal is then
+	// twice what is live, so this bounds what the controller keeps.
+	scaleMemoryTarget = 300_000_000
+	// scaleGCShareTarget bounds the garbage collector's share of the
+	// controller's CPU.
+	scaleGCShareTarget = 0.10
 )
+
+// scaleSteps are BenchmarkScale's steps; each but the first needs the ones
+// before it to have run.
+var scaleSteps = []string{"converge", "restart", "revision", "bounds"}
 
 // scaleBounds are the Project bounds on runs in progress of the sweep.
 var scaleBounds = []int{4, 16, 64}
@@ -76,13 +85,27 @@ func BenchmarkScale(b *testing.B) {
 		n, err = strconv.Atoi(v)
 		require.NoError(b, err, scaleWorkspacesEnv)
 	}
+	steps := scaleSteps
+	if v := os.Getenv(scaleStepsEnv); v != "" {
+		steps = strings.Split(v, ",")
+		for _, step := range steps {
+			require.Contains(b, scaleSteps, step, scaleStepsEnv)
+		}
+	}
 	s := newScaleRun(b, n)
-	s.report("Runs are SIMULATED: no engine runs; each run Job is completed by an in-process runner that makes the runner's writes (state lock, plan Secret, state) and the job controller's and kubelet's (Pod, Pod status, Job status). The workspace-controller binary is what is measured; %d Workspaces, %d CPU cores; the controller runs as in a container with a %d MB memory limit (GOMEMLIMIT %d MiB).",
-		n, runtime.NumCPU(), scaleMemoryTarget/1_000_000, setup.GoMemoryLimitOf(scaleMemoryTarget)>>20)
+	s.report("Runs are SIMULATED: no engine runs; each run Job is completed by an in-process runner that makes the runner's writes (state lock, plan Secret, state) and the job controller's and kubelet's (Pod, Pod status, Job status). The workspace-controller binary is what is measured; %d Workspaces, %d CPU cores; the controller runs with no memory limit (no GOMEMLIMIT, GOGC 100). Steps: %s.",
+		n, runtime.NumCPU(), strings.Join(steps, ", "))
 	s.firstConverge()
-	s.restart()
-	s.newRevision()
-	s.boundSweep()
+	for _, step := range steps[1:] {
+		switch step {
+		case "restart":
+			s.restart()
+		case "revision":
+			s.newRevision()
+		case "bounds":
+			s.boundSweep()
+		}
+	}
 }
 
 // scaleRun is one BenchmarkScale: its namespace, sources, simulated
@@ -176,11 +199,11 @@ func (s *scaleRun) report(format string, args ...any) {
 func (s *scaleRun) startController(extra ...string) {
 	s.pprofAddr = freeAddr(s.b)
 	// The fleet is one namespace's: the controller's bound, not the
-	// namespace's, is what the figures measure.
+	// namespace's bounds on runs and plan starts, is what the figures
+	// measure.
 	args := append([]string{"--watch-namespaces", s.ns, "--runner-image", "magos-runner:simulated", "--pprof-bind-address", s.pprofAddr,
-		"--max-concurrent-runs-per-namespace=0"}, extra...)
-	goMemLimit := fmt.Sprintf("GOMEMLIMIT=%d", setup.GoMemoryLimitOf(scaleMemoryTarget))
-	s.ctrl = startControllerWithEnv(s.b, s.logs, []string{goMemLimit}, s.bin, "workspace", env.Kubeconfig, s.ns, args...)
+		"--max-concurrent-runs-per-namespace=0", "--max-plans-per-namespace-per-minute=0"}, extra...)
+	s.ctrl = startControllerWithEnv(s.b, s.logs, []string{"GOMEMLIMIT=off", "GOGC=100"}, s.bin, "workspace", env.Kubeconfig, s.ns, args...)
 	s.ctrl.waitReady(s.b)
 }
 
@@ -306,6 +329,7 @@ func (s *scaleRun) firstConverge() {
 			want[names[i]] = fleetRev
 		}
 	}
+	heapBefore := s.liveHeapBytes()
 	before := s.measure()
 	s.createWorkspaces(names, func(i int, ws *magosv1.Workspace) {
 		ws.Spec.SourceRef = magosv1.SourceReference{Kind: "GitRepository", Name: "base"}
@@ -319,11 +343,16 @@ func (s *scaleRun) firstConverge() {
 	after := s.measure()
 	s.reportCycle("first converge (includes each Workspace's one-time setup: ServiceAccounts, RBAC, state and plan Secrets, lock Lease)",
 		before, after, s.n, created.Sub(before.at))
-	s.report("  controller peak RSS: %.0f MiB (target ≤ 400 MB); %.1f KiB per Workspace above the %.0f MiB it had before any",
-		after.proc.peakRSSMiB, (after.proc.peakRSSMiB-before.proc.rssMiB)*1024/float64(s.n), before.proc.rssMiB)
-	s.reportLiveHeap()
+	peakMB := after.proc.peakRSSMiB * (1 << 20) / 1e6
+	gcShare := (after.ctrl.gcCPUSeconds - before.ctrl.gcCPUSeconds) / (after.proc.cpuSeconds - before.proc.cpuSeconds)
+	s.report("  controller peak RSS: %.0f MiB, %.0f MB with no memory limit%s; %.1f KiB per Workspace above the %.0f MiB it had before any",
+		after.proc.peakRSSMiB, peakMB, targetNote(peakMB, scaleMemoryTarget/1e6),
+		(after.proc.peakRSSMiB-before.proc.rssMiB)*1024/float64(s.n), before.proc.rssMiB)
+	s.report("  garbage collector: %.0f%% of the controller's CPU%s", 100*gcShare, targetNote(gcShare, scaleGCShareTarget))
+	s.reportLiveHeap(heapBefore)
 	s.b.ReportMetric(after.at.Sub(before.at).Seconds(), "first-converge-s")
 	s.b.ReportMetric(after.proc.peakRSSMiB, "peak-rss-MiB")
+	s.b.ReportMetric(gcShare, "gc-cpu-share")
 }
 
 // reportCycle prints the figures of n plan+apply cycles between before and after.

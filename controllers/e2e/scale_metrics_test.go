@@ -153,7 +153,10 @@ type controllerFigures struct {
 	// observed is the Workspaces it exports magos_resource_info for: the
 	// ones it reconciled since it started.
 	observed int
-	metrics  scrape
+	// gcCPUSeconds is the CPU time its garbage collector used, as the Go
+	// runtime counts it (go_cpu_classes_gc_total_cpu_seconds_total).
+	gcCPUSeconds float64
+	metrics      scrape
 }
 
 // readControllerFigures scrapes the controller's /metrics, trying again
@@ -193,6 +196,7 @@ func scrapeController(p *controllerProcess) (controllerFigures, error) {
 	f.writes = sc.sum("rest_client_requests_total", func(l map[string]string) bool { return isWrite(l["method"]) })
 	f.requests = sc.sum("rest_client_requests_total", nil)
 	f.reconciles = sc.sum("controller_runtime_reconcile_total", func(l map[string]string) bool { return l["controller"] == "workspace" })
+	f.gcCPUSeconds = sc.sum("go_cpu_classes_gc_total_cpu_seconds_total", nil)
 	f.observed = len(slices.DeleteFunc(sc.samples("magos_resource_info"), func(s sample) bool { return s.labels["kind"] != "Workspace" }))
 	return f, nil
 }

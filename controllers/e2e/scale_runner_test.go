@@ -166,6 +166,20 @@ func (s *simulatedRunner) runContract(ctx context.Context, job *batchv1.Job) (ma
 	}
 	secrets := s.runner.CoreV1().Secrets(ns)
 	switch phase {
+	case magosv1.RunPlanApply:
+		// A fast run stores its plan without JSON, then applies it.
+		meta, err := planstore.Store(ctx, secrets, planstore.Input{
+			Workspace: ws, Owner: planstore.WorkspaceOwner(ws, spec.WorkspaceUID), ID: spec.PlanID,
+			Binary: []byte("simulated plan"), Text: []byte("Plan: 1 to add, 0 to change, 0 to destroy."),
+		})
+		if err != nil {
+			return res, fmt.Errorf("storing the plan: %w", err)
+		}
+		res.PlanID, res.PlanDigest, res.Storage = meta.ID, meta.Digest, magosv1.PlanStoragePrefix(ws)
+		res.Add, res.HasChanges = 1, true
+		if err := putState(ctx, secrets, spec.StateSecret, spec.Revision); err != nil {
+			return res, fmt.Errorf("writing the state: %w", err)
+		}
 	case magosv1.RunPlan:
 		drift := spec.Drift
 		action := "create"
