@@ -165,12 +165,22 @@ func (r *runner) apply(ctx context.Context, eng *engine.Engine, configDir string
 		return err
 	}
 	r.log.Info("Applying", "planID", p.ID, "digest", p.Digest)
-	if err := timed(&r.result.Steps.Engine, func() error { return eng.Apply(ctx, planFile) }); err != nil {
+	return r.applyPlanFile(ctx, eng, configDir, planFile, p.ID)
+}
+
+// applyPlanFile applies planFile (plan planID), adding the engine's time
+// to any it spent before in this run. On failure it saves the state the
+// engine left; after an apply it writes the outputs (not after a destroy).
+func (r *runner) applyPlanFile(ctx context.Context, eng *engine.Engine, configDir, planFile, planID string) error {
+	before := r.result.Steps.Engine
+	err := timed(&r.result.Steps.Engine, func() error { return eng.Apply(ctx, planFile) })
+	r.result.Steps.Engine += before
+	if err != nil {
 		if serr := r.saveErroredState(ctx, configDir, "apply", err); serr != nil {
 			return serr
 		}
 		if engine.IsStalePlan(err) {
-			return report.Stale(magosv1.ReasonPlanStale, fmt.Errorf("apply: %s; the state changed after plan %s was made", engine.Summary(err), p.ID))
+			return report.Stale(magosv1.ReasonPlanStale, fmt.Errorf("apply: %s; the state changed after plan %s was made", engine.Summary(err), planID))
 		}
 		return r.engineError(magosv1.ReasonApplyFailed, "apply", err)
 	}

@@ -67,14 +67,5 @@ func (r *runner) planApply(ctx context.Context, eng *engine.Engine, configDir st
 		}
 	}
 	r.log.Info("Applying", "planID", r.cfg.PlanID)
-	planned := r.result.Steps.Engine
-	err = timed(&r.result.Steps.Engine, func() error { return eng.Apply(ctx, planFile) })
-	r.result.Steps.Engine += planned
-	if err != nil {
-		if serr := r.saveErroredState(ctx, configDir, "apply", err); serr != nil {
-			return serr
-		}
-		return r.engineError(magosv1.ReasonApplyFailed, "apply", err)
-	}
-	return r.writeOutputs(ctx, eng)
+	return r.applyPlanFile(ctx, eng, configDir, planFile, r.cfg.PlanID)
 }
