@@ -13,6 +13,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
 // fanOut is how many Workspaces BenchmarkFanOut creates at once.
@@ -68,11 +69,11 @@ func BenchmarkFanOut200(b *testing.B) {
 // configuration of n terraform_data takes.
 func rawTofuCPU(b *testing.B, n int) float64 {
 	rawDir := b.TempDir()
-	writeWideConfig(b, rawDir, n, 0)
-	rawTofu(b, rawDir)
+	testenv.WriteWideConfig(b, rawDir, n, 0)
+	testenv.RawTofu(b, env.Root, rawDir)
 	cpu := childrenCPUSeconds()
-	writeWideConfig(b, rawDir, n, 1)
-	rawTofu(b, rawDir)
+	testenv.WriteWideConfig(b, rawDir, n, 1)
+	testenv.RawTofu(b, env.Root, rawDir)
 	return childrenCPUSeconds() - cpu
 }
 
@@ -112,7 +113,7 @@ func fanOutRun(b *testing.B, c fanOutCase) fanOutResult {
 		o.MaxConcurrentRuns, o.MaxConcurrentRunsPerNamespace = c.bound, 0
 	}})
 	dir := b.TempDir()
-	writeWideConfig(b, dir, c.resources, 0)
+	testenv.WriteWideConfig(b, dir, c.resources, 0)
 	rev := s.gitRepository("fan", dir)
 	var mutate func(*magosv1.Workspace)
 	if c.gated {

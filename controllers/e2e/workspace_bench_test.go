@@ -3,60 +3,12 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/tools/harness/testenv"
 )
-
-// writeWideConfig writes a configuration of n terraform_data resources whose
-// inputs carry generation, so each generation changes every resource.
-func writeWideConfig(b *testing.B, dir string, n, generation int) {
-	b.Helper()
-	src := fmt.Sprintf(`resource "terraform_data" "r" {
-  count = %d
-  input = "generation-%d-${count.index}"
-}
-
-output "count" {
-  value = length(terraform_data.r)
-}
-`, n, generation)
-	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(src), 0o644); err != nil {
-		b.Fatal(err)
-	}
-}
-
-// rawTimes are how long raw OpenTofu's init, plan and apply took.
-type rawTimes [3]time.Duration
-
-func (t rawTimes) total() time.Duration { return t[0] + t[1] + t[2] }
-
-// rawTofu runs init, plan -out and apply of dir with local state, as a
-// person would without Magos, and returns how long each took.
-func rawTofu(b *testing.B, dir string) rawTimes {
-	b.Helper()
-	tofu := filepath.Join(env.Root, "bin", "engines", "opentofu", "1.10.6", "tofu")
-	var took rawTimes
-	for i, args := range [][]string{
-		{"init", "-input=false", "-no-color"},
-		{"plan", "-input=false", "-no-color", "-out=plan.bin"},
-		{"apply", "-input=false", "-no-color", "plan.bin"},
-	} {
-		cmd := exec.Command(tofu, args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "TF_IN_AUTOMATION=1", "HOME="+dir, "TF_DATA_DIR="+filepath.Join(dir, ".terraform"))
-		start := time.Now()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("tofu %s: %v\n%s", args[0], err, out)
-		}
-		took[i] = time.Since(start)
-	}
-	return took
-}
 
 // BenchmarkRevision compares, in one run, raw OpenTofu init+plan+apply of
 // a configuration of 200 and of 1,000 terraform_data with Magos end to
@@ -86,7 +38,7 @@ func BenchmarkRevision(b *testing.B) {
 func benchRevision(b *testing.B, resources int, gated bool, target float64) {
 	s := newStack(b)
 	magosDir, rawDir := b.TempDir(), b.TempDir()
-	writeWideConfig(b, magosDir, resources, 0)
+	testenv.WriteWideConfig(b, magosDir, resources, 0)
 	rev := s.gitRepository("wide", magosDir)
 	var mutate func(*magosv1.Workspace)
 	if gated {
@@ -94,23 +46,23 @@ func benchRevision(b *testing.B, resources int, gated bool, target float64) {
 	}
 	s.newWorkspace("wide", "wide", mutate)
 	s.waitWorkspace("wide", 5*time.Minute, "applies the first revision", appliedRevision(rev))
-	writeWideConfig(b, rawDir, resources, 0)
-	rawTofu(b, rawDir)
+	testenv.WriteWideConfig(b, rawDir, resources, 0)
+	testenv.RawTofu(b, env.Root, rawDir)
 
-	var raw rawTimes
+	var raw testenv.RawTimes
 	var magos, engine time.Duration
 	var segments []runSegment
 	var requests apiserverRequests
 	timed := 0
 	b.ResetTimer()
 	for i := 1; i <= b.N; i++ {
-		writeWideConfig(b, rawDir, resources, i)
-		took := rawTofu(b, rawDir)
+		testenv.WriteWideConfig(b, rawDir, resources, i)
+		took := testenv.RawTofu(b, env.Root, rawDir)
 		for j := range raw {
 			raw[j] += took[j]
 		}
 
-		writeWideConfig(b, magosDir, resources, i)
+		testenv.WriteWideConfig(b, magosDir, resources, i)
 		ctx, stop := context.WithCancel(context.Background())
 		before := readAPIServerRequests(b)
 		start := time.Now()
@@ -137,7 +89,7 @@ func benchRevision(b *testing.B, resources int, gated bool, target float64) {
 	}
 	b.StopTimer()
 	n := float64(b.N)
-	rawS, magosS := raw.total().Seconds()/n, magos.Seconds()/n
+	rawS, magosS := raw.Total().Seconds()/n, magos.Seconds()/n
 	b.ReportMetric(rawS, "raw-tofu-s/op")
 	b.ReportMetric(magosS, "magos-s/op")
 	ratio := "magos/raw"
