@@ -183,6 +183,10 @@ e2e: tools ## Run only the end-to-end tests (binaries as processes).
 bench: tools ## Run the benchmarks and print their figures.
 	go test -run='^$$' -bench=. -benchmem $(addprefix ./,$(addsuffix /...,$(WORK_MODULES)))
 
+.PHONY: bench-node
+bench-node: tools images node ## Print the run-cost figures on a real node (BenchmarkRevisionOnTheNode, as root): what a kubelet adds to `make bench`'s.
+	MAGOS_KUBE_VERSION=v$(KUBE_VERSION) go test -count=1 -timeout=60m -run='^$$' -bench='^BenchmarkRevisionOnTheNode$$' -benchtime=3x ./controllers/e2e/realnode/
+
 # Workspaces BenchmarkScale creates; MAGOS_SCALE_WORKSPACES=500 for a quick run.
 MAGOS_SCALE_WORKSPACES ?= 10000
 

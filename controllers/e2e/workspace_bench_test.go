@@ -51,7 +51,7 @@ func benchRevision(b *testing.B, resources int, gated bool, target float64) {
 
 	var raw testenv.RawTimes
 	var magos, engine time.Duration
-	var segments []runSegment
+	var segments []testenv.RunSegment
 	var requests apiserverRequests
 	timed := 0
 	b.ResetTimer()
@@ -66,7 +66,7 @@ func benchRevision(b *testing.B, resources int, gated bool, target float64) {
 		ctx, stop := context.WithCancel(context.Background())
 		before := readAPIServerRequests(b)
 		start := time.Now()
-		tl := s.watchRun(ctx, "wide", start)
+		tl := testenv.WatchRun(ctx, env.Config, s.ns, "wide", start)
 		rev := s.publish("wide", magosDir)
 		applied := waitApplied(b, s.ns, 1, appliedRevision(rev), start)[0]
 		// The last writes of a run (its Pod's and Job's end) may land
@@ -75,15 +75,9 @@ func benchRevision(b *testing.B, resources int, gated bool, target float64) {
 		requests = requests.plus(readAPIServerRequests(b).minus(before))
 		stop()
 		magos += applied
-		engine += tl.engineTime()
-		if segs := tl.segments(applied); segs != nil {
-			if segments == nil {
-				segments = make([]runSegment, len(segs))
-			}
-			for j, seg := range segs {
-				segments[j].name = seg.name
-				segments[j].seconds += seg.seconds
-			}
+		engine += tl.EngineTime()
+		if segs := tl.Segments(applied); segs != nil {
+			segments = testenv.AddSegments(segments, segs)
 			timed++
 		}
 	}
@@ -107,7 +101,7 @@ func benchRevision(b *testing.B, resources int, gated bool, target float64) {
 		name, rawS, raw[0].Seconds()/n, raw[1].Seconds()/n, raw[2].Seconds()/n, magosS, magosS/rawS, targetNote(magosS/rawS, target),
 		overhead, targetNote(overhead, map[bool]float64{false: 0.25, true: 0}[gated]))
 	if timed > 0 {
-		fmt.Printf("%s: where Magos's time goes (mean of %d runs):\n%s", name, timed, formatSegments(segments, timed))
+		fmt.Printf("%s: where Magos's time goes (mean of %d runs):\n%s", name, timed, testenv.FormatSegments(segments, timed))
 	}
 	writeTarget := map[bool]float64{false: 20, true: 30}[gated]
 	fmt.Printf("%s: apiserver requests per revision: %.0f, of them %.0f writes%s (%s)\n",

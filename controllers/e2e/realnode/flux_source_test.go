@@ -43,7 +43,7 @@ var (
 // requireSourceController skips or fails t without a node, and installs
 // Magos and then Flux's source-controller on the node the first time a
 // test needs them.
-func requireSourceController(t *testing.T) {
+func requireSourceController(t testing.TB) {
 	t.Helper()
 	requireMagos(t)
 	fluxOnce.Do(func() { fluxErr = installSourceController() })
@@ -174,7 +174,7 @@ func moduleDir(moduleVersion string) (string, error) {
 // source-controller clones them into GitRepositories of one namespace:
 // what a test publishes reaches its Workspaces as on a cluster with Flux.
 type gitSource struct {
-	t      *testing.T
+	t      testing.TB
 	ns     string
 	git    *gitserver.Server
 	url    string
@@ -183,7 +183,7 @@ type gitSource struct {
 
 // newGitSource installs source-controller if needed and starts a Git
 // server for a test of ns, with its credentials in a Secret of ns.
-func newGitSource(t *testing.T, ns string) *gitSource {
+func newGitSource(t testing.TB, ns string) *gitSource {
 	t.Helper()
 	requireSourceController(t)
 	password := fmt.Sprintf("flux-pass-%d", time.Now().UnixNano())

@@ -163,22 +163,29 @@ func configDir(t *testing.T, content string) string {
 
 // denyAllPolicy creates a ValidatingPolicy that denies every plan, for
 // the Workspaces selecting the labels it returns.
-func denyAllPolicy(t *testing.T, ns string) map[string]string {
+func denyAllPolicy(t testing.TB, ns string) map[string]string {
+	return everyPlanPolicy(t, "deny", ns, "false", "the journey denies every plan")
+}
+
+// everyPlanPolicy creates a ValidatingPolicy named verb-ns whose one
+// validation is expression ("true" passes every plan, "false" denies it
+// with message), for the Workspaces selecting the labels it returns.
+func everyPlanPolicy(t testing.TB, verb, ns, expression, message string) map[string]string {
 	t.Helper()
-	labels := map[string]string{"policy.magos.dev/journey": ns}
+	labels := map[string]string{"policy.magos.dev/" + verb: ns}
 	doc := fmt.Sprintf(`
 apiVersion: policies.kyverno.io/v1
 kind: ValidatingPolicy
 metadata:
-  name: deny-%s
-  labels: {policy.magos.dev/journey: %s}
+  name: %s-%s
+  labels: {policy.magos.dev/%s: %s}
 spec:
   evaluation: {mode: JSON}
   validationActions: [Deny]
   validations:
-    - expression: "false"
-      message: the journey denies every plan
-`, ns, ns)
+    - expression: %q
+      message: %s
+`, verb, ns, verb, ns, expression, message)
 	u := &unstructured.Unstructured{}
 	require.NoError(t, yaml.Unmarshal([]byte(doc), &u.Object))
 	require.NoError(t, k8s.Create(context.Background(), u))

@@ -48,7 +48,7 @@ var (
 
 // requireMagos skips or fails t without a node, and installs Magos on the
 // node with the project's helm the first time a test needs it.
-func requireMagos(t *testing.T) {
+func requireMagos(t testing.TB) {
 	t.Helper()
 	requireNode(t)
 	installOnce.Do(func() { installErr = installMagos() })
@@ -170,7 +170,7 @@ func mustVersion(t *testing.T) string {
 }
 
 // waitWorkspace polls a Workspace until ok holds.
-func waitWorkspace(t *testing.T, ns, name string, timeout time.Duration, what string, ok func(*magosv1.Workspace) bool) *magosv1.Workspace {
+func waitWorkspace(t testing.TB, ns, name string, timeout time.Duration, what string, ok func(*magosv1.Workspace) bool) *magosv1.Workspace {
 	t.Helper()
 	return testenv.WaitFor(t, k8s, client.ObjectKey{Namespace: ns, Name: name}, &magosv1.Workspace{}, timeout, 250*time.Millisecond,
 		ok, "Workspace "+name+": "+what)
@@ -352,7 +352,7 @@ func ownedBy(obj client.Object, uid types.UID) bool {
 }
 
 // readLogs concatenates every file under dir.
-func readLogs(t *testing.T, dir string) string {
+func readLogs(t testing.TB, dir string) string {
 	t.Helper()
 	var b strings.Builder
 	require.NoError(t, filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {

@@ -164,7 +164,7 @@ func buildImage(archive, name string, programs ...program) error {
 
 // requireNode skips or fails t when there is no node (see
 // realnode.Require).
-func requireNode(t *testing.T) {
+func requireNode(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("the real-node tier does not run with -short: run `make test`")
@@ -177,7 +177,7 @@ func requireNode(t *testing.T) {
 
 // newNamespace creates a namespace for one test, waits for its default
 // ServiceAccount (the controller manager's job) and deletes it afterwards.
-func newNamespace(t *testing.T) string {
+func newNamespace(t testing.TB) string {
 	t.Helper()
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "test-"}}

@@ -1,4 +1,4 @@
-package e2e
+package testenv
 
 import (
 	"context"
@@ -12,17 +12,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
 
-// runTimeline records, from watches of one Workspace's Jobs and Pods
+// RunTimeline records, from watches of one Workspace's Jobs and Pods
 // started at a publish, when its plan and apply Jobs and their Pods
 // appeared, started and ended, and the step timings each runner reported:
 // where the time from a new revision to Applied goes. It watches rather
 // than polls, so measuring costs the apiserver and the cores the run
 // competes for next to nothing.
-type runTimeline struct {
+type RunTimeline struct {
 	start time.Time
 	mu    sync.Mutex
 	seen  map[string]time.Duration // event → first seen, from start
@@ -37,17 +38,17 @@ const (
 	eventPodEnded   = "pod ended"
 )
 
-// watchRun watches the Jobs and Pods of workspace in s's namespace until
-// ctx ends; start is the publish time.
-func (s *stack) watchRun(ctx context.Context, workspace string, start time.Time) *runTimeline {
-	tl := &runTimeline{start: start, seen: map[string]time.Duration{}, steps: map[string]magosv1.RunSteps{}}
-	cs := kubernetes.NewForConfigOrDie(env.Config)
+// WatchRun watches the Jobs and Pods of workspace in namespace ns until
+// ctx ends; start is when the revision was published.
+func WatchRun(ctx context.Context, cfg *rest.Config, ns, workspace string, start time.Time) *RunTimeline {
+	tl := &RunTimeline{start: start, seen: map[string]time.Duration{}, steps: map[string]magosv1.RunSteps{}}
+	cs := kubernetes.NewForConfigOrDie(cfg)
 	opts := metav1.ListOptions{LabelSelector: magosv1.WorkspaceLabel + "=" + workspace}
-	jobs, err := cs.BatchV1().Jobs(s.ns).Watch(ctx, opts)
+	jobs, err := cs.BatchV1().Jobs(ns).Watch(ctx, opts)
 	if err != nil {
 		return tl // segments reports the missed events
 	}
-	pods, err := cs.CoreV1().Pods(s.ns).Watch(ctx, opts)
+	pods, err := cs.CoreV1().Pods(ns).Watch(ctx, opts)
 	if err != nil {
 		jobs.Stop()
 		return tl
@@ -75,17 +76,17 @@ func (s *stack) watchRun(ctx context.Context, workspace string, start time.Time)
 
 // fresh says whether obj belongs to the run under watch rather than to an
 // earlier revision's.
-func (tl *runTimeline) fresh(obj metav1.Object) bool {
+func (tl *RunTimeline) fresh(obj metav1.Object) bool {
 	return obj.GetCreationTimestamp().After(tl.start.Add(-time.Second))
 }
 
-func (tl *runTimeline) observeJob(job *batchv1.Job) {
+func (tl *RunTimeline) observeJob(job *batchv1.Job) {
 	if tl.fresh(job) {
 		tl.mark(job.Labels[magosv1.PhaseLabel], eventJobCreated)
 	}
 }
 
-func (tl *runTimeline) observePod(pod *corev1.Pod) {
+func (tl *RunTimeline) observePod(pod *corev1.Pod) {
 	if !tl.fresh(pod) {
 		return
 	}
@@ -102,7 +103,7 @@ func (tl *runTimeline) observePod(pod *corev1.Pod) {
 	}
 }
 
-func (tl *runTimeline) mark(phase, event string) {
+func (tl *RunTimeline) mark(phase, event string) {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	key := phase + " " + event
@@ -111,7 +112,7 @@ func (tl *runTimeline) mark(phase, event string) {
 	}
 }
 
-func (tl *runTimeline) readSteps(phase string, pod *corev1.Pod) {
+func (tl *RunTimeline) readSteps(phase string, pod *corev1.Pod) {
 	for _, cs := range pod.Status.ContainerStatuses {
 		if t := cs.State.Terminated; t != nil && t.Message != "" {
 			var res magosv1.RunResult
@@ -125,26 +126,26 @@ func (tl *runTimeline) readSteps(phase string, pod *corev1.Pod) {
 }
 
 // at is when event of phase was first seen; ok is false if it never was.
-func (tl *runTimeline) at(phase, event string) (time.Duration, bool) {
+func (tl *RunTimeline) at(phase, event string) (time.Duration, bool) {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	d, ok := tl.seen[phase+" "+event]
 	return d, ok
 }
 
-// runSegment is one stretch of a run from a new revision to Applied.
-type runSegment struct {
+// RunSegment is one stretch of a run from a new revision to Applied.
+type RunSegment struct {
 	name    string
 	seconds float64
 }
 
-// segments splits the time from publish to applied into what the source
+// Segments splits the time from publish to applied into what the source
 // and controller took to start each Job (a plan and an apply Job, or the
 // fast path's one), the Job's way to a running Pod, the runner's steps and
 // the rest of its Pod's life, and the controller's work after each Pod
 // ended. It returns nil if an event was missed.
-func (tl *runTimeline) segments(applied time.Duration) []runSegment {
-	var out []runSegment
+func (tl *RunTimeline) Segments(applied time.Duration) []RunSegment {
+	var out []RunSegment
 	prev := time.Duration(0)
 	after := map[string]string{
 		magosv1.RunPlan:      "publish → plan Job (source, controller)",
@@ -167,23 +168,35 @@ func (tl *runTimeline) segments(applied time.Duration) []runSegment {
 		tl.mu.Unlock()
 		pod := (ended - running).Seconds()
 		out = append(out,
-			runSegment{after[phase], (created - prev).Seconds()},
-			runSegment{phase + ": Job → Pod running (executor)", (running - created).Seconds()},
-			runSegment{phase + ": runner fetch", steps.Fetch},
-			runSegment{phase + ": runner engine init", steps.Init},
-			runSegment{phase + ": runner engine " + phase, steps.Engine},
-			runSegment{phase + ": runner render (show -json)", steps.Render},
-			runSegment{phase + ": runner plan storage", steps.Storage},
-			runSegment{phase + ": runner start, text, outputs, report", pod - steps.Fetch - steps.Init - steps.Engine - steps.Render - steps.Storage},
+			RunSegment{after[phase], (created - prev).Seconds()},
+			RunSegment{phase + ": Job → Pod running (executor or kubelet)", (running - created).Seconds()},
+			RunSegment{phase + ": runner fetch", steps.Fetch},
+			RunSegment{phase + ": runner engine init", steps.Init},
+			RunSegment{phase + ": runner engine " + phase, steps.Engine},
+			RunSegment{phase + ": runner render (show -json)", steps.Render},
+			RunSegment{phase + ": runner plan storage", steps.Storage},
+			RunSegment{phase + ": runner start, text, outputs, report", pod - steps.Fetch - steps.Init - steps.Engine - steps.Render - steps.Storage},
 		)
 		prev = ended
 	}
-	return append(out, runSegment{"last Pod ended → Applied (controller: result, status)", (applied - prev).Seconds()})
+	return append(out, RunSegment{"last Pod ended → Applied (controller: result, status)", (applied - prev).Seconds()})
 }
 
-// formatSegments renders segments averaged over n runs, with each
+// AddSegments adds segs, one run's Segments, to sum, the runs' so far.
+func AddSegments(sum, segs []RunSegment) []RunSegment {
+	if sum == nil {
+		sum = make([]RunSegment, len(segs))
+	}
+	for i, seg := range segs {
+		sum[i].name = seg.name
+		sum[i].seconds += seg.seconds
+	}
+	return sum
+}
+
+// FormatSegments renders segments averaged over n runs, with each
 // stretch's share of the total.
-func formatSegments(sum []runSegment, n int) string {
+func FormatSegments(sum []RunSegment, n int) string {
 	total := 0.0
 	for _, s := range sum {
 		total += s.seconds
@@ -196,9 +209,9 @@ func formatSegments(sum []runSegment, n int) string {
 	return b.String()
 }
 
-// engineTime is the time the engine's own init, plan and apply took in the
+// EngineTime is the time the engine's own init, plan and apply took in the
 // runs seen, as the runners reported it.
-func (tl *runTimeline) engineTime() time.Duration {
+func (tl *RunTimeline) EngineTime() time.Duration {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	total := 0.0
