@@ -180,8 +180,8 @@ e2e: tools ## Run only the end-to-end tests (binaries as processes).
 	go test $(GO_TEST_FLAGS) ./controllers/e2e/...
 
 .PHONY: bench
-bench: tools ## Run the benchmarks and print their figures.
-	go test -run='^$$' -bench=. -benchmem $(addprefix ./,$(addsuffix /...,$(WORK_MODULES)))
+bench: tools ## Run the benchmarks and print their figures (those on a real node: `make bench-node`).
+	go test -run='^$$' -bench=. -skip='OnTheNode' -benchmem $(addprefix ./,$(addsuffix /...,$(WORK_MODULES)))
 
 .PHONY: bench-node
 bench-node: tools images node ## Print the run-cost figures on a real node (BenchmarkRevisionOnTheNode, as root): what a kubelet adds to `make bench`'s.
