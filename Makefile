@@ -111,7 +111,7 @@ help: ## Show this help.
 ##@ Development
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Regenerate deepcopy, CRDs, RBAC, clients, third-party CRDs, API docs, and the chart's versions, schemas, README and copies of the alerts and dashboards.
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy, CRDs, RBAC, clients, third-party CRDs, API docs and docs/reasons.md, and the chart's versions, schemas, README and copies of the alerts and dashboards.
 	cd apis && $(CONTROLLER_GEN) object:headerFile=../tools/hack/boilerplate.go.txt paths=./...
 	rm -f charts/magos-crds/crds/*.yaml
 	cd apis && $(CONTROLLER_GEN) crd paths=./... output:crd:artifacts:config=../charts/magos-crds/crds
@@ -123,6 +123,7 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy, CRDs, RBAC, clients, third-p
 	bash tools/hack/update-codegen.sh
 	bash tools/hack/update-thirdparty-crds.sh $(FLUX_SOURCE_API_VERSION) $(KYVERNO_VERSION) $(FLUX_HELM_API_VERSION)
 	cd tools && GOWORK=off go run ./apidocs -out ../docs/api-reference.md ../apis/magos/v1alpha1
+	cd apis && MAGOS_UPDATE_DOCS=1 go test -count=1 -run TestReasonsDoc ./magos/v1alpha1/ >/dev/null
 	cd tools && GOWORK=off go run ./chartgen -root ..
 
 .PHONY: chart-files

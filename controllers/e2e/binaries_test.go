@@ -26,7 +26,6 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/controllers/internal/rollout"
 	"github.com/magos-dev/magos/controllers/internal/workspace"
 	"github.com/magos-dev/magos/tools/harness/executor"
 	"github.com/magos-dev/magos/tools/harness/testenv"
@@ -214,10 +213,10 @@ func TestControllerBinariesStart(t *testing.T) {
 		// for it; an empty Project and VariableSet resolve at once; the
 		// Rollout waits for Workspaces in its Project.
 		want := map[string]metav1.Condition{
-			"Workspace":   {Status: metav1.ConditionFalse, Reason: workspace.SourceNotReadyReason},
+			"Workspace":   {Status: metav1.ConditionFalse, Reason: magosv1.ReasonSourceNotReady},
 			"Project":     {Status: metav1.ConditionTrue, Reason: magosv1.ReconciliationSucceededReason},
 			"VariableSet": {Status: metav1.ConditionTrue, Reason: magosv1.ReconciliationSucceededReason},
-			"Rollout":     {Status: metav1.ConditionFalse, Reason: rollout.NoWorkspacesReason},
+			"Rollout":     {Status: metav1.ConditionFalse, Reason: magosv1.ReasonNoWorkspaces},
 		}
 		for _, obj := range objs {
 			require.NoError(t, env.Client.Create(ctx, obj))

@@ -16,7 +16,6 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/notify"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
 )
 
 // eventReceiver plays the event receiver of Flux's notification-controller
@@ -94,7 +93,7 @@ func TestEventsAreForwardedToFluxNotificationController(t *testing.T) {
 		run := ws.Status.LastRun()
 		require.NotEmpty(t, run.PlanID)
 
-		ev := rcv.waitEvent(t, magosv1.WorkspaceKind, "broken", workspace.RunFailedReason, 30*time.Second)
+		ev := rcv.waitEvent(t, magosv1.WorkspaceKind, "broken", magosv1.ReasonRunFailed, 30*time.Second)
 		assert.Equal(t, magosv1.GroupVersion.String(), ev.InvolvedObject.APIVersion)
 		assert.Equal(t, eventv1.EventSeverityError, ev.Severity)
 		assert.Equal(t, "workspace-controller", ev.ReportingController)

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
 )
 
 // devThenProd is a dev stage and a Manual prod stage.
@@ -78,7 +77,7 @@ func TestRolloutWithDependentInAnEarlierStageWaitsAndSaysWhy(t *testing.T) {
 			strings.Contains(ws.Status.Dependencies[0].Message, "is AwaitingPromotion")
 	})
 	ready := conditionOf(ws.Status.Conditions, magosv1.ReadyCondition)
-	assert.Equal(t, workspace.DependencyNotReadyReason, ready.Reason)
+	assert.Equal(t, magosv1.ReasonDependencyNotReady, ready.Reason)
 	assert.Contains(t, ws.Status.Dependencies[0].Message, "Workspace "+prod+" is AwaitingPromotion")
 	assert.Empty(t, f.applies.of(rev, dev, prod), "nothing applies")
 	assert.Equal(t, magosv1.StageProgressing, stageOf(f.rollout(), "dev").Phase, "the earlier stage does not complete")

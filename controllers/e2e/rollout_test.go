@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
 )
 
 // threeStages is dev, staging (one Workspace at a time) and prod (Manual).
@@ -48,7 +47,7 @@ func TestRolloutPromotesStageByStage(t *testing.T) {
 	for _, name := range f.stages[2] {
 		ws := f.waitWorkspace(name, time.Minute, "planned and awaiting promotion", awaitingPromotion(rev1, ""))
 		ready := conditionOf(ws.Status.Conditions, magosv1.ReadyCondition)
-		assert.Equal(t, workspace.AwaitingPromotionReason, ready.Reason)
+		assert.Equal(t, magosv1.ReasonAwaitingPromotion, ready.Reason)
 		assert.Contains(t, ready.Message, "Waits for stage prod of Rollout release to admit revision "+rev1)
 	}
 	assert.Empty(t, f.applies.of("", f.stages[2]...), "prod applied nothing before its promotion")

@@ -24,7 +24,6 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
 	"github.com/magos-dev/magos/tools/harness/localsource"
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
@@ -493,7 +492,7 @@ func (s *scaleRun) watchFleetQueue() *queueWatch {
 			return
 		}
 		ready := conditions.Get(ws, magosv1.ReadyCondition)
-		queued := ws.Status.Phase == magosv1.PhaseWaiting && ready != nil && ready.Reason == workspace.QueuedReason
+		queued := ws.Status.Phase == magosv1.PhaseWaiting && ready != nil && ready.Reason == magosv1.ReasonQueued
 		q.mu.Lock()
 		defer q.mu.Unlock()
 		if _, seen := q.since[ws.Name]; queued && !seen {

@@ -98,14 +98,14 @@ func TestWorkspaceDestroyGate(t *testing.T) {
 		assert.False(t, plan.Policy.Passed)
 		require.Len(t, plan.Policy.Violations, 1)
 		assert.Equal(t, "deleting resources is not allowed here", plan.Policy.Violations[0].Message)
-		assert.Equal(t, workspace.PolicyViolationReason, conditions.Get(got, magosv1.PolicyPassedCondition).Reason)
+		assert.Equal(t, magosv1.ReasonPolicyViolation, conditions.Get(got, magosv1.PolicyPassedCondition).Reason)
 		assert.True(t, conditions.IsTrue(got, magosv1.StalledCondition))
-		assert.Equal(t, workspace.PolicyViolationReason, conditions.Get(got, magosv1.ReadyCondition).Reason)
+		assert.Equal(t, magosv1.ReasonPolicyViolation, conditions.Get(got, magosv1.ReadyCondition).Reason)
 		assert.Contains(t, readyMessage(got), "being deleted")
 		assert.Contains(t, readyMessage(got), "deleting resources is not allowed here")
 		assert.Contains(t, got.Finalizers, workspace.DestroyFinalizer)
-		requireEvent(t, s.ns, "protected", workspace.DestroyPlannedReason)
-		requireEvent(t, s.ns, "protected", workspace.PolicyViolationReason)
+		requireEvent(t, s.ns, "protected", magosv1.ReasonDestroyPlanned)
+		requireEvent(t, s.ns, "protected", magosv1.ReasonPolicyViolation)
 
 		approve(t, s.ns, "protected", plan.ID)
 		require.Never(t, func() bool {
@@ -134,13 +134,13 @@ func TestWorkspaceDestroyGate(t *testing.T) {
 		got := s.waitWorkspace("approved", 3*time.Minute, "waits for approval of the destroy", destroying(magosv1.PhaseAwaitingApproval))
 		destroyID := got.Status.Plan.ID
 		require.NotEqual(t, planID, destroyID, "the earlier approval does not approve the destroy")
-		assert.Equal(t, workspace.DestroyAwaitingApprovalReason, conditions.Get(got, magosv1.ReadyCondition).Reason)
+		assert.Equal(t, magosv1.ReasonDestroyAwaitingApproval, conditions.Get(got, magosv1.ReadyCondition).Reason)
 		assert.Contains(t, readyMessage(got), `set spec.approvedPlan to "`+destroyID+`"`)
 		assert.Contains(t, readyMessage(got), "being deleted")
 		assert.False(t, conditions.IsTrue(got, magosv1.StalledCondition))
 		assert.False(t, conditions.IsTrue(got, magosv1.ReconcilingCondition))
-		assert.Equal(t, workspace.DestroyPlannedReason, conditions.Get(got, magosv1.PlannedCondition).Reason)
-		requireEvent(t, s.ns, "approved", workspace.DestroyAwaitingApprovalReason)
+		assert.Equal(t, magosv1.ReasonDestroyPlanned, conditions.Get(got, magosv1.PlannedCondition).Reason)
+		requireEvent(t, s.ns, "approved", magosv1.ReasonDestroyAwaitingApproval)
 		require.Never(t, func() bool { return len(destroyRunJobs(t, s.ns, "approved", magosv1.RunApply)) > 0 }, 3*time.Second, 250*time.Millisecond,
 			"nothing is destroyed before approval")
 		assert.Equal(t, 2, stateResources(t, s.ns, "approved"))
@@ -152,7 +152,7 @@ func TestWorkspaceDestroyGate(t *testing.T) {
 		require.Len(t, applies, 1)
 		assert.Equal(t, destroyID, applies[0].Annotations[magosv1.PlanIDAnnotation], "the apply applied exactly the approved destroy plan")
 		assert.Zero(t, countJobs(t, s.ns, "approved", magosv1.RunDestroy), "no destroy without a plan ran")
-		requireEvent(t, s.ns, "approved", workspace.DestroyedReason)
+		requireEvent(t, s.ns, "approved", magosv1.ReasonDestroyed)
 	})
 
 	t.Run("the opt-out destroys without the gate where the cluster allows it", func(t *testing.T) {
@@ -193,8 +193,8 @@ func TestWorkspaceDestroySkipGateNeedsTheCluster(t *testing.T) {
 
 	require.NoError(t, env.Client.Delete(ctx, ws))
 	got := s.waitWorkspace("sneaky", 3*time.Minute, "is blocked by policy while being deleted", destroying(magosv1.PhaseFailed))
-	assert.Equal(t, workspace.PolicyViolationReason, conditions.Get(got, magosv1.ReadyCondition).Reason)
-	requireEvent(t, s.ns, "sneaky", workspace.DestroyGateEnforcedReason)
+	assert.Equal(t, magosv1.ReasonPolicyViolation, conditions.Get(got, magosv1.ReadyCondition).Reason)
+	requireEvent(t, s.ns, "sneaky", magosv1.ReasonDestroyGateEnforced)
 	require.Never(t, func() bool { return countJobs(t, s.ns, "sneaky", magosv1.RunDestroy) > 0 }, 3*time.Second, 250*time.Millisecond,
 		"skipping the gate is not honoured")
 	assert.Equal(t, 2, stateResources(t, s.ns, "sneaky"), "nothing was destroyed")
@@ -225,7 +225,7 @@ func TestPlanOnlyWorkspaceIsNotDestroyedOnDelete(t *testing.T) {
 
 	require.NoError(t, env.Client.Delete(ctx, got))
 	s.waitGone(ws, time.Minute, "a PlanOnly Workspace goes without a destroy")
-	requireEvent(t, s.ns, "observer", workspace.DestroySkippedReason)
+	requireEvent(t, s.ns, "observer", magosv1.ReasonDestroySkipped)
 	assert.Empty(t, destroyRunJobs(t, s.ns, "observer", magosv1.RunPlan), "no destroy was planned")
 	assert.Zero(t, countJobs(t, s.ns, "observer", magosv1.RunDestroy))
 	assert.Equal(t, 2, stateResources(t, s.ns, "observer"), "the resources and their state are left in place")

@@ -46,10 +46,10 @@ func TestWorkspaceDriftIsDetectedAndCorrected(t *testing.T) {
 	}, 3*time.Minute, 250*time.Millisecond, "the drift is corrected by an automatic apply")
 	ws := s.waitWorkspace("drifty", time.Minute, "reports the corrected drift", func(ws *magosv1.Workspace) bool {
 		c := conditions.Get(ws, magosv1.DriftedCondition)
-		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == workspace.AppliedReason
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == magosv1.ReasonApplied
 	})
 	assert.True(t, ws.Status.Plan.Drift)
-	assert.True(t, hasEvent(t, s.ns, "drifty", workspace.DriftDetectedReason), "a DriftDetected event was recorded")
+	assert.True(t, hasEvent(t, s.ns, "drifty", magosv1.ReasonDriftDetected), "a DriftDetected event was recorded")
 	assert.Contains(t, gatherMetrics(t), "magos_workspace_drift_detected_total")
 }
 
@@ -97,7 +97,7 @@ func TestDriftIntervalIsRaisedToTheMinimum(t *testing.T) {
 	rev := s.gitRepository("infra", copyConfig(t, "drift"))
 	s.newWorkspace("eager", "infra", driftWorkspace(magosv1.ApprovalAuto, t.TempDir()))
 	ws := s.waitWorkspace("eager", 3*time.Minute, "applies", appliedRevision(rev))
-	require.Eventually(t, func() bool { return hasEvent(t, s.ns, "eager", workspace.IntervalRaisedReason) }, 30*time.Second, 250*time.Millisecond,
+	require.Eventually(t, func() bool { return hasEvent(t, s.ns, "eager", magosv1.ReasonIntervalRaised) }, 30*time.Second, 250*time.Millisecond,
 		"an IntervalRaised event says the interval was raised")
 	require.Never(t, func() bool { return s.getWorkspace("eager").Status.Runs != ws.Status.Runs }, 10*time.Second, 250*time.Millisecond,
 		"no drift re-plan comes every 2 s")

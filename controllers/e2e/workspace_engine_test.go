@@ -91,13 +91,13 @@ func TestWorkspaceUnpullableImageFailsRun(t *testing.T) {
 			})
 			t.Logf("run failed %s after the Workspace was created (deadline 10m)", time.Since(start).Round(time.Millisecond))
 			last := ws.Status.History[0]
-			assert.Equal(t, workspace.ImagePullFailedReason, last.Reason)
+			assert.Equal(t, magosv1.ReasonImagePullFailed, last.Reason)
 			assert.Contains(t, last.Message, tc.container)
 			assert.Contains(t, last.Message, tc.image)
 			assert.Contains(t, last.Message, "ErrImagePull")
 			ready := conditions.Get(ws, magosv1.ReadyCondition)
 			require.NotNil(t, ready)
-			assert.Equal(t, workspace.ImagePullFailedReason, ready.Reason)
+			assert.Equal(t, magosv1.ReasonImagePullFailed, ready.Reason)
 			assert.Contains(t, ready.Message, tc.image)
 			assert.Nil(t, ws.Status.CurrentRun)
 
@@ -124,7 +124,7 @@ func TestWorkspaceWithoutEngineImageStalls(t *testing.T) {
 		return conditions.IsTrue(ws, magosv1.StalledCondition)
 	})
 	stalled := conditions.Get(ws, magosv1.StalledCondition)
-	assert.Equal(t, workspace.EngineImageNotConfiguredReason, stalled.Reason)
+	assert.Equal(t, magosv1.ReasonEngineImageNotConfigured, stalled.Reason)
 	assert.Contains(t, stalled.Message, "no engine image for terraform 1.5.7")
 	assert.Contains(t, stalled.Message, "--engine-image=terraform=<image>")
 	assert.Equal(t, 0, countJobs(t, s.ns, "tf", magosv1.RunPlan))
@@ -156,7 +156,7 @@ func TestEngineImageFollowsImageAllowList(t *testing.T) {
 		return conditions.IsTrue(ws, magosv1.StalledCondition)
 	})
 	stalled := conditions.Get(ws, magosv1.StalledCondition)
-	assert.Equal(t, workspace.EngineImageNotAllowedReason, stalled.Reason)
+	assert.Equal(t, magosv1.ReasonEngineImageNotAllowed, stalled.Reason)
 	assert.Contains(t, stalled.Message, "elsewhere.example/tofu:1.10.6")
 	assert.Equal(t, 0, countJobs(t, s.ns, "own-engine", magosv1.RunPlan), "no run starts")
 

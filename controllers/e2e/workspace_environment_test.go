@@ -17,7 +17,6 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
 )
 
 // A VariableSet must not steer the run away from what Magos set up: the
@@ -60,7 +59,7 @@ func TestReservedEnvironmentNeverReachesARun(t *testing.T) {
 			return conditions.IsTrue(ws, magosv1.StalledCondition)
 		})
 		stalled := conditions.Get(ws, magosv1.StalledCondition)
-		assert.Equal(t, workspace.ReservedEnvironmentReason, stalled.Reason)
+		assert.Equal(t, magosv1.ReasonReservedEnvironment, stalled.Reason)
 		assert.Contains(t, stalled.Message, "VariableSet "+setName+" sets "+name)
 		var jobs batchv1.JobList
 		require.NoError(t, env.Client.List(ctx, &jobs, client.InNamespace(s.ns), client.MatchingLabels{magosv1.WorkspaceLabel: wsName}))

@@ -79,7 +79,7 @@ func hogState(t *testing.T, ns string) (started, queued int) {
 	for i := range list.Items {
 		ws := &list.Items[i]
 		ready := meta.FindStatusCondition(ws.Status.Conditions, magosv1.ReadyCondition)
-		if ready != nil && ready.Reason == workspace.QueuedReason && strings.Contains(ready.Message, "(--max-concurrent-runs-per-namespace)") {
+		if ready != nil && ready.Reason == magosv1.ReasonQueued && strings.Contains(ready.Message, "(--max-concurrent-runs-per-namespace)") {
 			queued++
 		}
 	}
@@ -127,7 +127,7 @@ func TestNamespacePlanRate(t *testing.T) {
 		return planned == 2 && waiting != ""
 	}, time.Minute, 250*time.Millisecond, "two plans start, the third waits for the rate")
 	ws := s.workspace(waiting)
-	assert.Equal(t, workspace.QueuedReason, meta.FindStatusCondition(ws.Status.Conditions, magosv1.ReadyCondition).Reason)
+	assert.Equal(t, magosv1.ReasonQueued, meta.FindStatusCondition(ws.Status.Conditions, magosv1.ReadyCondition).Reason)
 	assert.Contains(t, readyMessage(ws), "started 2 plans in the last 30s")
 
 	// Another namespace has its own rate.

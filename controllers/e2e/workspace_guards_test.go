@@ -62,8 +62,8 @@ func TestGuardCrossNamespaceSource(t *testing.T) {
 		borrow := func(ws *magosv1.Workspace) { ws.Spec.SourceRef.Namespace = other }
 		s.newWorkspace("borrower", "shared", borrow)
 		s.newWorkspace("member", "shared", func(ws *magosv1.Workspace) { borrow(ws); withProject("open")(ws) })
-		s.requireRefused("borrower", workspace.CrossNamespaceSourceReason, other+"/shared")
-		s.requireRefused("member", workspace.CrossNamespaceSourceReason, "cross-namespace source references are not allowed")
+		s.requireRefused("borrower", magosv1.ReasonCrossNamespaceSourceNotAllowed, other+"/shared")
+		s.requireRefused("member", magosv1.ReasonCrossNamespaceSourceNotAllowed, "cross-namespace source references are not allowed")
 	})
 
 	t.Run("allowed when the operator allows cross-namespace references", func(t *testing.T) {
@@ -102,12 +102,12 @@ func TestGuardRequireProject(t *testing.T) {
 			// No source exists: a Workspace the guard lets through waits for it.
 			s.newWorkspace("orphan", "nowhere", nil)
 			if tt.refused {
-				s.requireRefused("orphan", workspace.ProjectRequiredReason, "spec.projectRef")
+				s.requireRefused("orphan", magosv1.ReasonProjectRequired, "spec.projectRef")
 				return
 			}
 			s.waitWorkspace("orphan", time.Minute, "passes the guard and waits for its source", func(ws *magosv1.Workspace) bool {
 				c := conditions.Get(ws, magosv1.ReadyCondition)
-				return c != nil && c.Reason == workspace.SourceNotReadyReason
+				return c != nil && c.Reason == magosv1.ReasonSourceNotReady
 			})
 		})
 	}
@@ -130,8 +130,8 @@ func TestGuardRunnerImageAllowList(t *testing.T) {
 	s.newWorkspace("allowed-image", "infra", func(ws *magosv1.Workspace) {
 		ws.Spec.Runner = &magosv1.RunnerSpec{Image: "magos-runner:v2"}
 	})
-	s.requireRefused("own-image", workspace.RunnerImageNotAllowedReason, `"evil.example/miner:1"`)
-	s.requireRefused("project-image", workspace.RunnerImageNotAllowedReason, `"evil.example/miner:2"`)
+	s.requireRefused("own-image", magosv1.ReasonRunnerImageNotAllowed, `"evil.example/miner:1"`)
+	s.requireRefused("project-image", magosv1.ReasonRunnerImageNotAllowed, `"evil.example/miner:2"`)
 	require.Eventually(t, func() bool { return planJobs(t, s.ns, "allowed-image") > 0 }, time.Minute, 250*time.Millisecond,
 		"an allowed image runs")
 }
@@ -161,9 +161,9 @@ func TestGuardForbidsRunnerCLIConfig(t *testing.T) {
 	s.newWorkspace("missing-config", "infra", func(ws *magosv1.Workspace) {
 		ws.Spec.Runner = &magosv1.RunnerSpec{CLIConfig: &magosv1.CLIConfigSpec{SecretName: "not-yet"}}
 	})
-	s.requireRefused("missing-config", workspace.CLIConfigNotAllowedReason, "not-yet")
-	s.requireRefused("own-config", workspace.CLIConfigNotAllowedReason, "direct-providers")
-	s.requireRefused("project-config", workspace.CLIConfigNotAllowedReason, "direct-providers")
+	s.requireRefused("missing-config", magosv1.ReasonCLIConfigNotAllowed, "not-yet")
+	s.requireRefused("own-config", magosv1.ReasonCLIConfigNotAllowed, "direct-providers")
+	s.requireRefused("project-config", magosv1.ReasonCLIConfigNotAllowed, "direct-providers")
 	require.Eventually(t, func() bool { return planJobs(t, s.ns, "no-config") > 0 }, time.Minute, 250*time.Millisecond,
 		"a Workspace without a CLI configuration runs")
 	assert.Zero(t, planJobs(t, s.ns, "own-config")+planJobs(t, s.ns, "project-config"), "no Job for a refused Workspace")
@@ -189,7 +189,7 @@ func TestGuardClusterPolicyCannotBeDodged(t *testing.T) {
 		})
 		require.NotEmpty(t, ws.Status.Plan.Policy.Violations, name)
 		assert.Equal(t, "cluster rule: no secrets in terraform_data", ws.Status.Plan.Policy.Violations[0].Message, name)
-		assert.Equal(t, workspace.PolicyViolationReason, conditions.Get(ws, magosv1.PolicyPassedCondition).Reason, name)
+		assert.Equal(t, magosv1.ReasonPolicyViolation, conditions.Get(ws, magosv1.PolicyPassedCondition).Reason, name)
 		require.Never(t, func() bool { return applyJobs(t, s.ns, name) > 0 }, 2*time.Second, 250*time.Millisecond,
 			"%s is never applied", name)
 	}
@@ -214,7 +214,7 @@ func TestProjectAllowsServiceAccountAnnotationValues(t *testing.T) {
 	s.newWorkspace("intruder", "infra", role("arn:aws:iam::111122223333:role/platform-admin"))
 	s.newWorkspace("tenant", "infra", role("arn:aws:iam::111122223333:role/team-a-deployer"))
 
-	s.requireRefused("intruder", workspace.AnnotationNotAllowedReason, "team-a-*")
+	s.requireRefused("intruder", magosv1.ReasonAnnotationNotAllowed, "team-a-*")
 	require.Eventually(t, func() bool {
 		var sa corev1.ServiceAccount
 		err := env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: magosv1.RunnerServiceAccountName("tenant")}, &sa)
@@ -248,12 +248,12 @@ func TestProjectClaimsItsNamespace(t *testing.T) {
 	s.newWorkspace("member", "infra", in("platform"))
 	s.newWorkspace("loose", "infra", nil)
 	s.newWorkspace("elsewhere", "infra", in("lenient"))
-	s.requireRefused("loose", workspace.ProjectClaimsNamespaceReason, "belongs to Project platform (spec.members: Namespace): set spec.projectRef.name to platform")
-	s.requireRefused("elsewhere", workspace.ProjectClaimsNamespaceReason, "belongs to Project platform (spec.members: Namespace), not lenient")
+	s.requireRefused("loose", magosv1.ReasonProjectClaimsNamespace, "belongs to Project platform (spec.members: Namespace): set spec.projectRef.name to platform")
+	s.requireRefused("elsewhere", magosv1.ReasonProjectClaimsNamespace, "belongs to Project platform (spec.members: Namespace), not lenient")
 	s.waitWorkspace("member", 3*time.Minute, "runs", appliedRevision(rev))
 
 	second := project("rival", magosv1.MembersNamespace)
-	ws := s.waitWorkspace("member", time.Minute, "stalls while two Projects claim the namespace", stalledWith(workspace.ProjectClaimsNamespaceReason))
+	ws := s.waitWorkspace("member", time.Minute, "stalls while two Projects claim the namespace", stalledWith(magosv1.ReasonProjectClaimsNamespace))
 	assert.Contains(t, conditions.Get(ws, magosv1.StalledCondition).Message, "claimed by Projects platform, rival")
 	require.NoError(t, env.Client.Delete(ctx, second))
 	s.waitWorkspace("member", time.Minute, "runs again once one Project claims it", func(ws *magosv1.Workspace) bool {
@@ -300,7 +300,7 @@ spec:
 	s.newWorkspace("not-allowed", "infra", selecting(label))
 	ws := s.waitWorkspace("not-allowed", 3*time.Minute, "applies: its namespace's policy does not gate it", appliedRevision(rev))
 	require.NotNil(t, ws.Status.LastApplied)
-	requireEvent(t, s.ns, "not-allowed", workspace.NamespacedPolicyIgnoredReason)
+	requireEvent(t, s.ns, "not-allowed", magosv1.ReasonNamespacedPolicyIgnored)
 	assert.Contains(t, conditions.Get(ws, magosv1.PolicyPassedCondition).Message, "ignored NamespacedValidatingPolicies "+s.ns+"/team-rule",
 		"the verdict names the policy it left out")
 

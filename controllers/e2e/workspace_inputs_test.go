@@ -17,7 +17,6 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
 )
 
 func secretKey(name, key string) *magosv1.VariableSource {
@@ -116,7 +115,7 @@ func TestWorkspaceWaitsForMissingVariableSetKey(t *testing.T) {
 	// not Ready; then the Workspace's message names the missing key.
 	s.waitWorkspace("waiting", time.Minute, "waits for the VariableSet and names the missing key", func(ws *magosv1.Workspace) bool {
 		c := conditions.Get(ws, magosv1.ReadyCondition)
-		return c != nil && c.Reason == workspace.VariableSetNotReadyReason && strings.Contains(c.Message, "word")
+		return c != nil && c.Reason == magosv1.ReasonVariableSetNotReady && strings.Contains(c.Message, "word")
 	})
 	require.Never(t, func() bool { return planJobs(t, s.ns, "waiting") > 0 }, 3*time.Second, 250*time.Millisecond,
 		"no run starts with partial inputs")
@@ -141,7 +140,7 @@ func TestWorkspaceSourceNotAllowedByProject(t *testing.T) {
 	ws := s.waitWorkspace("outsider", time.Minute, "is refused", func(ws *magosv1.Workspace) bool {
 		return conditions.IsTrue(ws, magosv1.StalledCondition)
 	})
-	assert.Equal(t, workspace.SourceNotAllowedReason, conditions.Get(ws, magosv1.StalledCondition).Reason)
+	assert.Equal(t, magosv1.ReasonSourceNotAllowed, conditions.Get(ws, magosv1.StalledCondition).Reason)
 	assert.Contains(t, conditions.Get(ws, magosv1.StalledCondition).Message, "not allowed by Project strict")
 	require.Never(t, func() bool { return planJobs(t, s.ns, "outsider") > 0 }, 3*time.Second, 250*time.Millisecond,
 		"a Workspace whose source is not allowed never runs")

@@ -127,7 +127,7 @@ func TestOutputsSecretCannotNameAnotherWorkspacesSecrets(t *testing.T) {
 			return conditions.IsTrue(ws, magosv1.StalledCondition)
 		})
 		stalled := conditions.Get(ws, magosv1.StalledCondition)
-		assert.Equal(t, workspace.StorageConflictReason, stalled.Reason)
+		assert.Equal(t, magosv1.ReasonStorageConflict, stalled.Reason)
 		assert.Contains(t, stalled.Message, "Secret "+name+" already exists")
 		assert.Empty(t, ws.Status.History, "no run started")
 
@@ -188,7 +188,7 @@ func TestPlanStorageIsBounded(t *testing.T) {
 	s.gitRepository("infra", copyConfig(t, "bigplan"))
 	s.newWorkspace("big", "infra", nil)
 	ws := s.waitWorkspace("big", 5*time.Minute, "fails its plan", func(ws *magosv1.Workspace) bool {
-		return len(ws.Status.History) > 0 && ws.Status.History[0].Reason == workspace.PlanStorageLimitReason
+		return len(ws.Status.History) > 0 && ws.Status.History[0].Reason == magosv1.ReasonPlanStorageLimitExceeded
 	})
 	assert.Contains(t, ws.Status.History[0].Message, "this cluster allows 4 per Workspace (--max-plan-chunks)")
 	assert.Nil(t, ws.Status.Plan, "nothing was stored")
@@ -221,7 +221,7 @@ func TestStateIsTakenOverOnlyByUID(t *testing.T) {
 			return conditions.IsTrue(ws, magosv1.StalledCondition)
 		})
 		stalled := conditions.Get(ws, magosv1.StalledCondition)
-		assert.Equal(t, workspace.StorageConflictReason, stalled.Reason)
+		assert.Equal(t, magosv1.ReasonStorageConflict, stalled.Reason)
 		assert.Contains(t, stalled.Message, want)
 		assert.Contains(t, stalled.Message, magosv1.AdoptStateAnnotation+"="+string(planted.UID), "the message says how to adopt it")
 		assert.Equal(t, jobsBefore, planJobs(t, s.ns, "target"), "no run uses it")

@@ -54,7 +54,7 @@ func TestRunnerKilledMidApplyLeavesLockThatUnlockRecovers(t *testing.T) {
 		return ws.Status.Lock != nil && conditions.IsTrue(ws, magosv1.StalledCondition)
 	})
 	assert.Equal(t, magosv1.PhaseFailed, ws.Status.Phase)
-	assert.Equal(t, workspace.StateLockedReason, conditions.Get(ws, magosv1.StalledCondition).Reason)
+	assert.Equal(t, magosv1.ReasonStateLocked, conditions.Get(ws, magosv1.StalledCondition).Reason)
 	assert.Contains(t, readyMessage(ws), workspace.UnlockAnnotation, "the message says how to unlock")
 	holder := ws.Status.Lock.Holder
 	require.NotEmpty(t, holder)

@@ -13,7 +13,6 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
 )
 
 // stateIDs maps each resource of a Workspace's state ("type.name") to the
@@ -114,7 +113,7 @@ func TestWorkspaceDestroyModeDestroysAndStaysDestroyed(t *testing.T) {
 	ws := s.waitWorkspace("gone", 3*time.Minute, "is blocked by policy", func(ws *magosv1.Workspace) bool {
 		return ws.Status.Plan != nil && ws.Status.Plan.Mode == magosv1.PlanModeDestroy && conditions.IsTrue(ws, magosv1.StalledCondition)
 	})
-	assert.Equal(t, workspace.PolicyViolationReason, conditions.Get(ws, magosv1.StalledCondition).Reason)
+	assert.Equal(t, magosv1.ReasonPolicyViolation, conditions.Get(ws, magosv1.StalledCondition).Reason)
 	assert.Equal(t, "destroy -2", ws.Status.Plan.NextApply)
 	assert.Len(t, stateIDs(t, s.ns, "gone"), 2, "nothing was destroyed")
 

@@ -51,14 +51,14 @@ func TestGuardRunnerPlacementDenyByDefault(t *testing.T) {
 	s.newWorkspace("member", "infra", withProject("platform"))
 	s.newWorkspace("plain", "infra", nil)
 
-	s.requireRefused("control-plane", workspace.PlacementNotAllowedReason, `spec.runner.tolerations: toleration key "node-role.kubernetes.io/control-plane" (allowed: none)`)
-	s.requireRefused("any-taint", workspace.PlacementNotAllowedReason, "a toleration without a key tolerates every taint")
-	s.requireRefused("critical", workspace.PlacementNotAllowedReason, `spec.runner.priorityClassName: priority class "system-node-critical"`)
-	s.requireRefused("pinned", workspace.PlacementNotAllowedReason, `spec.runner.nodeSelector: node label key "kubernetes.io/hostname"`)
-	s.requireRefused("by-name", workspace.PlacementNotAllowedReason, `spec.runner.affinity: node label key "metadata.name"`)
-	s.requireRefused("trusted-label", workspace.PodMetadataNotAllowedReason, `spec.runner.podLabels: label key "app.kubernetes.io/name"`)
-	s.requireRefused("injected", workspace.PodMetadataNotAllowedReason, `spec.runner.podAnnotations: annotation key "sidecar.istio.io/proxyImage"`)
-	s.requireRefused("member", workspace.PlacementNotAllowedReason, `Project platform defaults.runner.tolerations: toleration key "node-role.kubernetes.io/control-plane"`)
+	s.requireRefused("control-plane", magosv1.ReasonPlacementNotAllowed, `spec.runner.tolerations: toleration key "node-role.kubernetes.io/control-plane" (allowed: none)`)
+	s.requireRefused("any-taint", magosv1.ReasonPlacementNotAllowed, "a toleration without a key tolerates every taint")
+	s.requireRefused("critical", magosv1.ReasonPlacementNotAllowed, `spec.runner.priorityClassName: priority class "system-node-critical"`)
+	s.requireRefused("pinned", magosv1.ReasonPlacementNotAllowed, `spec.runner.nodeSelector: node label key "kubernetes.io/hostname"`)
+	s.requireRefused("by-name", magosv1.ReasonPlacementNotAllowed, `spec.runner.affinity: node label key "metadata.name"`)
+	s.requireRefused("trusted-label", magosv1.ReasonPodMetadataNotAllowed, `spec.runner.podLabels: label key "app.kubernetes.io/name"`)
+	s.requireRefused("injected", magosv1.ReasonPodMetadataNotAllowed, `spec.runner.podAnnotations: annotation key "sidecar.istio.io/proxyImage"`)
+	s.requireRefused("member", magosv1.ReasonPlacementNotAllowed, `Project platform defaults.runner.tolerations: toleration key "node-role.kubernetes.io/control-plane"`)
 	require.Eventually(t, func() bool { return planJobs(t, s.ns, "plain") > 0 }, time.Minute, 250*time.Millisecond,
 		"a Workspace without placement or Pod metadata runs")
 }
@@ -93,8 +93,8 @@ func TestGuardRunnerPlacementAllowed(t *testing.T) {
 	s.newWorkspace("critical", "infra", withRunner(magosv1.RunnerSpec{PriorityClassName: "system-cluster-critical"}))
 	s.newWorkspace("mesh", "infra", withRunner(magosv1.RunnerSpec{PodAnnotations: map[string]string{"cost.example/center": "42", "traffic.sidecar.istio.io/excludeOutboundIPRanges": "0.0.0.0/0"}}))
 
-	s.requireRefused("critical", workspace.PlacementNotAllowedReason, `priority class "system-cluster-critical" (allowed: *)`)
-	s.requireRefused("mesh", workspace.PodMetadataNotAllowedReason, `annotation key "traffic.sidecar.istio.io/excludeOutboundIPRanges" (allowed: cost.example/*)`)
+	s.requireRefused("critical", magosv1.ReasonPlacementNotAllowed, `priority class "system-cluster-critical" (allowed: *)`)
+	s.requireRefused("mesh", magosv1.ReasonPodMetadataNotAllowed, `annotation key "traffic.sidecar.istio.io/excludeOutboundIPRanges" (allowed: cost.example/*)`)
 	var job batchv1.Job
 	require.Eventually(t, func() bool {
 		var jobs batchv1.JobList

@@ -25,7 +25,6 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
 )
 
 // bombJSONBytes is what the crafted plan chunk unpacks to: deflate packs a
@@ -88,7 +87,7 @@ func TestPlanBombFailsOnlyItsWorkspace(t *testing.T) {
 	assert.Less(t, grown, uint64(128<<20), "the plan was not unpacked into memory")
 	c := conditions.Get(ws, magosv1.PolicyPassedCondition)
 	require.NotNil(t, c)
-	assert.Equal(t, workspace.PlanTooLargeReason, c.Reason)
+	assert.Equal(t, magosv1.ReasonPlanTooLarge, c.Reason)
 	assert.Contains(t, c.Message, "the stored plan is too large to evaluate")
 	assert.True(t, conditions.IsTrue(ws, magosv1.StalledCondition), "a retry cannot fix the same plan")
 	assert.Equal(t, 0, applyJobs(t, s.ns, "bomb"))

@@ -17,7 +17,6 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
 )
 
 // validatingPolicy creates a cluster-scoped Kyverno ValidatingPolicy in JSON
@@ -111,9 +110,9 @@ func TestPolicyGate(t *testing.T) {
 		require.Len(t, v.Violations, 1)
 		assert.Equal(t, "secrets must not be modelled as terraform_data", v.Violations[0].Message)
 		assert.Equal(t, "Deny", v.Violations[0].Action)
-		assert.Equal(t, workspace.PolicyViolationReason, conditions.Get(ws, magosv1.PolicyPassedCondition).Reason)
+		assert.Equal(t, magosv1.ReasonPolicyViolation, conditions.Get(ws, magosv1.PolicyPassedCondition).Reason)
 		assert.Contains(t, readyMessage(ws), "secrets must not be modelled as terraform_data")
-		assert.True(t, hasEvent(t, s.ns, "denied", workspace.PolicyViolationReason))
+		assert.True(t, hasEvent(t, s.ns, "denied", magosv1.ReasonPolicyViolation))
 
 		approve(t, s.ns, "denied", ws.Status.Plan.ID)
 		require.Never(t, func() bool { return applyJobs(t, s.ns, "denied") > 0 }, 4*time.Second, 250*time.Millisecond,
@@ -122,7 +121,7 @@ func TestPolicyGate(t *testing.T) {
 
 	t.Run("a denied plan counts one PolicyDenied however often it is re-evaluated", func(t *testing.T) {
 		denials := func() float64 {
-			n, _ := seriesValue(t, "magos_workspace_run_failures_total", map[string]string{"reason": workspace.PolicyDeniedReason})
+			n, _ := seriesValue(t, "magos_workspace_run_failures_total", map[string]string{"reason": magosv1.ReasonPolicyDenied})
 			return n
 		}
 		before := denials()
@@ -160,7 +159,7 @@ func TestPolicyGate(t *testing.T) {
 		ws := s.waitWorkspace("broken", 3*time.Minute, "is blocked", func(ws *magosv1.Workspace) bool {
 			return ws.Status.Plan != nil && ws.Status.Plan.Policy != nil && !ws.Status.Plan.Policy.Passed
 		})
-		assert.Equal(t, workspace.PolicyErrorReason, conditions.Get(ws, magosv1.PolicyPassedCondition).Reason)
+		assert.Equal(t, magosv1.ReasonPolicyError, conditions.Get(ws, magosv1.PolicyPassedCondition).Reason)
 		assert.Nil(t, ws.Status.LastApplied)
 	})
 

@@ -149,7 +149,7 @@ func TestProjectRunnerDefaultsAndForbiddenOverrides(t *testing.T) {
 		return conditions.IsTrue(ws, magosv1.StalledCondition)
 	})
 	stalled := conditions.Get(ws, magosv1.StalledCondition)
-	assert.Equal(t, workspace.RunnerOverrideForbiddenReason, stalled.Reason)
+	assert.Equal(t, magosv1.ReasonRunnerOverrideForbidden, stalled.Reason)
 	assert.Contains(t, stalled.Message, "spec.runner.env")
 	assert.Contains(t, stalled.Message, "forbidden by Project platform")
 	require.Never(t, func() bool { return planJobs(t, s.ns, "rebel") > 0 }, 3*time.Second, 250*time.Millisecond,

@@ -15,7 +15,6 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
 )
 
 // The kubelet reads a run's Secrets with its own identity, whatever they
@@ -47,8 +46,8 @@ func TestWorkspaceSecretReferencesAreCheckedBeforeTheRunReadsThem(t *testing.T) 
 		s.newWorkspace("token-reader", "infra", func(ws *magosv1.Workspace) {
 			ws.Spec.Vars = []magosv1.Variable{{Name: "greeting", ValueFrom: secretKey("victim-token", "token")}}
 		})
-		s.requireRefused("token-mounter", workspace.ServiceAccountTokenReason, "runner volume tok reads Secret victim-token, a token of ServiceAccount magos-runner-victim")
-		s.requireRefused("token-reader", workspace.ServiceAccountTokenReason, "a token of ServiceAccount magos-runner-victim")
+		s.requireRefused("token-mounter", magosv1.ReasonServiceAccountTokenNotAllowed, "runner volume tok reads Secret victim-token, a token of ServiceAccount magos-runner-victim")
+		s.requireRefused("token-reader", magosv1.ReasonServiceAccountTokenNotAllowed, "a token of ServiceAccount magos-runner-victim")
 	})
 
 	t.Run("a runner volume cannot be mounted over the token path", func(t *testing.T) {
@@ -71,7 +70,7 @@ func TestWorkspaceSecretReferencesAreCheckedBeforeTheRunReadsThem(t *testing.T) 
 		})
 		ws := s.waitWorkspace("early-reader", time.Minute, "waits for the Secret", func(ws *magosv1.Workspace) bool {
 			c := conditions.Get(ws, magosv1.ReconcilingCondition)
-			return c != nil && c.Reason == workspace.SecretMissingReason
+			return c != nil && c.Reason == magosv1.ReasonSecretMissing
 		})
 		assert.Contains(t, conditions.Get(ws, magosv1.ReconcilingCondition).Message, "reads Secret later-outputs, which does not exist")
 		noJob("early-reader")
@@ -83,7 +82,7 @@ func TestWorkspaceSecretReferencesAreCheckedBeforeTheRunReadsThem(t *testing.T) 
 				magosv1.ManagedByLabel: magosv1.ManagedByValue, magosv1.WorkspaceLabel: "victim"}},
 			Data: map[string][]byte{"message": []byte("victim's output")},
 		}))
-		s.requireRefused("early-reader", workspace.StorageReferenceReason, "Secret later-outputs, which Magos keeps for Workspace victim")
+		s.requireRefused("early-reader", magosv1.ReasonStorageReferenceNotAllowed, "Secret later-outputs, which Magos keeps for Workspace victim")
 	})
 
 	t.Run("a run whose container cannot be created fails at once", func(t *testing.T) {
@@ -96,7 +95,7 @@ func TestWorkspaceSecretReferencesAreCheckedBeforeTheRunReadsThem(t *testing.T) 
 			ws.Spec.Vars = []magosv1.Variable{{Name: "greeting", ValueFrom: secretKey("partial", "message")}}
 		})
 		ws := s.waitWorkspace("keyless", time.Minute, "fails its run", func(ws *magosv1.Workspace) bool {
-			return len(ws.Status.History) > 0 && ws.Status.History[0].Reason == workspace.RunStartFailedReason
+			return len(ws.Status.History) > 0 && ws.Status.History[0].Reason == magosv1.ReasonRunStartFailed
 		})
 		assert.Contains(t, ws.Status.History[0].Message, "cannot be created (CreateContainerConfigError)")
 		assert.Contains(t, ws.Status.History[0].Message, "couldn't find key message in Secret")

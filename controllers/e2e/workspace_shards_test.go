@@ -135,7 +135,7 @@ func TestWorkspaceShards(t *testing.T) {
 		})
 		ws := s.waitWorkspace("needs-a", time.Minute, "waits, naming the shard", func(ws *magosv1.Workspace) bool {
 			ready := conditions.Get(ws, magosv1.ReadyCondition)
-			return ready != nil && ready.Reason == workspace.DependencyNotReadyReason
+			return ready != nil && ready.Reason == magosv1.ReasonDependencyNotReady
 		})
 		assert.Contains(t, conditions.Get(ws, magosv1.ReadyCondition).Message,
 			"Workspace in-a does not exist or is not in this controller's shard (sharding.fluxcd.io/key=b); keep a Workspace and its dependencies in one shard")

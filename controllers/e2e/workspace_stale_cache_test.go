@@ -61,7 +61,7 @@ func TestStaleCacheNeverRecordsALiveRunAsMissing(t *testing.T) {
 	ws = s.getWorkspace("lagging")
 	require.NotEmpty(t, ws.Status.History)
 	assert.Equal(t, job, ws.Status.History[0].Job)
-	assert.Equal(t, workspace.JobMissingReason, ws.Status.History[0].Reason)
+	assert.Equal(t, magosv1.ReasonJobMissing, ws.Status.History[0].Reason)
 }
 
 // A status patch that loses a conflict after a Job was created forgets the
@@ -148,6 +148,6 @@ func TestUnlockIsRefusedWhileARunHoldsTheLock(t *testing.T) {
 	assert.Equal(t, leaseUID, lease.UID, "and not deleted and made again")
 	ws = s.getWorkspace("unlock")
 	assert.Contains(t, readyMessage(ws), "Not releasing the state lock")
-	assert.Equal(t, workspace.StateLockedReason, conditions.Get(ws, magosv1.StalledCondition).Reason)
+	assert.Equal(t, magosv1.ReasonStateLocked, conditions.Get(ws, magosv1.StalledCondition).Reason)
 	assert.Len(t, unfinishedJobs(t, s.ns, "unlock"), 1, "one run at a time")
 }

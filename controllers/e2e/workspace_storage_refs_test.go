@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
 )
 
 // A Workspace author must not hand their runner another Workspace's state,
@@ -80,10 +79,10 @@ func TestWorkspaceCannotReadAnotherWorkspacesStorage(t *testing.T) {
 		s.newWorkspace("plan-reader", "infra", func(ws *magosv1.Workspace) {
 			ws.Spec.Vars = []magosv1.Variable{{Name: "greeting", ValueFrom: secretKey(magosv1.PlanSecretName("victim", 0), magosv1.PlanChunkKey)}}
 		})
-		s.requireRefused("plan-reader", workspace.StorageReferenceReason, "Secret "+magosv1.PlanSecretName("victim", 0))
-		s.requireRefused("inline-reader", workspace.StorageReferenceReason, "Secret victim-outputs")
-		s.requireRefused("set-reader", workspace.StorageReferenceReason, "Secret victim-outputs")
-		s.requireRefused("own-reader", workspace.StorageReferenceReason, "Secret own-reader-outputs, which Magos keeps for this Workspace")
+		s.requireRefused("plan-reader", magosv1.ReasonStorageReferenceNotAllowed, "Secret "+magosv1.PlanSecretName("victim", 0))
+		s.requireRefused("inline-reader", magosv1.ReasonStorageReferenceNotAllowed, "Secret victim-outputs")
+		s.requireRefused("set-reader", magosv1.ReasonStorageReferenceNotAllowed, "Secret victim-outputs")
+		s.requireRefused("own-reader", magosv1.ReasonStorageReferenceNotAllowed, "Secret own-reader-outputs, which Magos keeps for this Workspace")
 
 		// The same reference from a dependent is output chaining, once the
 		// producer consents: dependsOn alone does not open its outputs.
@@ -91,12 +90,12 @@ func TestWorkspaceCannotReadAnotherWorkspacesStorage(t *testing.T) {
 			ws.Spec.DependsOn = []magosv1.LocalObjectReference{{Name: "victim"}}
 			ws.Spec.Vars = []magosv1.Variable{{Name: "greeting", ValueFrom: secretKey("victim-outputs", "message")}}
 		})
-		s.requireRefused("dependent", workspace.OutputReadNotAllowedReason, `add dependent (or "*") to its spec.outputs.readers`)
+		s.requireRefused("dependent", magosv1.ReasonOutputReadNotAllowed, `add dependent (or "*") to its spec.outputs.readers`)
 		s.newWorkspace("ref-dependent", "infra", func(ws *magosv1.Workspace) {
 			ws.Spec.DependsOn = []magosv1.LocalObjectReference{{Name: "victim"}}
 			ws.Spec.Vars = []magosv1.Variable{{Name: "greeting", ValueFrom: outputOf("victim", "message")}}
 		})
-		s.requireRefused("ref-dependent", workspace.OutputReadNotAllowedReason, "dependency victim does not let this Workspace read its outputs")
+		s.requireRefused("ref-dependent", magosv1.ReasonOutputReadNotAllowed, "dependency victim does not let this Workspace read its outputs")
 
 		victim := s.getWorkspace("victim")
 		patch := client.MergeFrom(victim.DeepCopy())

@@ -13,7 +13,6 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
 	"github.com/magos-dev/magos/tools/harness/realnode"
 )
 
@@ -50,7 +49,7 @@ func TestRunnerTolerationGuardOnTheNode(t *testing.T) {
 	require.NoError(t, k8s.Create(ctx, tolerating("intruder", controlPlane)))
 	ws := waitWorkspace(t, ns, "intruder", time.Minute, "is refused", func(ws *magosv1.Workspace) bool {
 		c := conditions.Get(ws, magosv1.StalledCondition)
-		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == workspace.PlacementNotAllowedReason
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == magosv1.ReasonPlacementNotAllowed
 	})
 	assert.Contains(t, conditions.Get(ws, magosv1.StalledCondition).Message, `toleration key "node-role.kubernetes.io/control-plane"`)
 	require.Never(t, func() bool { return len(runnerPods(t, ns, "intruder")) > 0 }, 3*time.Second, 250*time.Millisecond,

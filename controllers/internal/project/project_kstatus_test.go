@@ -23,7 +23,7 @@ func TestProjectKstatus(t *testing.T) {
 		{"resolved", observation{Resolved: &resolved{}}, status.CurrentStatus},
 		{"resolved with a VariableSet not Ready", observation{Resolved: &resolved{}, VariableSetsObserved: true,
 			VariableSets: []variableSetState{{Name: "gone"}}}, status.CurrentStatus},
-		{"list error", observation{Err: rerror.Retry(ListFailedReason, errors.New("timeout"))}, status.InProgressStatus},
+		{"list error", observation{Err: rerror.Retry(magosv1.ReasonListFailed, errors.New("timeout"))}, status.InProgressStatus},
 		{"invalid spec", observation{Err: rerror.Stall(magosv1.InvalidSpecReason, errors.New("bad glob"))}, status.FailedStatus},
 	}
 	for _, tt := range tests {

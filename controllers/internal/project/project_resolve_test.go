@@ -112,8 +112,8 @@ func TestMissingVariableSet(t *testing.T) {
 		}
 		var warned, recovered bool
 		for _, e := range evs.Items {
-			warned = warned || (e.Type == corev1.EventTypeWarning && e.Reason == VariableSetNotReadyReason && e.Note == "VariableSet later not found")
-			recovered = recovered || (e.Type == corev1.EventTypeNormal && e.Reason == VariableSetsReadyReason)
+			warned = warned || (e.Type == corev1.EventTypeWarning && e.Reason == magosv1.ReasonVariableSetNotReady && e.Note == "VariableSet later not found")
+			recovered = recovered || (e.Type == corev1.EventTypeNormal && e.Reason == magosv1.ReasonVariableSetsReady)
 		}
 		return warned && recovered
 	}, 10*time.Second, 100*time.Millisecond, "VariableSetsReady transitions were not recorded as events")

@@ -20,16 +20,6 @@ import (
 // VariableSet itself.
 const VariableSetsReadyCondition = "VariableSetsReady"
 
-// Reasons of Project conditions and events.
-const (
-	// VariableSetsReadyReason: every referenced VariableSet is Ready.
-	VariableSetsReadyReason = "VariableSetsReady"
-	// VariableSetNotReadyReason: a referenced VariableSet is missing or not Ready.
-	VariableSetNotReadyReason = "VariableSetNotReady"
-	// ListFailedReason: member Workspaces or VariableSets could not be listed.
-	ListFailedReason = "ListFailed"
-)
-
 // maxListedVariableSets bounds how many VariableSets a message names.
 const maxListedVariableSets = 5
 
@@ -234,7 +224,7 @@ func setVariableSetsReady(p *magosv1.Project, sets []variableSetState) {
 		}
 	}
 	if len(problems) == 0 {
-		conditions.Set(p, VariableSetsReadyCondition, metav1.ConditionTrue, VariableSetsReadyReason,
+		conditions.Set(p, VariableSetsReadyCondition, metav1.ConditionTrue, magosv1.ReasonVariableSetsReady,
 			fmt.Sprintf("All %d shared VariableSets are Ready", len(sets)))
 		return
 	}
@@ -243,5 +233,5 @@ func setVariableSetsReady(p *magosv1.Project, sets []variableSetState) {
 	if more := len(problems) - len(shown); more > 0 {
 		msg += fmt.Sprintf("; and %d more", more)
 	}
-	conditions.Set(p, VariableSetsReadyCondition, metav1.ConditionFalse, VariableSetNotReadyReason, msg)
+	conditions.Set(p, VariableSetsReadyCondition, metav1.ConditionFalse, magosv1.ReasonVariableSetNotReady, msg)
 }

@@ -179,8 +179,8 @@ func TestComputeStatus(t *testing.T) {
 			obs:  observation{Rollup: counts, VariableSetsObserved: true, Err: rerror.Stall(magosv1.InvalidSpecReason, errors.New("bad glob"))},
 			want: want{ready: "False", stalled: "True", reason: magosv1.InvalidSpecReason, rollup: *counts, observedGenerationUpdated: true}},
 		{name: "a list error retries",
-			obs: observation{Err: rerror.Retry(ListFailedReason, errors.New("listing member Workspaces: timeout"))},
-			want: want{ready: "False", reconciling: "True", reason: ListFailedReason, setsReady: "False", setsMessage: "old", rollup: magosv1.WorkspaceRollup{Total: 9},
+			obs: observation{Err: rerror.Retry(magosv1.ReasonListFailed, errors.New("listing member Workspaces: timeout"))},
+			want: want{ready: "False", reconciling: "True", reason: magosv1.ReasonListFailed, setsReady: "False", setsMessage: "old", rollup: magosv1.WorkspaceRollup{Total: 9},
 				observedGenerationUpdated: true}},
 		{name: "nothing observed (deleting) leaves status alone",
 			obs:  observation{},
@@ -193,7 +193,7 @@ func TestComputeStatus(t *testing.T) {
 			p.Status.Workspaces = magosv1.WorkspaceRollup{Total: 9}
 			p.Status.SourceAllowList = []magosv1.SourceRule{{Name: "old"}}
 			conditions.Set(p, magosv1.ReadyCondition, metav1.ConditionTrue, "Old", "old")
-			conditions.Set(p, VariableSetsReadyCondition, metav1.ConditionFalse, VariableSetNotReadyReason, "old")
+			conditions.Set(p, VariableSetsReadyCondition, metav1.ConditionFalse, magosv1.ReasonVariableSetNotReady, "old")
 			computeStatus(p, tt.obs)
 
 			status := func(ct string) metav1.ConditionStatus {

@@ -75,7 +75,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 func (r *Reconciler) reconcileMembers(ctx context.Context, p *magosv1.Project, obs *observation) error {
 	var list magosv1.WorkspaceList
 	if err := r.List(ctx, &list, client.InNamespace(p.Namespace), client.MatchingFields{index.WorkspaceProjectRef: p.Name}); err != nil {
-		return rerror.Retry(ListFailedReason, fmt.Errorf("listing member Workspaces: %w", err))
+		return rerror.Retry(magosv1.ReasonListFailed, fmt.Errorf("listing member Workspaces: %w", err))
 	}
 	ru := rollup(list.Items)
 	obs.Rollup = &ru
@@ -94,7 +94,7 @@ func (r *Reconciler) reconcileVariableSets(ctx context.Context, p *magosv1.Proje
 		case apierrors.IsNotFound(err):
 			vs = nil
 		case err != nil:
-			return rerror.Retry(ListFailedReason, fmt.Errorf("reading VariableSet %s: %w", ref.Name, err))
+			return rerror.Retry(magosv1.ReasonListFailed, fmt.Errorf("reading VariableSet %s: %w", ref.Name, err))
 		}
 		obs.VariableSets = append(obs.VariableSets, variableSetStateOf(ref.Name, vs))
 	}

@@ -93,7 +93,7 @@ func TestProgressAdmitsStageByStage(t *testing.T) {
 	step(ro, observed{Revision: "r2", Members: m, Now: t0.Add(7 * time.Minute)})
 	assert.Equal(t, []magosv1.StagePhase{magosv1.StageSucceeded, magosv1.StageSucceeded, magosv1.StageSucceeded}, phases(ro))
 	computeStatus(ro, observation{})
-	assert.Equal(t, RolledOutReason, readyReason(ro))
+	assert.Equal(t, magosv1.ReasonRolledOut, readyReason(ro))
 }
 
 func TestProgressBakes(t *testing.T) {
@@ -185,7 +185,7 @@ func TestProgressSuspendAndAbort(t *testing.T) {
 	assert.Equal(t, magosv1.StageHalted, ro.Status.Stages[1].Phase, "stages not reached are halted too")
 	assert.Empty(t, ro.Status.Stages[1].AdmittedRevision)
 	computeStatus(ro, observation{Aborted: true})
-	assert.Equal(t, AbortedReason, readyReason(ro))
+	assert.Equal(t, magosv1.ReasonAborted, readyReason(ro))
 }
 
 func TestProgressAdmitsAJoinerOfASucceededStage(t *testing.T) {

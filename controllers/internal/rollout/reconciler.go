@@ -67,7 +67,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	var list magosv1.WorkspaceList
 	if err := r.List(ctx, &list, client.InNamespace(ro.Namespace), client.MatchingFields{projectRefIndex: ro.Spec.ProjectRef.Name}); err != nil {
-		return ctrl.Result{}, rerror.Retry(ListFailedReason, fmt.Errorf("listing the Project's Workspaces: %w", err))
+		return ctrl.Result{}, rerror.Retry(magosv1.ReasonListFailed, fmt.Errorf("listing the Project's Workspaces: %w", err))
 	}
 	staged, err := stageWorkspaces(ro.Spec.Stages, list.Items)
 	if err != nil {
@@ -76,10 +76,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	ro.Status.UnstagedWorkspaces = staged.Unstaged
 	switch len(staged.Sources) {
 	case 0:
-		return ctrl.Result{}, rerror.Wait(NoWorkspacesReason, fmt.Sprintf("Project %s has no Workspaces yet", ro.Spec.ProjectRef.Name), 0)
+		return ctrl.Result{}, rerror.Wait(magosv1.ReasonNoWorkspaces, fmt.Sprintf("Project %s has no Workspaces yet", ro.Spec.ProjectRef.Name), 0)
 	case 1:
 	default:
-		return ctrl.Result{}, rerror.Stall(MixedSourcesReason, fmt.Errorf(
+		return ctrl.Result{}, rerror.Stall(magosv1.ReasonMixedSources, fmt.Errorf(
 			"the Workspaces of Project %s read %d sources (%s); a Rollout rolls out the revisions of one source",
 			ro.Spec.ProjectRef.Name, len(staged.Sources), strings.Join(staged.Sources, ", ")))
 	}
@@ -87,10 +87,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	revision, err := r.sourceRevision(ctx, staged.Sources[0])
 	var notReady fluxsource.NotReadyError
 	if errors.As(err, &notReady) {
-		return ctrl.Result{}, rerror.Wait(SourceNotReadyReason, notReady.Msg, 0)
+		return ctrl.Result{}, rerror.Wait(magosv1.ReasonSourceNotReady, notReady.Msg, 0)
 	}
 	if err != nil {
-		return ctrl.Result{}, rerror.Retry(SourceNotReadyReason, err)
+		return ctrl.Result{}, rerror.Retry(magosv1.ReasonSourceNotReady, err)
 	}
 
 	o := observed{Revision: revision, Now: time.Now(), Members: make([][]member, len(staged.Stages))}
@@ -114,11 +114,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 func (r *Reconciler) checkGoverning(ctx context.Context, ro *magosv1.Rollout) error {
 	var list magosv1.RolloutList
 	if err := r.List(ctx, &list, client.InNamespace(ro.Namespace), client.MatchingFields{projectRefIndex: ro.Spec.ProjectRef.Name}); err != nil {
-		return rerror.Retry(ListFailedReason, fmt.Errorf("listing Rollouts: %w", err))
+		return rerror.Retry(magosv1.ReasonListFailed, fmt.Errorf("listing Rollouts: %w", err))
 	}
 	if gov := magosv1.GoverningRollout(list.Items, ro.Spec.ProjectRef.Name); gov != nil && gov.Name != ro.Name {
 		ro.Status.Stages, ro.Status.Revision, ro.Status.UnstagedWorkspaces = nil, "", nil
-		return rerror.Stall(ConflictingRolloutReason, fmt.Errorf("rollout %s already governs Project %s; this Rollout admits nothing", gov.Name, ro.Spec.ProjectRef.Name))
+		return rerror.Stall(magosv1.ReasonConflictingRollout, fmt.Errorf("rollout %s already governs Project %s; this Rollout admits nothing", gov.Name, ro.Spec.ProjectRef.Name))
 	}
 	return nil
 }

@@ -35,13 +35,13 @@ func TestRolloutKstatus(t *testing.T) {
 		{name: "progressing", stages: stages(magosv1.StageSucceeded, magosv1.StageProgressing), want: status.InProgressStatus},
 		{name: "baking", stages: stages(magosv1.StageBaking, magosv1.StagePending), want: status.InProgressStatus},
 		{name: "pending", stages: stages(magosv1.StagePending), want: status.InProgressStatus},
-		{name: "waiting for the source", obs: observation{Err: rerror.Wait(SourceNotReadyReason, "no artifact", 0)}, want: status.InProgressStatus},
+		{name: "waiting for the source", obs: observation{Err: rerror.Wait(magosv1.ReasonSourceNotReady, "no artifact", 0)}, want: status.InProgressStatus},
 		{name: "waiting for promotion", stages: stages(magosv1.StageSucceeded, magosv1.StageWaitingForPromotion), want: status.InProgressStatus, waitsForPerson: true},
 		{name: "suspended before a stage", stages: stages(magosv1.StageSucceeded, magosv1.StagePending), suspend: true, want: status.InProgressStatus, waitsForPerson: true},
 		{name: "halted by a failed Workspace", stages: stages(magosv1.StageHalted), want: status.FailedStatus},
 		{name: "aborted", stages: stages(magosv1.StageHalted), obs: observation{Aborted: true}, want: status.FailedStatus},
-		{name: "list error", obs: observation{Err: rerror.Retry(ListFailedReason, errors.New("timeout"))}, want: status.InProgressStatus},
-		{name: "conflicting Rollouts", obs: observation{Err: rerror.Stall(ConflictingRolloutReason, errors.New("both"))}, want: status.FailedStatus},
+		{name: "list error", obs: observation{Err: rerror.Retry(magosv1.ReasonListFailed, errors.New("timeout"))}, want: status.InProgressStatus},
+		{name: "conflicting Rollouts", obs: observation{Err: rerror.Stall(magosv1.ReasonConflictingRollout, errors.New("both"))}, want: status.FailedStatus},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

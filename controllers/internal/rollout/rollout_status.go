@@ -11,19 +11,6 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
-// Reasons of Rollout conditions and events.
-const (
-	SourceNotReadyReason     = "SourceNotReady"
-	NoWorkspacesReason       = "NoWorkspaces"
-	MixedSourcesReason       = "MixedSources"
-	ConflictingRolloutReason = "ConflictingRollout"
-	WorkspaceFailedReason    = "WorkspaceFailed"
-	AbortedReason            = "Aborted"
-	NotHaltedReason          = "NotHalted"
-	RolledOutReason          = "RolledOut"
-	ListFailedReason         = "ListFailed"
-)
-
 // observation is what one reconcile of a Rollout saw.
 type observation struct {
 	// Aborted is set when the abort annotation names the revision.
@@ -47,16 +34,16 @@ func computeStatus(ro *magosv1.Rollout, o observation) {
 	}
 	halted := haltedStage(st.Stages)
 	if halted == nil || waiting {
-		conditions.Set(ro, magosv1.HaltedCondition, metav1.ConditionFalse, NotHaltedReason, "No stage is halted")
+		conditions.Set(ro, magosv1.HaltedCondition, metav1.ConditionFalse, magosv1.ReasonNotHalted, "No stage is halted")
 	}
 	if waiting {
 		conditions.MarkError(ro, o.Err)
 		return
 	}
 	if halted != nil {
-		reason := WorkspaceFailedReason
+		reason := magosv1.ReasonWorkspaceFailed
 		if o.Aborted {
-			reason = AbortedReason
+			reason = magosv1.ReasonAborted
 		}
 		msg := fmt.Sprintf("Stage %s is halted: %s", halted.Name, halted.Message)
 		conditions.Set(ro, magosv1.HaltedCondition, metav1.ConditionTrue, reason, msg)
@@ -70,7 +57,7 @@ func computeStatus(ro *magosv1.Rollout, o observation) {
 	current := currentStage(st.Stages)
 	switch {
 	case current == nil:
-		conditions.MarkReady(ro, metav1.ConditionTrue, RolledOutReason,
+		conditions.MarkReady(ro, metav1.ConditionTrue, magosv1.ReasonRolledOut,
 			fmt.Sprintf("Revision %s is rolled out to all %d stages%s", st.Revision, len(st.Stages), unstaged))
 	case current.Phase == magosv1.StageWaitingForPromotion:
 		// Waiting for a person: kstatus reads it as Current, Ready stays

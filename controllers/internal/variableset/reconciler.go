@@ -80,7 +80,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 func (r *Reconciler) reconcileReferences(ctx context.Context, vs *magosv1.VariableSet, obs *observation) error {
 	objs, err := r.observeReferences(ctx, vs)
 	if err != nil {
-		return rerror.Retry(ReferenceReadFailedReason, err)
+		return rerror.Retry(magosv1.ReasonReferenceReadFailed, err)
 	}
 	rd := render(vs, objs)
 	obs.Rendered = &rd

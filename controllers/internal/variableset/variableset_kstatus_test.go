@@ -22,7 +22,7 @@ func TestVariableSetKstatus(t *testing.T) {
 	}{
 		{"rendered", observation{Rendered: &rendered{Digest: "sha256:a"}}, status.CurrentStatus},
 		{"waiting for a reference", observation{Rendered: &rendered{Missing: []string{"Secret s not found"}}}, status.InProgressStatus},
-		{"read error", observation{Err: rerror.Retry(ReferenceReadFailedReason, errors.New("connection refused"))}, status.InProgressStatus},
+		{"read error", observation{Err: rerror.Retry(magosv1.ReasonReferenceReadFailed, errors.New("connection refused"))}, status.InProgressStatus},
 		{"invalid spec", observation{Err: rerror.Stall(magosv1.InvalidSpecReason, errors.New("bad"))}, status.FailedStatus},
 	}
 	for _, tt := range tests {

@@ -32,7 +32,7 @@ func TestMissingReferenceRecovers(t *testing.T) {
 		{Name: "db_user", ValueFrom: secretKey("db-creds", "user")},
 		{Name: "db_password", ValueFrom: secretKey("db-creds", "password")},
 	}})
-	vs := eventually(t, ns, "db", readyIs(metav1.ConditionFalse, ReferenceNotFoundReason), "VariableSet db was not waiting for its key")
+	vs := eventually(t, ns, "db", readyIs(metav1.ConditionFalse, magosv1.ReasonReferenceNotFound), "VariableSet db was not waiting for its key")
 	ready := conditions.Get(vs, magosv1.ReadyCondition)
 	assert.Equal(t, "Waiting for Secret db-creds has no key password", ready.Message)
 	assert.True(t, conditions.IsTrue(vs, magosv1.ReconcilingCondition), "a missing reference is a wait in progress")
@@ -54,7 +54,7 @@ func TestMissingReferenceRecovers(t *testing.T) {
 	createVariableSet(t, ns, "later", magosv1.VariableSetSpec{
 		From: []magosv1.WholeObjectSource{{SecretRef: &magosv1.OptionalObjectReference{Name: "not-yet"}}},
 	})
-	vs = eventually(t, ns, "later", readyIs(metav1.ConditionFalse, ReferenceNotFoundReason), "VariableSet later was not waiting")
+	vs = eventually(t, ns, "later", readyIs(metav1.ConditionFalse, magosv1.ReasonReferenceNotFound), "VariableSet later was not waiting")
 	assert.Equal(t, "Waiting for Secret not-yet not found", conditions.Get(vs, magosv1.ReadyCondition).Message)
 	assert.Empty(t, vs.Status.Env)
 	createSecret(t, ns, "not-yet", map[string]string{"token": "t"})
@@ -72,7 +72,7 @@ func TestMissingReferenceRecovers(t *testing.T) {
 			if e.Regarding.Name != "db" {
 				continue
 			}
-			warned = warned || (e.Type == corev1.EventTypeWarning && e.Reason == ReferenceNotFoundReason &&
+			warned = warned || (e.Type == corev1.EventTypeWarning && e.Reason == magosv1.ReasonReferenceNotFound &&
 				strings.Contains(e.Note, "Secret db-creds has no key password"))
 			recovered = recovered || (e.Type == corev1.EventTypeNormal && e.Reason == magosv1.ReconciliationSucceededReason)
 		}

@@ -10,17 +10,6 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/conditions"
 )
 
-// Reasons of VariableSet conditions and events.
-const (
-	// ReferenceNotFoundReason: a required Secret, ConfigMap or key is
-	// missing. Ready is False and Reconciling True until it appears; the
-	// controller watches the object, so this recovers on its own.
-	ReferenceNotFoundReason = "ReferenceNotFound"
-	// ReferenceReadFailedReason: a referenced object could not be read (an
-	// apiserver or permission error); retried with backoff.
-	ReferenceReadFailedReason = "ReferenceReadFailed"
-)
-
 // maxListedMissing bounds how many missing references the Ready message names.
 const maxListedMissing = 5
 
@@ -66,7 +55,7 @@ func computeStatus(vs *magosv1.VariableSet, o observation) {
 	st.References = r.References
 	st.InputsDigest = r.Digest
 	if len(r.Missing) > 0 {
-		conditions.MarkReconciling(vs, ReferenceNotFoundReason, missingMessage(r.Missing))
+		conditions.MarkReconciling(vs, magosv1.ReasonReferenceNotFound, missingMessage(r.Missing))
 	} else {
 		conditions.MarkReady(vs, metav1.ConditionTrue, magosv1.ReconciliationSucceededReason, readyMessage(r))
 	}

@@ -259,10 +259,10 @@ func decideRun(f facts) decision {
 	}
 	if f.Approval == magosv1.ApprovalManual && f.ApprovedPlan != plan.ID {
 		return decision{
-			Phase: magosv1.PhaseAwaitingApproval, Reason: AwaitingApprovalReason,
+			Phase: magosv1.PhaseAwaitingApproval, Reason: magosv1.ReasonAwaitingApproval,
 			Message: fmt.Sprintf("%s %s (%s) of revision %s awaits approval: set spec.approvedPlan to %q (kubectl magos approve %s --plan %s)",
 				planNoun(plan), plan.ID, PlanSummary(plan), plan.Revision, plan.ID, f.Name, plan.ID),
-			Event: &note{Normal, AwaitingApprovalReason, fmt.Sprintf("%s %s (%s) awaits approval", planNoun(plan), plan.ID, PlanSummary(plan))},
+			Event: &note{Normal, magosv1.ReasonAwaitingApproval, fmt.Sprintf("%s %s (%s) awaits approval", planNoun(plan), plan.ID, PlanSummary(plan))},
 		}
 	}
 	return startDecision(run{Phase: magosv1.RunApply, Mode: plan.Mode, PlanID: plan.ID, PlanDigest: plan.Digest, PlanBundleDigest: plan.BundleDigest})
@@ -283,7 +283,7 @@ func decideBlocked(f facts) (decision, bool) {
 			"The runner Pod %s (%s) of an earlier run is still running and may be using the state; waiting for it to end",
 			f.LivePod.Name, f.LivePod.Phase)}, true
 	case f.ErroredState != nil && f.StateRestored:
-		return decision{Phase: magosv1.PhasePlanning, Reason: StateRestoredReason, Action: actClearErroredState,
+		return decision{Phase: magosv1.PhasePlanning, Reason: magosv1.ReasonStateRestored, Action: actClearErroredState,
 			Message: fmt.Sprintf("The state of run %s was marked restored; planning again", f.ErroredState.Job)}, true
 	case f.ErroredState != nil:
 		return decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonStateNotSaved, Stalled: true,
@@ -307,19 +307,19 @@ func decideBlocked(f facts) (decision, bool) {
 		// destroyOnDelete lets it go. A failure from before the deletion
 		// does not hold it.
 		if wait := retryIn(f.Retry, f.Now); deletionRun(last) && wait > 0 {
-			return decision{Phase: magosv1.PhaseFailed, Reason: DestroyFailedReason, Action: actWait, After: wait,
+			return decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonDestroyFailed, Action: actWait, After: wait,
 				Message: fmt.Sprintf("The %s run %s failed: %s; retrying in %s (unset spec.destroyOnDelete to delete the Workspace and leave the resources)",
 					runKind(last.Phase, last.Mode, false), last.Job, last.Message, wait.Round(time.Second))}, true
 		}
 		return decision{}, false
 	}
-	reason := orDefault(last.Reason, RunFailedReason)
+	reason := orDefault(last.Reason, magosv1.ReasonRunFailed)
 	if stalls(reason) {
 		return decision{Phase: magosv1.PhaseFailed, Reason: reason, Stalled: true,
 			Message: fmt.Sprintf("The %s run %s failed: %s; it is not retried until the revision or inputs change", last.Phase, last.Job, last.Message)}, true
 	}
 	if f.Retry.NextTime == nil {
-		return decision{Phase: magosv1.PhaseFailed, Reason: RetriesExhaustedReason, Stalled: true,
+		return decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonRetriesExhausted, Stalled: true,
 			Message: fmt.Sprintf("The %s run %s failed (%s, %d attempts in a row): %s; no attempts are left (spec.retry.maxAttempts): it is retried when the revision or inputs change, or on request (kubectl magos retry %s)",
 				last.Phase, last.Job, reason, f.Retry.Attempts, last.Message, f.Name)}, true
 	}
@@ -342,7 +342,7 @@ func retryIn(rs *magosv1.RetryStatus, now time.Time) time.Duration {
 // decideLock holds a Workspace with a stuck state lock (rule 3).
 func decideLock(name string, lock *magosv1.LockStatus, unlock *unlockCheck) decision {
 	held := func(msg string) decision {
-		return decision{Phase: magosv1.PhaseFailed, Reason: StateLockedReason, Stalled: true, Message: msg}
+		return decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonStateLocked, Stalled: true, Message: msg}
 	}
 	howTo := func(holder string) string {
 		return fmt.Sprintf("once no run is using the state, release it with: kubectl magos unlock %s (or kubectl annotate workspace %s %s=%s --overwrite)", name, name, UnlockAnnotation, holder)
@@ -356,7 +356,7 @@ func decideLock(name string, lock *magosv1.LockStatus, unlock *unlockCheck) deci
 	case unlock.Holder != "" && unlock.Holder != lock.Holder:
 		return held(fmt.Sprintf("Not releasing the state lock (Lease %s): it is now held by %q, not %q; %s", lock.Lease, unlock.Holder, lock.Holder, howTo(unlock.Holder)))
 	}
-	return decision{Phase: magosv1.PhasePlanning, Reason: UnlockedReason, Action: actReleaseLock,
+	return decision{Phase: magosv1.PhasePlanning, Reason: magosv1.ReasonUnlocked, Action: actReleaseLock,
 		Message: fmt.Sprintf("Releasing the state lock held by %q; planning again", lock.Holder)}
 }
 
@@ -411,9 +411,9 @@ func decideGate(f facts, blocked string) (decision, bool) {
 
 func awaitingPromotion(plan *magosv1.PlanStatus, a admission) decision {
 	return decision{
-		Phase: magosv1.PhaseAwaitingPromotion, Reason: AwaitingPromotionReason,
+		Phase: magosv1.PhaseAwaitingPromotion, Reason: magosv1.ReasonAwaitingPromotion,
 		Message: fmt.Sprintf("Plan %s (%s) of revision %s: %s", plan.ID, PlanSummary(plan), plan.Revision, a.Message),
-		Event:   &note{Normal, AwaitingPromotionReason, fmt.Sprintf("Plan %s of revision %s: %s", plan.ID, plan.Revision, a.Message)},
+		Event:   &note{Normal, magosv1.ReasonAwaitingPromotion, fmt.Sprintf("Plan %s of revision %s: %s", plan.ID, plan.Revision, a.Message)},
 	}
 }
 
@@ -427,10 +427,10 @@ func awaitingPromotion(plan *magosv1.PlanStatus, a admission) decision {
 func decideDeletion(f facts) decision {
 	del := f.Deletion
 	if last := f.LastRun; last != nil && deletionRun(last) && destroyed(last) {
-		return decision{Phase: magosv1.PhaseDestroying, Reason: DestroyedReason, Action: actFinishDeletion}
+		return decision{Phase: magosv1.PhaseDestroying, Reason: magosv1.ReasonDestroyed, Action: actFinishDeletion}
 	}
 	if del.Skip != "" {
-		return decision{Phase: magosv1.PhaseDestroying, Reason: DestroySkippedReason, Action: actFinishDeletion, Message: del.Skip}
+		return decision{Phase: magosv1.PhaseDestroying, Reason: magosv1.ReasonDestroySkipped, Action: actFinishDeletion, Message: del.Skip}
 	}
 	if del.SkipGate {
 		return startDecision(run{Phase: magosv1.RunDestroy})
@@ -439,13 +439,13 @@ func decideDeletion(f facts) decision {
 	if !f.planCurrent() {
 		d := startDecision(f.planRun(false))
 		if del.GateRefused {
-			d.Event = &note{Warning, DestroyGateEnforcedReason,
+			d.Event = &note{Warning, magosv1.ReasonDestroyGateEnforced,
 				"spec.destroy.gate is Skip, but this cluster does not allow skipping the destroy gate (--allow-destroy-skip-gate); the destroy is planned, checked by policy and approved like any plan"}
 		}
 		return d
 	}
 	if !plan.HasChanges {
-		return decision{Phase: magosv1.PhaseDestroying, Reason: DestroyedReason, Action: actFinishDeletion,
+		return decision{Phase: magosv1.PhaseDestroying, Reason: magosv1.ReasonDestroyed, Action: actFinishDeletion,
 			Message: fmt.Sprintf("Destroy plan %s of revision %s has no changes: nothing is left to destroy", plan.ID, plan.Revision)}
 	}
 	if d, ok := decideGate(f, destroyBlockedMessage(plan, f.Gate.Message)); ok {
@@ -453,8 +453,8 @@ func decideDeletion(f facts) decision {
 	}
 	if f.Approval == magosv1.ApprovalManual && f.ApprovedPlan != plan.ID {
 		return decision{
-			Phase: magosv1.PhaseAwaitingApproval, Reason: DestroyAwaitingApprovalReason, Message: destroyApprovalMessage(plan),
-			Event: &note{Normal, DestroyAwaitingApprovalReason, fmt.Sprintf("The Workspace is being deleted: destroy plan %s (%s) awaits approval", plan.ID, PlanSummary(plan))},
+			Phase: magosv1.PhaseAwaitingApproval, Reason: magosv1.ReasonDestroyAwaitingApproval, Message: destroyApprovalMessage(plan),
+			Event: &note{Normal, magosv1.ReasonDestroyAwaitingApproval, fmt.Sprintf("The Workspace is being deleted: destroy plan %s (%s) awaits approval", plan.ID, PlanSummary(plan))},
 		}
 	}
 	return startDecision(run{Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy, PlanID: plan.ID, PlanDigest: plan.Digest, PlanBundleDigest: plan.BundleDigest})

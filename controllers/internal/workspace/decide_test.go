@@ -40,7 +40,7 @@ func TestDecide(t *testing.T) {
 	del := func(d deletionFacts) *deletionFacts { return &d }
 	rq := &magosv1.PlanRequest{ID: "r1", Replace: []string{"terraform_data.web"}}
 	forRequest := func(p *magosv1.PlanStatus) { p.Request = rq }
-	blocked := gateVerdict{Outcome: gateBlocked, Reason: PolicyViolationReason, Message: "keep-db"}
+	blocked := gateVerdict{Outcome: gateBlocked, Reason: magosv1.ReasonPolicyViolation, Message: "keep-db"}
 
 	type want struct {
 		phase   magosv1.WorkspacePhase
@@ -60,53 +60,53 @@ func TestDecide(t *testing.T) {
 	}{
 		// 1. Runs in progress.
 		{name: "a plan in progress", f: facts{Running: &magosv1.RunStatus{Job: "ws-plan-1", Phase: magosv1.RunPlan, Revision: rev}},
-			want: want{phase: magosv1.PhasePlanning, reason: PlanningReason, message: "Run ws-plan-1 (plan) of revision " + rev + " is in progress"}},
+			want: want{phase: magosv1.PhasePlanning, reason: magosv1.ReasonPlanning, message: "Run ws-plan-1 (plan) of revision " + rev + " is in progress"}},
 		{name: "an apply in progress", f: facts{Running: &magosv1.RunStatus{Job: "ws-apply-1", Phase: magosv1.RunApply}},
-			want: want{phase: magosv1.PhaseApplying, reason: ApplyingReason}},
+			want: want{phase: magosv1.PhaseApplying, reason: magosv1.ReasonApplying}},
 		{name: "a destroy apply in progress while deleted", f: facts{Running: &magosv1.RunStatus{Job: "ws-apply-1", Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy}, Deletion: del(deletionFacts{})},
-			want: want{phase: magosv1.PhaseDestroying, reason: DestroyingReason, message: "being deleted"}},
+			want: want{phase: magosv1.PhaseDestroying, reason: magosv1.ReasonDestroying, message: "being deleted"}},
 		{name: "a destroy apply in progress in mode Destroy: nothing is deleted", f: facts{Running: &magosv1.RunStatus{Job: "ws-apply-1", Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy, Revision: rev}, Mode: magosv1.ModeDestroy},
-			want: want{phase: magosv1.PhaseDestroying, reason: DestroyingReason, message: "Run ws-apply-1 (destroy apply) of revision " + rev + " is in progress"}},
+			want: want{phase: magosv1.PhaseDestroying, reason: magosv1.ReasonDestroying, message: "Run ws-apply-1 (destroy apply) of revision " + rev + " is in progress"}},
 		{name: "a runner Pod of an earlier run still runs", f: facts{LivePod: &livePod{Name: "ws-apply-1-x", Phase: magosv1.RunApply}, Plan: plan()},
-			want: want{phase: magosv1.PhaseApplying, reason: ApplyingReason, message: "waiting for it to end"}},
+			want: want{phase: magosv1.PhaseApplying, reason: magosv1.ReasonApplying, message: "waiting for it to end"}},
 		{name: "a run in progress goes before a held lock", f: facts{Running: &magosv1.RunStatus{Phase: magosv1.RunPlan}, Lock: lock},
-			want: want{phase: magosv1.PhasePlanning, reason: PlanningReason}},
+			want: want{phase: magosv1.PhasePlanning, reason: magosv1.ReasonPlanning}},
 
 		// 2. Errored state.
 		{name: "state not saved stalls", f: facts{Name: "ws", ErroredState: errored, Plan: plan()},
 			want: want{phase: magosv1.PhaseFailed, reason: magosv1.ReasonStateNotSaved, stalled: true, message: "kubectl annotate workspace ws magos.dev/state-restored=ws-apply-1"}},
 		{name: "restored state plans again", f: facts{ErroredState: errored, StateRestored: true},
-			want: want{phase: magosv1.PhasePlanning, reason: StateRestoredReason, action: actClearErroredState}},
+			want: want{phase: magosv1.PhasePlanning, reason: magosv1.ReasonStateRestored, action: actClearErroredState}},
 		{name: "state not saved holds a deletion too", f: facts{ErroredState: errored, Deletion: del(deletionFacts{})},
 			want: want{phase: magosv1.PhaseFailed, reason: magosv1.ReasonStateNotSaved, stalled: true}},
 
 		// 3. Locks.
 		{name: "a held lock stalls", f: facts{Name: "ws", Lock: lock, Plan: plan()},
-			want: want{phase: magosv1.PhaseFailed, reason: StateLockedReason, stalled: true, message: "kubectl magos unlock ws (or kubectl annotate workspace ws magos.dev/unlock=run-1 --overwrite)"}},
+			want: want{phase: magosv1.PhaseFailed, reason: magosv1.ReasonStateLocked, stalled: true, message: "kubectl magos unlock ws (or kubectl annotate workspace ws magos.dev/unlock=run-1 --overwrite)"}},
 		{name: "unlock while a run still runs is refused", f: facts{Lock: lock, Unlock: &unlockCheck{Running: "Job ws-apply-1"}},
-			want: want{phase: magosv1.PhaseFailed, reason: StateLockedReason, stalled: true, message: "Job ws-apply-1 of this Workspace is still running"}},
+			want: want{phase: magosv1.PhaseFailed, reason: magosv1.ReasonStateLocked, stalled: true, message: "Job ws-apply-1 of this Workspace is still running"}},
 		{name: "unlock of a lock now held by another is refused", f: facts{Lock: lock, Unlock: &unlockCheck{Holder: "run-2"}},
-			want: want{phase: magosv1.PhaseFailed, reason: StateLockedReason, stalled: true, message: `now held by "run-2", not "run-1"`}},
+			want: want{phase: magosv1.PhaseFailed, reason: magosv1.ReasonStateLocked, stalled: true, message: `now held by "run-2", not "run-1"`}},
 		{name: "unlock releases the lock", f: facts{Lock: lock, Unlock: &unlockCheck{}, LastRun: failed(magosv1.ReasonApplyFailed), Retry: retryAt(time.Minute)},
-			want: want{phase: magosv1.PhasePlanning, reason: UnlockedReason, action: actReleaseLock}},
+			want: want{phase: magosv1.PhasePlanning, reason: magosv1.ReasonUnlocked, action: actReleaseLock}},
 
 		// 4. Failures.
 		{name: "a retried failure waits for its retry time", f: facts{LastRun: failed(magosv1.ReasonInitFailed), Retry: retryAt(20 * time.Second)},
 			want: want{phase: magosv1.PhaseFailed, reason: magosv1.ReasonInitFailed, action: actWait, after: 20 * time.Second, message: "retrying in 20s"}},
 		{name: "a retried failure plans again once due", f: facts{LastRun: failed(magosv1.ReasonInitFailed), Retry: retryAt(-time.Second)},
-			want: want{phase: magosv1.PhasePlanning, reason: PlanningReason, action: actStart, run: run{Phase: magosv1.RunPlan}}},
+			want: want{phase: magosv1.PhasePlanning, reason: magosv1.ReasonPlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
 		{name: "a failure without a reason is RunFailed and retried", f: facts{LastRun: failed(""), Retry: retryAt(time.Second)},
-			want: want{phase: magosv1.PhaseFailed, reason: RunFailedReason, action: actWait, after: time.Second}},
+			want: want{phase: magosv1.PhaseFailed, reason: magosv1.ReasonRunFailed, action: actWait, after: time.Second}},
 		{name: "engine not found stalls", f: facts{LastRun: failed(magosv1.ReasonEngineNotFound), Retry: stalled},
 			want: want{phase: magosv1.PhaseFailed, reason: magosv1.ReasonEngineNotFound, stalled: true, message: "not retried until the revision or inputs change"}},
 		{name: "a rejected artifact stalls", f: facts{LastRun: failed(magosv1.ReasonArtifactRejected), Retry: stalled},
 			want: want{phase: magosv1.PhaseFailed, reason: magosv1.ReasonArtifactRejected, stalled: true}},
 		{name: "a failure of another revision is history", f: facts{LastRun: failed(magosv1.ReasonEngineNotFound), Retry: stalled, Revision: "main@sha1:c"},
-			want: want{phase: magosv1.PhasePlanning, reason: PlanningReason, action: actStart, run: run{Phase: magosv1.RunPlan}}},
+			want: want{phase: magosv1.PhasePlanning, reason: magosv1.ReasonPlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
 		{name: "a failure without retry state (released) plans", f: facts{LastRun: failed(magosv1.ReasonStateNotSaved)},
-			want: want{phase: magosv1.PhasePlanning, reason: PlanningReason, action: actStart, run: run{Phase: magosv1.RunPlan}}},
+			want: want{phase: magosv1.PhasePlanning, reason: magosv1.ReasonPlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
 		{name: "retries exhausted stall", f: facts{Name: "ws", LastRun: failed(magosv1.ReasonInitFailed), Retry: &magosv1.RetryStatus{Attempts: 3}},
-			want: want{phase: magosv1.PhaseFailed, reason: RetriesExhaustedReason, stalled: true, message: "InitFailed, 3 attempts in a row"}},
+			want: want{phase: magosv1.PhaseFailed, reason: magosv1.ReasonRetriesExhausted, stalled: true, message: "InitFailed, 3 attempts in a row"}},
 		{name: "a reconcile request retries a stalled failure now", f: facts{LastRun: failed(magosv1.ReasonEngineNotFound), Retry: stalled, Requested: true},
 			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}, handles: true}},
 		{name: "a reconcile request retries now", f: facts{LastRun: failed(magosv1.ReasonInitFailed), Retry: retryAt(time.Hour), Requested: true},
@@ -116,11 +116,11 @@ func TestDecide(t *testing.T) {
 		{name: "a reconcile request waits for the run in progress", f: facts{Running: &magosv1.RunStatus{Phase: magosv1.RunApply}, Requested: true},
 			want: want{phase: magosv1.PhaseApplying}},
 		{name: "a reconcile request does not release a lock", f: facts{Lock: lock, Requested: true},
-			want: want{phase: magosv1.PhaseFailed, reason: StateLockedReason, stalled: true}},
+			want: want{phase: magosv1.PhaseFailed, reason: magosv1.ReasonStateLocked, stalled: true}},
 
 		// 6. Planning.
 		{name: "no plan: plan", f: facts{},
-			want: want{phase: magosv1.PhasePlanning, reason: PlanningReason, action: actStart, run: run{Phase: magosv1.RunPlan}}},
+			want: want{phase: magosv1.PhasePlanning, reason: magosv1.ReasonPlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
 		{name: "a plan of another revision: plan", f: facts{Plan: plan(func(p *magosv1.PlanStatus) { p.Revision = "main@sha1:a" })},
 			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
 		{name: "a plan of other inputs: plan", f: facts{Plan: plan(func(p *magosv1.PlanStatus) { p.InputsDigest = "sha256:old" })},
@@ -128,7 +128,7 @@ func TestDecide(t *testing.T) {
 
 		// 6. The fast path: where nothing decides on the plan.
 		{name: "nothing decides: plan and apply in one run", f: facts{Deciders: &deciders{}},
-			want: want{phase: magosv1.PhaseApplying, reason: ApplyingReason, action: actStart, run: run{Phase: magosv1.RunPlanApply}}},
+			want: want{phase: magosv1.PhaseApplying, reason: magosv1.ReasonApplying, action: actStart, run: run{Phase: magosv1.RunPlanApply}}},
 		{name: "nothing decides on a drift re-plan: plan and apply in one run", f: facts{Plan: plan(), Applied: appliedP2, Interval: time.Minute, Deciders: &deciders{}},
 			want: want{phase: magosv1.PhaseApplying, action: actStart, run: run{Phase: magosv1.RunPlanApply, Drift: true}}},
 		{name: "a full plan request takes the fast path", f: facts{Request: &magosv1.PlanRequest{ID: "r0"}, Deciders: &deciders{}},
@@ -152,7 +152,7 @@ func TestDecide(t *testing.T) {
 		{name: "a plan without changes is recorded as applied", f: facts{Plan: plan(noChanges), Applied: applied},
 			want: want{phase: magosv1.PhaseIdle, action: actRecordNoChanges}},
 		{name: "a plan without changes awaits promotion", f: facts{Plan: plan(noChanges), Applied: applied, Admission: admission{Denied: true, Message: "stage prod is not admitted"}},
-			want: want{phase: magosv1.PhaseAwaitingPromotion, reason: AwaitingPromotionReason, event: AwaitingPromotionReason, message: "stage prod is not admitted"}},
+			want: want{phase: magosv1.PhaseAwaitingPromotion, reason: magosv1.ReasonAwaitingPromotion, event: magosv1.ReasonAwaitingPromotion, message: "stage prod is not admitted"}},
 		{name: "applied: idle", f: facts{Plan: plan(), Applied: appliedP2},
 			want: want{phase: magosv1.PhaseIdle, message: "Applied revision " + rev}},
 		{name: "applied: drift check not due", f: facts{Plan: plan(), Applied: appliedP2, Interval: 90 * time.Minute},
@@ -161,40 +161,40 @@ func TestDecide(t *testing.T) {
 			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan, Drift: true}}},
 
 		// 8. Policy gate.
-		{name: "a violation stalls", f: facts{Plan: plan(), Applied: applied, Gate: gateVerdict{Outcome: gateBlocked, Reason: PolicyViolationReason, Message: "no-public-buckets"}},
-			want: want{phase: magosv1.PhaseFailed, reason: PolicyViolationReason, stalled: true, message: "Plan p2 is blocked by policy: no-public-buckets"}},
-		{name: "a plan too large to evaluate stalls", f: facts{Plan: plan(), Gate: gateVerdict{Outcome: gateBlocked, Reason: PlanTooLargeReason, Message: "too large"}},
-			want: want{phase: magosv1.PhaseFailed, reason: PlanTooLargeReason, stalled: true}},
-		{name: "a policy error is evaluated again, not stalled", f: facts{Plan: plan(), Gate: gateVerdict{Outcome: gateErrored, Reason: PolicyErrorReason, Message: "selecting policies: boom"}},
-			want: want{phase: magosv1.PhaseFailed, reason: PolicyErrorReason, action: actWait, after: policyRetryInterval, message: "evaluating again in 30s"}},
+		{name: "a violation stalls", f: facts{Plan: plan(), Applied: applied, Gate: gateVerdict{Outcome: gateBlocked, Reason: magosv1.ReasonPolicyViolation, Message: "no-public-buckets"}},
+			want: want{phase: magosv1.PhaseFailed, reason: magosv1.ReasonPolicyViolation, stalled: true, message: "Plan p2 is blocked by policy: no-public-buckets"}},
+		{name: "a plan too large to evaluate stalls", f: facts{Plan: plan(), Gate: gateVerdict{Outcome: gateBlocked, Reason: magosv1.ReasonPlanTooLarge, Message: "too large"}},
+			want: want{phase: magosv1.PhaseFailed, reason: magosv1.ReasonPlanTooLarge, stalled: true}},
+		{name: "a policy error is evaluated again, not stalled", f: facts{Plan: plan(), Gate: gateVerdict{Outcome: gateErrored, Reason: magosv1.ReasonPolicyError, Message: "selecting policies: boom"}},
+			want: want{phase: magosv1.PhaseFailed, reason: magosv1.ReasonPolicyError, action: actWait, after: policyRetryInterval, message: "evaluating again in 30s"}},
 		{name: "a stored plan that is not the one in status is planned again", f: facts{Plan: plan(), Gate: gateVerdict{Outcome: gateStalePlan}},
 			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
 
 		// 9–11. Promotion, approval, apply.
 		{name: "not admitted by the Rollout", f: facts{Plan: plan(), Gate: passed, Admission: admission{Denied: true, Message: "waiting for stage dev"}},
-			want: want{phase: magosv1.PhaseAwaitingPromotion, reason: AwaitingPromotionReason, event: AwaitingPromotionReason}},
+			want: want{phase: magosv1.PhaseAwaitingPromotion, reason: magosv1.ReasonAwaitingPromotion, event: magosv1.ReasonAwaitingPromotion}},
 		{name: "manual approval pending", f: facts{Name: "ws", Plan: plan(), Gate: passed, Approval: magosv1.ApprovalManual, ApprovedPlan: "p1"},
-			want: want{phase: magosv1.PhaseAwaitingApproval, reason: AwaitingApprovalReason, event: AwaitingApprovalReason, message: `set spec.approvedPlan to "p2" (kubectl magos approve ws --plan p2)`}},
+			want: want{phase: magosv1.PhaseAwaitingApproval, reason: magosv1.ReasonAwaitingApproval, event: magosv1.ReasonAwaitingApproval, message: `set spec.approvedPlan to "p2" (kubectl magos approve ws --plan p2)`}},
 		{name: "approved: apply", f: facts{Plan: plan(), Gate: passed, Approval: magosv1.ApprovalManual, ApprovedPlan: "p2"},
-			want: want{phase: magosv1.PhaseApplying, reason: ApplyingReason, action: actStart, run: run{Phase: magosv1.RunApply, PlanID: "p2", PlanDigest: "sha256:plan"}}},
+			want: want{phase: magosv1.PhaseApplying, reason: magosv1.ReasonApplying, action: actStart, run: run{Phase: magosv1.RunApply, PlanID: "p2", PlanDigest: "sha256:plan"}}},
 		{name: "auto approval: apply", f: facts{Plan: plan(), Gate: passed, Applied: applied},
 			want: want{phase: magosv1.PhaseApplying, action: actStart, run: run{Phase: magosv1.RunApply, PlanID: "p2", PlanDigest: "sha256:plan"}}},
 
 		// Mode PlanOnly (rules 7–11).
 		{name: "plan-only: a plan with changes is reported, not applied", f: facts{Mode: magosv1.ModePlanOnly, Plan: plan(), Applied: applied, Gate: passed},
-			want: want{phase: magosv1.PhaseIdle, reason: PlanOnlyReason, message: "Plan-only: plan p2 of revision " + rev + " has changes (+1 ~0 -0) and passed policy; it is not applied"}},
+			want: want{phase: magosv1.PhaseIdle, reason: magosv1.ReasonPlanOnly, message: "Plan-only: plan p2 of revision " + rev + " has changes (+1 ~0 -0) and passed policy; it is not applied"}},
 		{name: "plan-only: an approved plan is not applied", f: facts{Mode: magosv1.ModePlanOnly, Plan: plan(), Gate: passed, Approval: magosv1.ApprovalManual, ApprovedPlan: "p2"},
-			want: want{phase: magosv1.PhaseIdle, reason: PlanOnlyReason, message: "it is not applied"}},
+			want: want{phase: magosv1.PhaseIdle, reason: magosv1.ReasonPlanOnly, message: "it is not applied"}},
 		{name: "plan-only: a blocked plan is reported, not stalled", f: facts{Mode: magosv1.ModePlanOnly, Plan: plan(), Gate: blocked},
-			want: want{phase: magosv1.PhaseIdle, reason: PlanOnlyReason, message: "would be blocked by policy: keep-db"}},
-		{name: "plan-only: a policy error is evaluated again", f: facts{Mode: magosv1.ModePlanOnly, Plan: plan(), Gate: gateVerdict{Outcome: gateErrored, Reason: PolicyErrorReason, Message: "boom"}},
-			want: want{phase: magosv1.PhaseFailed, reason: PolicyErrorReason, action: actWait, after: policyRetryInterval}},
+			want: want{phase: magosv1.PhaseIdle, reason: magosv1.ReasonPlanOnly, message: "would be blocked by policy: keep-db"}},
+		{name: "plan-only: a policy error is evaluated again", f: facts{Mode: magosv1.ModePlanOnly, Plan: plan(), Gate: gateVerdict{Outcome: gateErrored, Reason: magosv1.ReasonPolicyError, Message: "boom"}},
+			want: want{phase: magosv1.PhaseFailed, reason: magosv1.ReasonPolicyError, action: actWait, after: policyRetryInterval}},
 		{name: "plan-only: a stale stored plan is planned again", f: facts{Mode: magosv1.ModePlanOnly, Plan: plan(), Gate: gateVerdict{Outcome: gateStalePlan}},
 			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
 		{name: "plan-only: the plan is checked again after the interval", f: facts{Mode: magosv1.ModePlanOnly, Plan: plan(), Gate: blocked, Interval: time.Hour},
 			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan, Drift: true}}},
 		{name: "plan-only: the drift check waits for the interval", f: facts{Mode: magosv1.ModePlanOnly, Plan: plan(), Gate: passed, Interval: 2 * time.Hour},
-			want: want{phase: magosv1.PhaseIdle, reason: PlanOnlyReason, action: actWait, after: time.Hour}},
+			want: want{phase: magosv1.PhaseIdle, reason: magosv1.ReasonPlanOnly, action: actWait, after: time.Hour}},
 		{name: "plan-only: no Rollout holds a plan without changes", f: facts{Mode: magosv1.ModePlanOnly, Plan: plan(noChanges), Admission: admission{Denied: true}},
 			want: want{phase: magosv1.PhaseIdle, action: actRecordNoChanges, message: "Plan-only: revision " + rev + " has no changes"}},
 
@@ -202,12 +202,12 @@ func TestDecide(t *testing.T) {
 		{name: "destroy mode: a normal plan is replaced by a destroy plan", f: facts{Mode: magosv1.ModeDestroy, Plan: plan(), Applied: appliedP2},
 			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan, Mode: magosv1.PlanModeDestroy}}},
 		{name: "destroy mode: the destroy plan is blocked by policy", f: facts{Mode: magosv1.ModeDestroy, Plan: plan(destroyMode), Gate: blocked},
-			want: want{phase: magosv1.PhaseFailed, reason: PolicyViolationReason, stalled: true, message: "Destroy plan p2 is blocked by policy: keep-db"}},
+			want: want{phase: magosv1.PhaseFailed, reason: magosv1.ReasonPolicyViolation, stalled: true, message: "Destroy plan p2 is blocked by policy: keep-db"}},
 		{name: "destroy mode: the destroy plan awaits approval", f: facts{Name: "ws", Mode: magosv1.ModeDestroy, Plan: plan(destroyMode), Gate: passed, Approval: magosv1.ApprovalManual, ApprovedPlan: "p1"},
-			want: want{phase: magosv1.PhaseAwaitingApproval, reason: AwaitingApprovalReason, event: AwaitingApprovalReason, message: "Destroy plan p2 (+1 ~0 -0) of revision " + rev + " awaits approval"}},
+			want: want{phase: magosv1.PhaseAwaitingApproval, reason: magosv1.ReasonAwaitingApproval, event: magosv1.ReasonAwaitingApproval, message: "Destroy plan p2 (+1 ~0 -0) of revision " + rev + " awaits approval"}},
 		{name: "destroy mode: apply exactly the approved destroy plan (no Rollout gates it)", f: facts{Mode: magosv1.ModeDestroy, Plan: plan(destroyMode), Gate: passed,
 			Approval: magosv1.ApprovalManual, ApprovedPlan: "p2", Admission: admission{Denied: true}},
-			want: want{phase: magosv1.PhaseDestroying, reason: DestroyingReason, action: actStart, run: run{Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy, PlanID: "p2", PlanDigest: "sha256:plan"}}},
+			want: want{phase: magosv1.PhaseDestroying, reason: magosv1.ReasonDestroying, action: actStart, run: run{Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy, PlanID: "p2", PlanDigest: "sha256:plan"}}},
 		{name: "destroy mode: destroyed, the drift check plans a destroy again", f: facts{Mode: magosv1.ModeDestroy, Plan: plan(destroyMode), Applied: appliedP2, Interval: time.Hour},
 			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan, Mode: magosv1.PlanModeDestroy, Drift: true}}},
 		{name: "destroy mode: nothing left to destroy", f: facts{Mode: magosv1.ModeDestroy, Plan: plan(destroyMode, noChanges), Applied: applied},
@@ -233,13 +233,13 @@ func TestDecide(t *testing.T) {
 
 		// 5. Deletion.
 		{name: "deletion: destroyed", f: facts{Deletion: del(deletionFacts{}), LastRun: &magosv1.RunStatus{Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy, Result: magosv1.ResultSucceeded}},
-			want: want{phase: magosv1.PhaseDestroying, reason: DestroyedReason, action: actFinishDeletion}},
+			want: want{phase: magosv1.PhaseDestroying, reason: magosv1.ReasonDestroyed, action: actFinishDeletion}},
 		{name: "deletion: no artifact skips the destroy", f: facts{Deletion: del(deletionFacts{Skip: "no artifact"})},
-			want: want{phase: magosv1.PhaseDestroying, reason: DestroySkippedReason, action: actFinishDeletion, message: "no artifact"}},
+			want: want{phase: magosv1.PhaseDestroying, reason: magosv1.ReasonDestroySkipped, action: actFinishDeletion, message: "no artifact"}},
 		{name: "deletion: a failed destroy is retried whatever its reason", f: facts{Deletion: del(deletionFacts{}),
 			LastRun: &magosv1.RunStatus{Job: "ws-apply-9", Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy, Result: magosv1.ResultFailed, Reason: magosv1.ReasonEngineNotFound, Revision: rev, InputsDigest: in},
 			Retry:   retryAt(5 * time.Second)},
-			want: want{phase: magosv1.PhaseFailed, reason: DestroyFailedReason, action: actWait, after: 5 * time.Second, message: "unset spec.destroyOnDelete"}},
+			want: want{phase: magosv1.PhaseFailed, reason: magosv1.ReasonDestroyFailed, action: actWait, after: 5 * time.Second, message: "unset spec.destroyOnDelete"}},
 		{name: "deletion: a stalled failure from before the deletion does not hold it", f: facts{Deletion: del(deletionFacts{}), LastRun: failed(magosv1.ReasonEngineNotFound), Retry: stalled},
 			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan, Mode: magosv1.PlanModeDestroy}}},
 		{name: "deletion: a reconcile request retries a failed destroy now", f: facts{Deletion: del(deletionFacts{SkipGate: true}), Requested: true,
@@ -248,13 +248,13 @@ func TestDecide(t *testing.T) {
 		{name: "deletion: skip the gate where allowed", f: facts{Deletion: del(deletionFacts{SkipGate: true})},
 			want: want{phase: magosv1.PhaseDestroying, action: actStart, run: run{Phase: magosv1.RunDestroy}}},
 		{name: "deletion: plan the destroy (skip refused)", f: facts{Deletion: del(deletionFacts{GateRefused: true}), Plan: plan()},
-			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan, Mode: magosv1.PlanModeDestroy}, event: DestroyGateEnforcedReason}},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan, Mode: magosv1.PlanModeDestroy}, event: magosv1.ReasonDestroyGateEnforced}},
 		{name: "deletion: nothing left to destroy", f: facts{Deletion: del(deletionFacts{}), Plan: plan(destroyMode, noChanges)},
-			want: want{phase: magosv1.PhaseDestroying, reason: DestroyedReason, action: actFinishDeletion, message: "nothing is left to destroy"}},
-		{name: "deletion: the destroy plan is blocked by policy", f: facts{Deletion: del(deletionFacts{}), Plan: plan(destroyMode), Gate: gateVerdict{Outcome: gateBlocked, Reason: PolicyViolationReason, Message: "keep-db"}},
-			want: want{phase: magosv1.PhaseFailed, reason: PolicyViolationReason, stalled: true, message: "unset spec.destroyOnDelete"}},
+			want: want{phase: magosv1.PhaseDestroying, reason: magosv1.ReasonDestroyed, action: actFinishDeletion, message: "nothing is left to destroy"}},
+		{name: "deletion: the destroy plan is blocked by policy", f: facts{Deletion: del(deletionFacts{}), Plan: plan(destroyMode), Gate: gateVerdict{Outcome: gateBlocked, Reason: magosv1.ReasonPolicyViolation, Message: "keep-db"}},
+			want: want{phase: magosv1.PhaseFailed, reason: magosv1.ReasonPolicyViolation, stalled: true, message: "unset spec.destroyOnDelete"}},
 		{name: "deletion: the destroy plan awaits approval", f: facts{Deletion: del(deletionFacts{}), Plan: plan(destroyMode), Gate: passed, Approval: magosv1.ApprovalManual},
-			want: want{phase: magosv1.PhaseAwaitingApproval, reason: DestroyAwaitingApprovalReason, event: DestroyAwaitingApprovalReason}},
+			want: want{phase: magosv1.PhaseAwaitingApproval, reason: magosv1.ReasonDestroyAwaitingApproval, event: magosv1.ReasonDestroyAwaitingApproval}},
 		{name: "deletion: apply the destroy plan (no Rollout gates it)", f: facts{Deletion: del(deletionFacts{}), Plan: plan(destroyMode), Gate: passed, Admission: admission{Denied: true}},
 			want: want{phase: magosv1.PhaseDestroying, action: actStart, run: run{Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy, PlanID: "p2", PlanDigest: "sha256:plan"}}},
 	}
@@ -310,9 +310,9 @@ func TestDecisionsAreConsistent(t *testing.T) {
 	modes := []magosv1.WorkspaceMode{"", magosv1.ModeApply, magosv1.ModePlanOnly, magosv1.ModeDestroy}
 	requests := []*magosv1.PlanRequest{nil, {ID: "r1", Targets: []string{"a.b"}}, {ID: "r2", Replace: []string{"a.c"}}}
 	applied := []*magosv1.AppliedStatus{nil, {PlanID: "p", Revision: rev}, {PlanID: "d", Revision: rev}}
-	gates := []gateVerdict{{Outcome: gatePassed}, {Outcome: gateBlocked, Reason: PolicyViolationReason}, {Outcome: gateErrored, Reason: PolicyErrorReason}, {Outcome: gateStalePlan}}
+	gates := []gateVerdict{{Outcome: gatePassed}, {Outcome: gateBlocked, Reason: magosv1.ReasonPolicyViolation}, {Outcome: gateErrored, Reason: magosv1.ReasonPolicyError}, {Outcome: gateStalePlan}}
 	lasts := []*magosv1.RunStatus{nil}
-	for _, reason := range []string{"", RunFailedReason, magosv1.ReasonEngineNotFound, magosv1.ReasonArtifactRejected, magosv1.ReasonPathNotFound, magosv1.ReasonStateNotSaved, JobMissingReason} {
+	for _, reason := range []string{"", magosv1.ReasonRunFailed, magosv1.ReasonEngineNotFound, magosv1.ReasonArtifactRejected, magosv1.ReasonPathNotFound, magosv1.ReasonStateNotSaved, magosv1.ReasonJobMissing} {
 		lasts = append(lasts, &magosv1.RunStatus{Phase: magosv1.RunPlan, Result: magosv1.ResultFailed, Reason: reason, Revision: rev, InputsDigest: in, Finished: &metav1.Time{Time: now}})
 	}
 	type chooser struct {

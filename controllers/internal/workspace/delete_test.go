@@ -138,25 +138,25 @@ func TestDestroyPlanStatus(t *testing.T) {
 		readyMessage                []string
 	}{
 		{name: "planning the destroy is Reconciling",
-			obs:   observation{Revision: rev, Decision: decision{Phase: magosv1.PhasePlanning, Reason: PlanningReason, Message: "Run ws-plan-x (destroy plan) of revision " + rev + " is in progress; the Workspace is being deleted"}},
-			ready: "False", reconciling: "True", readyReason: PlanningReason, readyMessage: []string{"destroy plan", "being deleted"}},
+			obs:   observation{Revision: rev, Decision: decision{Phase: magosv1.PhasePlanning, Reason: magosv1.ReasonPlanning, Message: "Run ws-plan-x (destroy plan) of revision " + rev + " is in progress; the Workspace is being deleted"}},
+			ready: "False", reconciling: "True", readyReason: magosv1.ReasonPlanning, readyMessage: []string{"destroy plan", "being deleted"}},
 		{name: "awaiting approval of the destroy is neither Reconciling nor Stalled",
-			obs:   observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseAwaitingApproval, Reason: DestroyAwaitingApprovalReason, Message: destroyApprovalMessage(destroyPlan)}},
-			ready: "False", readyReason: DestroyAwaitingApprovalReason,
+			obs:   observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseAwaitingApproval, Reason: magosv1.ReasonDestroyAwaitingApproval, Message: destroyApprovalMessage(destroyPlan)}},
+			ready: "False", readyReason: magosv1.ReasonDestroyAwaitingApproval,
 			readyMessage: []string{"being deleted", "destroy plan d1 (+0 ~0 -2)", `set spec.approvedPlan to "d1"`, "unset spec.destroyOnDelete"}},
 		{name: "a destroy blocked by policy stalls",
-			obs:   observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: PolicyViolationReason, Message: destroyBlockedMessage(destroyPlan, "no-delete: databases stay"), Stalled: true}},
-			ready: "False", stalled: "True", readyReason: PolicyViolationReason,
+			obs:   observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonPolicyViolation, Message: destroyBlockedMessage(destroyPlan, "no-delete: databases stay"), Stalled: true}},
+			ready: "False", stalled: "True", readyReason: magosv1.ReasonPolicyViolation,
 			readyMessage: []string{"being deleted", "destroy plan d1", "blocked by policy: no-delete: databases stay", "unset spec.destroyOnDelete"}},
 		{name: "a destroy whose policies could not be evaluated retries",
-			obs:   observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: PolicyErrorReason, Message: destroyBlockedMessage(destroyPlan, "boom")}},
-			ready: "False", reconciling: "True", readyReason: PolicyErrorReason},
+			obs:   observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonPolicyError, Message: destroyBlockedMessage(destroyPlan, "boom")}},
+			ready: "False", reconciling: "True", readyReason: magosv1.ReasonPolicyError},
 		{name: "applying the destroy plan is Reconciling",
-			obs:   observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseDestroying, Reason: DestroyingReason}},
-			ready: "False", reconciling: "True", readyReason: DestroyingReason},
+			obs:   observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseDestroying, Reason: magosv1.ReasonDestroying}},
+			ready: "False", reconciling: "True", readyReason: magosv1.ReasonDestroying},
 		{name: "a failed destroy retries",
-			obs:   observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: DestroyFailedReason}},
-			ready: "False", reconciling: "True", readyReason: DestroyFailedReason},
+			obs:   observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonDestroyFailed}},
+			ready: "False", reconciling: "True", readyReason: magosv1.ReasonDestroyFailed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -175,7 +175,7 @@ func TestDestroyPlanStatus(t *testing.T) {
 
 			planned := conditions.Get(ws, magosv1.PlannedCondition)
 			assert.Equal(t, metav1.ConditionTrue, planned.Status)
-			assert.Equal(t, DestroyPlannedReason, planned.Reason)
+			assert.Equal(t, magosv1.ReasonDestroyPlanned, planned.Reason)
 			assert.Equal(t, "Destroy plan d1: +0 ~0 -2", planned.Message)
 			appliedC := conditions.Get(ws, magosv1.AppliedCondition)
 			assert.Equal(t, metav1.ConditionFalse, appliedC.Status)

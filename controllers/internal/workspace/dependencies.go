@@ -22,18 +22,6 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/index"
 )
 
-// Reasons of spec.dependsOn.
-const (
-	// DependencyNotReadyReason: a run would start, but a Workspace this one
-	// depends on is missing or not Ready.
-	DependencyNotReadyReason = "DependencyNotReady"
-	// DependencyCycleReason: spec.dependsOn leads back to the Workspace.
-	DependencyCycleReason = "DependencyCycle"
-	// DependentsExistReason: a deleted Workspace waits for the Workspaces
-	// that depend on it to go first.
-	DependentsExistReason = "DependentsExist"
-)
-
 // dependencyFacts are what spec.dependsOn decides on.
 type dependencyFacts struct {
 	// States are the dependencies' states, in spec order.
@@ -192,12 +180,12 @@ func holdForDependencies(f facts, d decision) decision {
 	deps := f.Dependencies
 	switch {
 	case f.Deletion != nil && len(deps.Dependents) > 0:
-		return decision{Phase: magosv1.PhaseWaiting, Reason: DependentsExistReason,
+		return decision{Phase: magosv1.PhaseWaiting, Reason: magosv1.ReasonDependentsExist,
 			Message: fmt.Sprintf("The Workspace is being deleted and waits for the Workspaces that depend on it to be deleted first: %s", strings.Join(deps.Dependents, ", "))}
 	case f.Deletion != nil:
 		return d
 	case len(deps.Cycle) > 0:
-		return decision{Phase: magosv1.PhaseFailed, Reason: DependencyCycleReason, Stalled: true,
+		return decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonDependencyCycle, Stalled: true,
 			Message: "spec.dependsOn forms a cycle: " + strings.Join(deps.Cycle, " → ")}
 	case !deps.ready():
 		var waits []string
@@ -206,7 +194,7 @@ func holdForDependencies(f facts, d decision) decision {
 				waits = append(waits, s.Message)
 			}
 		}
-		return decision{Phase: magosv1.PhaseWaiting, Reason: DependencyNotReadyReason,
+		return decision{Phase: magosv1.PhaseWaiting, Reason: magosv1.ReasonDependencyNotReady,
 			Message: "Waiting for dependencies: " + strings.Join(waits, "; ")}
 	}
 	return d

@@ -15,16 +15,6 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
-// EngineImageNotConfiguredReason: the Workspace's engine has no engine image
-// (not on the Workspace, its Project or the controller) and the runner image
-// is the controller's, which holds no engine. It stalls until one is set.
-const EngineImageNotConfiguredReason = "EngineImageNotConfigured"
-
-// EngineImageNotAllowedReason: an engine image set on the Workspace or its
-// Project matches no pattern of the cluster's image allow-list
-// (--allowed-runner-images). It stalls until the spec changes.
-const EngineImageNotAllowedReason = "EngineImageNotAllowed"
-
 // engineImagePattern is what an engine image (template) may look like; the
 // CRDs validate spec.terraform.image with the same pattern.
 var engineImagePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/:@-]*(\{version\}[A-Za-z0-9._/:@-]*)*$`)
@@ -75,7 +65,7 @@ func (r *Reconciler) resolveEngineImage(s settings) (string, error) {
 		image = r.Options.EngineImages[s.Engine]
 	}
 	if image == "" {
-		return "", rerror.Stall(EngineImageNotConfiguredReason, fmt.Errorf(
+		return "", rerror.Stall(magosv1.ReasonEngineImageNotConfigured, fmt.Errorf(
 			"no engine image for %s %s: looked for spec.terraform.image, the Project's defaults.terraform.image (engine %s) and the controller's --engine-image=%s=<image>; "+
 				"set one of them, or set runner.image to an image that holds the engine in %s/%s/%s",
 			s.Engine, s.Version, s.Engine, s.Engine, r.Options.VersionsDir, s.Engine, s.Version))
@@ -126,5 +116,5 @@ func (g *Guards) checkEngineImage(s settings) error {
 	if s.SpecEngineImage == "" || g.imageAllowed(s.EngineImage) {
 		return nil
 	}
-	return rerror.Stall(EngineImageNotAllowedReason, fmt.Errorf("engine image %q matches no pattern of the cluster's runner image allow-list", s.EngineImage))
+	return rerror.Stall(magosv1.ReasonEngineImageNotAllowed, fmt.Errorf("engine image %q matches no pattern of the cluster's runner image allow-list", s.EngineImage))
 }

@@ -84,7 +84,7 @@ func TestEngineImageResolution(t *testing.T) {
 				e, ok := rerror.As(err)
 				require.True(t, ok)
 				assert.True(t, e.Stalling)
-				assert.Equal(t, EngineImageNotConfiguredReason, e.Reason)
+				assert.Equal(t, magosv1.ReasonEngineImageNotConfigured, e.Reason)
 				return
 			}
 			require.NoError(t, err)

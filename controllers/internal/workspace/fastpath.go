@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/controllers/internal/metrics"
 	"github.com/magos-dev/magos/controllers/internal/policy"
 )
 
@@ -117,51 +115,12 @@ func (r *Reconciler) decidersOf(ctx context.Context, ws *magosv1.Workspace, proj
 	return d, nil
 }
 
-// PlanNotRecordedReason: a fast run applied its plan, but the stored plan
-// could not be read back to record its bundle digest (a Warning event;
-// the apply is recorded all the same).
-const PlanNotRecordedReason = "PlanNotRecorded"
-
 // noPolicyDecides records, as a fast run d starts, that no policy gates
 // it: the PolicyPassed condition (its message naming the namespace's
 // policies that select the Workspace but may not gate it, which an event
 // also names), the verdict the run's plan is recorded with.
 func (r *Reconciler) noPolicyDecides(ws *magosv1.Workspace, d *deciders) {
 	r.reportIgnoredPolicies(ws, d.Ignored)
-	conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionTrue, PolicyPassedReason,
+	conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionTrue, magosv1.ReasonPolicyPassed,
 		"No policy selects this Workspace: its plans are applied without a gate"+ignoredNote(d.Ignored))
-}
-
-// recordFastRun folds a fast run that succeeded into status: its plan,
-// marked as applied without a gate, and, in the same step, its apply (or,
-// for a plan without changes, nothing to apply). One event says which.
-func (r *Reconciler) recordFastRun(ws *magosv1.Workspace, cr *magosv1.RunStatus, res magosv1.RunResult, bundleDigest string, now metav1.Time) {
-	verdict := "No policy selected this Workspace when the run started: applied without a gate"
-	if c := conditions.Get(ws, magosv1.PolicyPassedCondition); c != nil && c.Status == metav1.ConditionTrue && c.Reason == PolicyPassedReason {
-		verdict = c.Message // noPolicyDecides's, as the run started
-	}
-	plan := &magosv1.PlanStatus{
-		ID: cr.PlanID, Revision: cr.Revision, Digest: res.PlanDigest, BundleDigest: bundleDigest, InputsDigest: cr.InputsDigest,
-		Add: res.Add, Change: res.Change, Destroy: res.Destroy, HasChanges: res.HasChanges,
-		Drift: cr.Drift, Request: cr.Request, Storage: res.Storage, Time: &now, AppliedWithoutGate: true,
-		Policy: &magosv1.PolicyVerdict{Passed: true, Message: verdict},
-	}
-	ws.Status.Plan = plan
-	if cr.Request != nil {
-		ws.Status.LastHandledPlanRequest = cr.Request.ID
-	}
-	ws.Status.LastApplied = &magosv1.AppliedStatus{PlanID: cr.PlanID, Revision: cr.Revision, Time: now}
-	switch {
-	case !res.HasChanges:
-		r.event(ws, corev1.EventTypeNormal, NoChangesReason, "Plan %s of revision %s has no changes; nothing to apply", plan.ID, plan.Revision)
-		return
-	case cr.Drift:
-		r.later(metrics.RecordDrift)
-		r.event(ws, corev1.EventTypeWarning, DriftDetectedReason, "Drift check %s found changes made outside Magos (%s) and applied the configuration over them (no decision rests on its plans)",
-			plan.ID, PlanSummary(plan))
-	default:
-		r.event(ws, corev1.EventTypeNormal, AppliedReason, "Planned and applied plan %s of revision %s in one run (%s; no decision rests on it)", plan.ID, plan.Revision, PlanSummary(plan))
-	}
-	ws.Status.Outputs = res.Outputs
-	ws.Status.OutputVersions = nextOutputVersions(ws.Status.OutputVersions, res.Outputs, res.ChangedOutputs, cr.PlanID)
 }

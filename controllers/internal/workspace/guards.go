@@ -17,22 +17,6 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
-// Reasons of the cluster-level guards. Each stalls the Workspace: no run
-// starts until its spec (or the guard) changes.
-const (
-	// ProjectRequiredReason: the Workspace names no Project where one is required.
-	ProjectRequiredReason = "ProjectRequired"
-	// CrossNamespaceSourceReason: the Workspace's source is in another
-	// namespace and cross-namespace references are refused.
-	CrossNamespaceSourceReason = "CrossNamespaceSourceNotAllowed"
-	// RunnerImageNotAllowedReason: the effective runner image matches no
-	// pattern of the runner image allow-list.
-	RunnerImageNotAllowedReason = "RunnerImageNotAllowed"
-	// CLIConfigNotAllowedReason: the Workspace (or its Project) gives the
-	// runner a CLI configuration and the cluster forbids it.
-	CLIConfigNotAllowedReason = "CLIConfigNotAllowed"
-)
-
 // Guards are cluster-level rules the operator sets once with flags. They
 // hold for every Workspace whatever its spec or Project says: omitting a
 // field never widens what a Workspace may do.
@@ -188,11 +172,11 @@ func (r *Reconciler) checkGuards(ctx context.Context, ws *magosv1.Workspace) err
 			return err
 		}
 		if required {
-			return rerror.Stall(ProjectRequiredReason, fmt.Errorf("namespace %s requires every Workspace to name a Project (spec.projectRef)", ws.Namespace))
+			return rerror.Stall(magosv1.ReasonProjectRequired, fmt.Errorf("namespace %s requires every Workspace to name a Project (spec.projectRef)", ws.Namespace))
 		}
 	}
 	if ns := fluxsource.Namespace(ws); g.NoCrossNamespaceRefs && ns != ws.Namespace {
-		return rerror.Stall(CrossNamespaceSourceReason, fmt.Errorf("%s %s/%s is in another namespace; cross-namespace source references are not allowed on this cluster",
+		return rerror.Stall(magosv1.ReasonCrossNamespaceSourceNotAllowed, fmt.Errorf("%s %s/%s is in another namespace; cross-namespace source references are not allowed on this cluster",
 			ws.Spec.SourceRef.Kind, ns, ws.Spec.SourceRef.Name))
 	}
 	return nil
@@ -246,7 +230,7 @@ func (g *Guards) checkRunner(ws *magosv1.Workspace, rs *magosv1.RunnerSpec) erro
 // the cluster forbids them.
 func (g *Guards) checkCLIConfig(runner magosv1.RunnerSpec) error {
 	if g.ForbidCLIConfig && runner.CLIConfig != nil {
-		return rerror.Stall(CLIConfigNotAllowedReason, fmt.Errorf(
+		return rerror.Stall(magosv1.ReasonCLIConfigNotAllowed, fmt.Errorf(
 			"the runner's CLI configuration (Secret %s) is not allowed on this cluster: the operator's CLI configuration applies to every run", runner.CLIConfig.SecretName))
 	}
 	return nil
@@ -257,7 +241,7 @@ func (g *Guards) checkCLIConfig(runner magosv1.RunnerSpec) error {
 // does not match.
 func (g *Guards) checkRunnerImage(image string) error {
 	if !g.imageAllowed(image) {
-		return rerror.Stall(RunnerImageNotAllowedReason, fmt.Errorf("runner image %q matches no pattern of the cluster's runner image allow-list", image))
+		return rerror.Stall(magosv1.ReasonRunnerImageNotAllowed, fmt.Errorf("runner image %q matches no pattern of the cluster's runner image allow-list", image))
 	}
 	return nil
 }

@@ -14,20 +14,6 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
-// Reasons of the placement and Pod metadata guards. Each stalls the
-// Workspace before any Job starts.
-const (
-	// PlacementNotAllowedReason: the effective runner (the Workspace's over
-	// its Project's defaults) asks for a priority class, a toleration or a
-	// node label (nodeSelector, node affinity, a Pod affinity's topology
-	// key) the cluster does not allow, or for a Pod affinity to Pods of
-	// other namespaces.
-	PlacementNotAllowedReason = "PlacementNotAllowed"
-	// PodMetadataNotAllowedReason: the effective runner puts a label or an
-	// annotation on its Pods whose key the cluster does not allow.
-	PodMetadataNotAllowedReason = "PodMetadataNotAllowed"
-)
-
 // systemPriorityPrefix starts the names of Kubernetes's own priority
 // classes (system-node-critical, system-cluster-critical), which a pattern
 // never allows: only a pattern that is the exact name does.
@@ -182,7 +168,7 @@ func (g *PlacementGuards) checkPlacement(ws *magosv1.Workspace, rs *magosv1.Runn
 			}
 		}
 	}
-	return r.err(PlacementNotAllowedReason)
+	return r.err(magosv1.ReasonPlacementNotAllowed)
 }
 
 // priorityClassAllowed reports whether a runner may use priority class pc.
@@ -253,5 +239,5 @@ func (g *PlacementGuards) checkPodMetadata(ws *magosv1.Workspace, rs *magosv1.Ru
 			r.add("podAnnotations", set, "annotation key %q (allowed: %s)", k, allowedList(g.PodAnnotationKeys))
 		}
 	}
-	return r.err(PodMetadataNotAllowedReason)
+	return r.err(magosv1.ReasonPodMetadataNotAllowed)
 }

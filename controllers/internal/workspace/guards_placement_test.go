@@ -54,29 +54,29 @@ func TestPlacementGuards(t *testing.T) {
 		{name: "nothing asked"},
 		{name: "tenant priority class", runner: magosv1.RunnerSpec{PriorityClassName: "tenant-low"}},
 		{name: "a system class listed by name", runner: magosv1.RunnerSpec{PriorityClassName: "system-cluster-critical"}},
-		{name: "a system class a pattern matches", runner: magosv1.RunnerSpec{PriorityClassName: "system-node-critical"}, reason: PlacementNotAllowedReason},
+		{name: "a system class a pattern matches", runner: magosv1.RunnerSpec{PriorityClassName: "system-node-critical"}, reason: magosv1.ReasonPlacementNotAllowed},
 		{name: "allowed toleration", runner: magosv1.RunnerSpec{Tolerations: []corev1.Toleration{{Key: "pool.example/runners", Operator: corev1.TolerationOpExists}}}},
-		{name: "control-plane toleration", runner: magosv1.RunnerSpec{Tolerations: []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists}}}, reason: PlacementNotAllowedReason},
-		{name: "toleration of every taint", runner: magosv1.RunnerSpec{Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}}}, reason: PlacementNotAllowedReason},
+		{name: "control-plane toleration", runner: magosv1.RunnerSpec{Tolerations: []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists}}}, reason: magosv1.ReasonPlacementNotAllowed},
+		{name: "toleration of every taint", runner: magosv1.RunnerSpec{Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}}}, reason: magosv1.ReasonPlacementNotAllowed},
 		{name: "allowed node selector", runner: magosv1.RunnerSpec{NodeSelector: map[string]string{"pool.example/runners": "true"}}},
-		{name: "hostname node selector", runner: magosv1.RunnerSpec{NodeSelector: map[string]string{"kubernetes.io/hostname": "cp-1"}}, reason: PlacementNotAllowedReason},
+		{name: "hostname node selector", runner: magosv1.RunnerSpec{NodeSelector: map[string]string{"kubernetes.io/hostname": "cp-1"}}, reason: magosv1.ReasonPlacementNotAllowed},
 		{name: "preferred node affinity", runner: magosv1.RunnerSpec{Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 			PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{Weight: 1, Preference: corev1.NodeSelectorTerm{
 				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.NodeSelectorOpExists}}}}}}}},
-			reason: PlacementNotAllowedReason},
+			reason: magosv1.ReasonPlacementNotAllowed},
 		{name: "anti-affinity in the own namespace by zone", runner: magosv1.RunnerSpec{Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{zone}}}}},
 		{name: "affinity to another namespace's Pods", runner: magosv1.RunnerSpec{Affinity: &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
 			PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 1, PodAffinityTerm: corev1.PodAffinityTerm{
 				TopologyKey: "topology.kubernetes.io/zone", Namespaces: []string{"team-b"}}}}}}},
-			reason: PlacementNotAllowedReason},
+			reason: magosv1.ReasonPlacementNotAllowed},
 		{name: "affinity by hostname", runner: magosv1.RunnerSpec{Affinity: &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{TopologyKey: "kubernetes.io/hostname"}}}}},
-			reason: PlacementNotAllowedReason},
+			reason: magosv1.ReasonPlacementNotAllowed},
 		{name: "unprefixed label", runner: magosv1.RunnerSpec{PodLabels: map[string]string{"team": "a"}}},
-		{name: "prefixed label", runner: magosv1.RunnerSpec{PodLabels: map[string]string{"app.kubernetes.io/name": "ingress"}}, reason: PodMetadataNotAllowedReason},
+		{name: "prefixed label", runner: magosv1.RunnerSpec{PodLabels: map[string]string{"app.kubernetes.io/name": "ingress"}}, reason: magosv1.ReasonPodMetadataNotAllowed},
 		{name: "allowed annotation", runner: magosv1.RunnerSpec{PodAnnotations: map[string]string{"cost.example/center": "1"}}},
-		{name: "vault role annotation", runner: magosv1.RunnerSpec{PodAnnotations: map[string]string{"vault.hashicorp.com/role": "admin"}}, reason: PodMetadataNotAllowedReason},
+		{name: "vault role annotation", runner: magosv1.RunnerSpec{PodAnnotations: map[string]string{"vault.hashicorp.com/role": "admin"}}, reason: magosv1.ReasonPodMetadataNotAllowed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,30 +14,28 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
 
-// observeLock records in status who holds the Workspace's state lock after
-// a run failed or found it locked; a run that died mid-apply leaves it held.
-func (r *Reconciler) observeLock(ctx context.Context, ws *magosv1.Workspace, reported string) error {
+// lockHolder reads who holds the Workspace's state lock after a run failed
+// or found it locked (a run that died mid-apply leaves it held): the
+// Lease's holder, else the one the run reported; nil when no one does.
+func (r *Reconciler) lockHolder(ctx context.Context, ws *magosv1.Workspace, reported string) (*magosv1.LockStatus, error) {
 	lease := &coordinationv1.Lease{}
 	key := types.NamespacedName{Namespace: ws.Namespace, Name: magosv1.LockLeaseName(ws.Name)}
 	if err := r.APIReader.Get(ctx, key, lease); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return err
+		return nil, client.IgnoreNotFound(err)
 	}
 	holder := reported
 	if lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "" {
 		holder = *lease.Spec.HolderIdentity
 	}
 	if holder == "" {
-		return nil
+		return nil, nil
 	}
-	ws.Status.Lock = &magosv1.LockStatus{Holder: holder, Lease: lease.Name}
+	lock := &magosv1.LockStatus{Holder: holder, Lease: lease.Name}
 	if lease.Spec.AcquireTime != nil {
 		since := metav1.NewTime(lease.Spec.AcquireTime.Time)
-		ws.Status.Lock.Since = &since
+		lock.Since = &since
 	}
-	return nil
+	return lock, nil
 }
 
 // checkUnlock confirms, live, what a person's unlock request asserts: that
@@ -81,7 +79,7 @@ func (r *Reconciler) releaseLock(ctx context.Context, ws *magosv1.Workspace, lea
 			return err
 		}
 	}
-	r.event(ws, corev1.EventTypeNormal, UnlockedReason, "Released the state lock held by %q", ws.Status.Lock.Holder)
+	r.event(ws, corev1.EventTypeNormal, magosv1.ReasonUnlocked, "Released the state lock held by %q", ws.Status.Lock.Holder)
 	ws.Status.Lock, ws.Status.Plan, ws.Status.Retry = nil, nil, nil
 	return nil
 }

@@ -12,11 +12,6 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
-// ProjectClaimsNamespaceReason: the Workspace's namespace is claimed by a
-// Project (spec.members: Namespace) that its spec.projectRef does not
-// name, or by more than one Project. Stalled.
-const ProjectClaimsNamespaceReason = "ProjectClaimsNamespace"
-
 // checkNamespaceClaim refuses ws unless it names the Project that claims
 // its namespace, if one does. Projects are read from the cache; a Project
 // being deleted still claims the namespace.
@@ -52,16 +47,16 @@ func namespaceClaimRefused(ws *magosv1.Workspace, claims []string) error {
 	case len(claims) == 0:
 		return nil
 	case len(claims) > 1:
-		return rerror.Stall(ProjectClaimsNamespaceReason, fmt.Errorf(
+		return rerror.Stall(magosv1.ReasonProjectClaimsNamespace, fmt.Errorf(
 			"namespace %s is claimed by Projects %s (spec.members: Namespace); no Workspace runs there until one claims it",
 			ws.Namespace, strings.Join(claims, ", ")))
 	case named == claims[0]:
 		return nil
 	case named == "":
-		return rerror.Stall(ProjectClaimsNamespaceReason, fmt.Errorf(
+		return rerror.Stall(magosv1.ReasonProjectClaimsNamespace, fmt.Errorf(
 			"namespace %s belongs to Project %s (spec.members: Namespace): set spec.projectRef.name to %s", ws.Namespace, claims[0], claims[0]))
 	default:
-		return rerror.Stall(ProjectClaimsNamespaceReason, fmt.Errorf(
+		return rerror.Stall(magosv1.ReasonProjectClaimsNamespace, fmt.Errorf(
 			"namespace %s belongs to Project %s (spec.members: Namespace), not %s: set spec.projectRef.name to %s", ws.Namespace, claims[0], named, claims[0]))
 	}
 }

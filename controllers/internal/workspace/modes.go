@@ -7,10 +7,6 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
 
-// PlanOnlyReason: a plan-only Workspace's plan has changes that it does not
-// apply (Drifted=True).
-const PlanOnlyReason = "PlanOnly"
-
 // modeOf is ws's spec.mode, ModeApply when unset.
 func modeOf(ws *magosv1.Workspace) magosv1.WorkspaceMode {
 	if ws.Spec.Mode == "" {
@@ -69,7 +65,7 @@ func decidePlanOnly(f facts) decision {
 	if f.Gate.Outcome == gateBlocked {
 		verdict = "would be blocked by policy: " + f.Gate.Message
 	}
-	return withDriftReplan(f, decision{Phase: magosv1.PhaseIdle, Reason: PlanOnlyReason,
+	return withDriftReplan(f, decision{Phase: magosv1.PhaseIdle, Reason: magosv1.ReasonPlanOnly,
 		Message: fmt.Sprintf("Plan-only: plan %s of revision %s has changes (%s) and %s; it is not applied", plan.ID, plan.Revision, PlanSummary(plan), verdict)})
 }
 

@@ -14,20 +14,6 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
-// Reasons of outputs read from dependencies (spec.vars[].valueFrom.outputRef).
-const (
-	// OutputRefNotDependencyReason: an outputRef names a Workspace that is
-	// not in spec.dependsOn. Stalled.
-	OutputRefNotDependencyReason = "OutputRefNotDependency"
-	// OutputNotAvailableReason: an outputRef names an output its Workspace
-	// has not written (yet): waits.
-	OutputNotAvailableReason = "OutputNotAvailable"
-	// OutputReadNotAllowedReason: a Workspace reads the outputs of a
-	// dependency whose spec.outputs.readers does not name it. Stalled
-	// until the producer consents.
-	OutputReadNotAllowedReason = "OutputReadNotAllowed"
-)
-
 // Outputs as inputs. A dependent reads a dependency's output through the
 // dependency's outputs Secret: an outputRef is rendered as a secretKeyRef
 // on it, and a secretKeyRef on it (inline or from a VariableSet) is allowed
@@ -53,7 +39,7 @@ func (r *Reconciler) outputSecrets(ctx context.Context, ws *magosv1.Workspace) (
 		}
 		ref := v.ValueFrom.OutputRef
 		if !dependsOn(ws, ref.Workspace) {
-			return nil, rerror.Stall(OutputRefNotDependencyReason, fmt.Errorf(
+			return nil, rerror.Stall(magosv1.ReasonOutputRefNotDependency, fmt.Errorf(
 				"variable %s reads output %s of Workspace %s, which is not in spec.dependsOn; add it there", v.Name, ref.Output, ref.Workspace))
 		}
 		dep, err := r.dependencyNamed(ctx, ws, ref.Workspace)
@@ -64,7 +50,7 @@ func (r *Reconciler) outputSecrets(ctx context.Context, ws *magosv1.Workspace) (
 			return nil, err
 		}
 		if why := outputUnavailable(dep, ref, r.Shard); why != "" {
-			return nil, rerror.Wait(OutputNotAvailableReason, fmt.Sprintf("Variable %s waits for output %s of Workspace %s: %s", v.Name, ref.Output, ref.Workspace, why), 0)
+			return nil, rerror.Wait(magosv1.ReasonOutputNotAvailable, fmt.Sprintf("Variable %s waits for output %s of Workspace %s: %s", v.Name, ref.Output, ref.Workspace, why), 0)
 		}
 		secrets[ref.Workspace] = dep.Spec.Outputs.SecretName
 	}
@@ -78,7 +64,7 @@ func outputConsentRefused(ws, dep *magosv1.Workspace) error {
 	if dep == nil || dep.Spec.Outputs == nil || dep.Spec.Outputs.Admits(ws.Name) {
 		return nil
 	}
-	return rerror.Stall(OutputReadNotAllowedReason, fmt.Errorf(
+	return rerror.Stall(magosv1.ReasonOutputReadNotAllowed, fmt.Errorf(
 		"dependency %s does not let this Workspace read its outputs: add %s (or \"*\") to its spec.outputs.readers", dep.Name, ws.Name))
 }
 

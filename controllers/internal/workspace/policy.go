@@ -20,22 +20,6 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/policy"
 )
 
-// Reasons of the policy gate.
-const (
-	PolicyViolationReason = "PolicyViolation"
-	PolicyErrorReason     = "PolicyError"
-	// PlanTooLargeReason: the stored plan is over the gate's size bounds, so
-	// it cannot be evaluated; the same plan never will be, so the Workspace
-	// stalls until a new plan (or a change of policies) is evaluated.
-	PlanTooLargeReason = "PlanTooLarge"
-	PolicyPassedReason = "PolicyPassed"
-	// NamespacedPolicyIgnoredReason (Warning event): NamespacedValidatingPolicies
-	// select the Workspace but its namespace is not allowed namespaced
-	// policies (--namespaced-policies-namespace-selector), so they do not
-	// gate its plans.
-	NamespacedPolicyIgnoredReason = "NamespacedPolicyIgnored"
-)
-
 // PolicyEvaluator evaluates plan JSON against the selected policies, as
 // *policy.EngineClient does in the policy engine process.
 type PolicyEvaluator interface {
@@ -86,12 +70,12 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace,
 	plan := ws.Status.Plan
 	namespaced, err := r.namespacedPoliciesAllowed(ctx, ws.Namespace)
 	if err != nil {
-		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("selecting policies: %v", err)}, "", gateErrored, PolicyErrorReason), nil
+		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("selecting policies: %v", err)}, "", gateErrored, magosv1.ReasonPolicyError), nil
 	}
 	selection, err := policy.Select(ctx, r.Client, policy.Scope{Namespace: ws.Namespace, Namespaced: namespaced},
 		policySelectors(r.Options.Guards.ClusterPolicySelector, ws, project)...)
 	if err != nil {
-		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("selecting policies: %v", err)}, "", gateErrored, PolicyErrorReason), nil
+		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("selecting policies: %v", err)}, "", gateErrored, magosv1.ReasonPolicyError), nil
 	}
 	selected := selection.Policies
 	digest := policiesDigest(selected)
@@ -99,7 +83,7 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace,
 		if v.Passed {
 			return gateVerdict{Outcome: gatePassed, Message: v.Message}, nil
 		}
-		return gateVerdict{Outcome: gateBlocked, Reason: PolicyViolationReason, Message: v.Message}, nil
+		return gateVerdict{Outcome: gateBlocked, Reason: magosv1.ReasonPolicyViolation, Message: v.Message}, nil
 	}
 	// A verdict is recorded below: say which policies it leaves out.
 	r.reportIgnoredPolicies(ws, selection.Ignored)
@@ -115,17 +99,17 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace,
 	case errors.Is(err, planstore.ErrTooLarge):
 		// The same plan never fits: it stalls until a new plan.
 		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("the stored plan is too large to evaluate: %v", err)},
-			digest, gateBlocked, PlanTooLargeReason), nil
+			digest, gateBlocked, magosv1.ReasonPlanTooLarge), nil
 	case errors.Is(err, planstore.ErrCorrupt):
 		// Not the bundle recorded with the plan (rewritten since, or
 		// recorded before bundle digests were): plan again.
 		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("the stored plan is not the one recorded: %v; re-planning", err)},
-			digest, gateStalePlan, PolicyErrorReason), nil
+			digest, gateStalePlan, magosv1.ReasonPolicyError), nil
 	case err != nil:
-		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("reading the stored plan: %v", err)}, digest, gateErrored, PolicyErrorReason), nil
+		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("reading the stored plan: %v", err)}, digest, gateErrored, magosv1.ReasonPolicyError), nil
 	case stored.ID != plan.ID || stored.Digest != plan.Digest:
 		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("the stored plan is %s, not %s; re-planning", stored.ID, plan.ID)},
-			digest, gateStalePlan, PolicyErrorReason), nil
+			digest, gateStalePlan, magosv1.ReasonPolicyError), nil
 	}
 	v := r.Policies.Evaluate(ctx, ws.Namespace, selected, stored.JSON)
 	v.Message += ignoredNote(selection.Ignored)
@@ -133,9 +117,9 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace,
 	case v.Passed:
 		return r.recordVerdict(ws, v, digest, gatePassed, ""), nil
 	case v.Errored:
-		return r.recordVerdict(ws, v, digest, gateErrored, PolicyErrorReason), nil
+		return r.recordVerdict(ws, v, digest, gateErrored, magosv1.ReasonPolicyError), nil
 	}
-	return r.recordVerdict(ws, v, digest, gateBlocked, PolicyViolationReason), nil
+	return r.recordVerdict(ws, v, digest, gateBlocked, magosv1.ReasonPolicyViolation), nil
 }
 
 // reportIgnoredPolicies emits a Warning event naming the
@@ -144,7 +128,7 @@ func (r *Reconciler) reportIgnoredPolicies(ws *magosv1.Workspace, ignored []stri
 	if len(ignored) == 0 {
 		return
 	}
-	r.event(ws, corev1.EventTypeWarning, NamespacedPolicyIgnoredReason,
+	r.event(ws, corev1.EventTypeWarning, magosv1.ReasonNamespacedPolicyIgnored,
 		"NamespacedValidatingPolicies %s ignored: namespace %s is not allowed namespaced policies (--namespaced-policies-namespace-selector); only cluster ValidatingPolicies gate its plans",
 		strings.Join(ignored, ", "), ws.Namespace)
 }
@@ -184,13 +168,13 @@ func (r *Reconciler) recordVerdict(ws *magosv1.Workspace, v policy.Verdict, dige
 	}
 	plan.Policy = pv
 	if outcome == gatePassed {
-		conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionTrue, PolicyPassedReason, msg)
+		conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionTrue, magosv1.ReasonPolicyPassed, msg)
 		return gateVerdict{Outcome: gatePassed, Message: msg}
 	}
 	conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionFalse, reason, msg)
 	r.event(ws, corev1.EventTypeWarning, reason, "%s blocked: %s", planNoun(plan), msg)
-	if reason == PolicyViolationReason && !deniedBefore {
-		r.later(func() { metrics.RecordRunFailure(magosv1.RunPlan, PolicyDeniedReason) })
+	if reason == magosv1.ReasonPolicyViolation && !deniedBefore {
+		r.later(func() { metrics.RecordRunFailure(magosv1.RunPlan, magosv1.ReasonPolicyDenied) })
 	}
 	return gateVerdict{Outcome: outcome, Reason: reason, Message: msg}
 }

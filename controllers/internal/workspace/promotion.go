@@ -16,10 +16,6 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
 
-// AwaitingPromotionReason: a Rollout has not admitted the plan's revision
-// to the Workspace's stage yet.
-const AwaitingPromotionReason = "AwaitingPromotion"
-
 // admissionOf asks the Rollout governing the Workspace's Project, from its
 // status alone, whether plan may be applied now.
 func (r *Reconciler) admissionOf(ctx context.Context, ws *magosv1.Workspace, plan *magosv1.PlanStatus) (admission, error) {

@@ -231,10 +231,6 @@ func (l liveReads) Get(ctx context.Context, key client.ObjectKey, obj client.Obj
 	return l.reader.Get(ctx, key, obj, opts...)
 }
 
-// PlanIdentityNotRevokedReason: the plan ServiceAccount of a finished plan
-// could not be deleted (a Warning event; the result is recorded).
-const PlanIdentityNotRevokedReason = "PlanIdentityNotRevoked"
-
 // revokePlanIdentity deletes the Workspace's plan ServiceAccount once a
 // plan's result is read. A plan runs config code with that identity; with
 // the ServiceAccount gone every token minted for it (the plan runner's,

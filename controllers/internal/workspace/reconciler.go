@@ -115,7 +115,7 @@ func (r *Reconciler) reconcile(ctx context.Context, ws, base *magosv1.Workspace,
 	}
 	base.ResourceVersion, base.Finalizers = ws.ResourceVersion, ws.Finalizers
 	if err := r.tightenRunnerRole(ctx, ws); err != nil {
-		return ctrl.Result{}, rerror.Retry("RunnerIdentityFailed", err)
+		return ctrl.Result{}, rerror.Retry(magosv1.ReasonRunnerIdentityFailed, err)
 	}
 	if ws.Spec.Suspend {
 		obs.Suspended = true
@@ -132,10 +132,10 @@ func (r *Reconciler) reconcile(ctx context.Context, ws, base *magosv1.Workspace,
 	art, err := fluxsource.Fetch(ctx, r.Client, ws)
 	var notReady fluxsource.NotReadyError
 	if errors.As(err, &notReady) {
-		return ctrl.Result{}, rerror.Wait(SourceNotReadyReason, notReady.Msg, 0)
+		return ctrl.Result{}, rerror.Wait(magosv1.ReasonSourceNotReady, notReady.Msg, 0)
 	}
 	if err != nil {
-		return ctrl.Result{}, rerror.Retry(SourceNotReadyReason, err)
+		return ctrl.Result{}, rerror.Retry(magosv1.ReasonSourceNotReady, err)
 	}
 	obs.Revision = art.Revision
 	s, err := r.effectiveSettings(ws, in)

@@ -19,21 +19,6 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
-// Reasons of input resolution.
-const (
-	ProjectNotReadyReason      = "ProjectNotReady"
-	VariableSetNotReadyReason  = "VariableSetNotReady"
-	SourceNotAllowedReason     = "SourceNotAllowed"
-	AnnotationNotAllowedReason = "AnnotationNotAllowed"
-	DuplicateVariableReason    = "DuplicateVariable"
-	// ReservedEnvironmentReason: a VariableSet sets an environment variable
-	// that Magos or the engine reserves (magosv1.IsReservedEnv). Stalled.
-	ReservedEnvironmentReason = "ReservedEnvironment"
-	// SensitiveLiteralReason: a variable marked sensitive has a literal
-	// value, which would land in the Job spec. Stalled.
-	SensitiveLiteralReason = "SensitiveLiteral"
-)
-
 // inputs are a Workspace's resolved inputs: its Project (if any) and the
 // runner environment folded from VariableSets and inline variables.
 type inputs struct {
@@ -58,15 +43,15 @@ func (r *Reconciler) resolveProject(ctx context.Context, ws *magosv1.Workspace) 
 	p := &magosv1.Project{}
 	if err := r.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: ws.Spec.ProjectRef.Name}, p); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, rerror.Wait(ProjectNotReadyReason, fmt.Sprintf("Project %s not found", ws.Spec.ProjectRef.Name), 0)
+			return nil, rerror.Wait(magosv1.ReasonProjectNotReady, fmt.Sprintf("Project %s not found", ws.Spec.ProjectRef.Name), 0)
 		}
 		return nil, err
 	}
 	if p.Status.ObservedGeneration != p.Generation || !conditions.IsTrue(p, magosv1.ReadyCondition) {
-		return nil, rerror.Wait(ProjectNotReadyReason, fmt.Sprintf("Project %s is not Ready yet", p.Name), 0)
+		return nil, rerror.Wait(magosv1.ReasonProjectNotReady, fmt.Sprintf("Project %s is not Ready yet", p.Name), 0)
 	}
 	if !sourceAllowed(ws, p) {
-		return nil, rerror.Stall(SourceNotAllowedReason, fmt.Errorf("%s %s/%s is not allowed by Project %s (status.sourceAllowList)",
+		return nil, rerror.Stall(magosv1.ReasonSourceNotAllowed, fmt.Errorf("%s %s/%s is not allowed by Project %s (status.sourceAllowList)",
 			ws.Spec.SourceRef.Kind, fluxsource.Namespace(ws), ws.Spec.SourceRef.Name, p.Name))
 	}
 	if err := checkRunnerOverrides(ws, p); err != nil {
@@ -74,11 +59,11 @@ func (r *Reconciler) resolveProject(ctx context.Context, ws *magosv1.Workspace) 
 	}
 	if rs := ws.Spec.Runner; rs != nil {
 		if err := annotationsAllowed(rs.ServiceAccountAnnotations, p); err != nil {
-			return nil, rerror.Stall(AnnotationNotAllowedReason, err)
+			return nil, rerror.Stall(magosv1.ReasonAnnotationNotAllowed, err)
 		}
 		if rs.Plan != nil {
 			if err := annotationsAllowed(rs.Plan.ServiceAccountAnnotations, p); err != nil {
-				return nil, rerror.Stall(AnnotationNotAllowedReason, fmt.Errorf("plan: %w", err))
+				return nil, rerror.Stall(magosv1.ReasonAnnotationNotAllowed, fmt.Errorf("plan: %w", err))
 			}
 		}
 	}
@@ -154,7 +139,7 @@ func (r *Reconciler) resolveVariables(ctx context.Context, ws *magosv1.Workspace
 			vs := &magosv1.VariableSet{}
 			if err := r.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: ref.Name}, vs); err != nil {
 				if apierrors.IsNotFound(err) {
-					return in, rerror.Wait(VariableSetNotReadyReason, fmt.Sprintf("VariableSet %s not found", ref.Name), 0)
+					return in, rerror.Wait(magosv1.ReasonVariableSetNotReady, fmt.Sprintf("VariableSet %s not found", ref.Name), 0)
 				}
 				return in, err
 			}
@@ -163,7 +148,7 @@ func (r *Reconciler) resolveVariables(ctx context.Context, ws *magosv1.Workspace
 				if c := conditions.Get(vs, magosv1.ReadyCondition); c != nil && c.Message != "" {
 					msg += ": " + c.Message
 				}
-				return in, rerror.Wait(VariableSetNotReadyReason, msg, 0)
+				return in, rerror.Wait(magosv1.ReasonVariableSetNotReady, msg, 0)
 			}
 			if err := checkEnv(vs.Status.Env, vs.Status.SensitiveEnv, "VariableSet "+vs.Name); err != nil {
 				return in, err
@@ -174,7 +159,7 @@ func (r *Reconciler) resolveVariables(ctx context.Context, ws *magosv1.Workspace
 					if i == 0 && p != nil {
 						where = "Project " + p.Name + "'s"
 					}
-					return in, rerror.Stall(DuplicateVariableReason, fmt.Errorf("%s is defined by both VariableSet %s and %s among %s variable sets", e.Name, other, vs.Name, where))
+					return in, rerror.Stall(magosv1.ReasonDuplicateVariable, fmt.Errorf("%s is defined by both VariableSet %s and %s among %s variable sets", e.Name, other, vs.Name, where))
 				}
 				level[e.Name] = vs.Name
 				env[e.Name] = e
@@ -219,11 +204,11 @@ func (r *Reconciler) resolveVariables(ctx context.Context, ws *magosv1.Workspace
 func checkEnv(env []corev1.EnvVar, sensitive []string, from string) error {
 	for _, e := range env {
 		if magosv1.IsReservedEnv(e.Name) {
-			return rerror.Stall(ReservedEnvironmentReason, fmt.Errorf(
+			return rerror.Stall(magosv1.ReasonReservedEnvironment, fmt.Errorf(
 				"%s sets %s, which Magos or the engine reserves; the run would not be what Magos set up", from, e.Name))
 		}
 		if e.ValueFrom == nil && slices.Contains(sensitive, e.Name) {
-			return rerror.Stall(SensitiveLiteralReason, fmt.Errorf(
+			return rerror.Stall(magosv1.ReasonSensitiveLiteral, fmt.Errorf(
 				"%s gives sensitive %s a literal value; put it in a Secret and use valueFrom.secretKeyRef", from, e.Name))
 		}
 	}

@@ -9,11 +9,6 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/metrics"
 )
 
-// RetriesExhaustedReason: runs failed spec.retry.maxAttempts times in a row
-// for the same revision and inputs; the Workspace stalls until they change
-// or a reconcile request asks for another attempt.
-const RetriesExhaustedReason = "RetriesExhausted"
-
 // retryPolicy is a Workspace's effective spec.retry.
 type retryPolicy struct {
 	// Interval is the wait before the first retry; each further failure
@@ -71,7 +66,7 @@ func nextRetry(prev *magosv1.RetryStatus, last, cr *magosv1.RunStatus, p retryPo
 	if prev != nil && last != nil && last.Revision == cr.Revision && last.InputsDigest == cr.InputsDigest {
 		rs.Attempts = prev.Attempts + 1
 	}
-	if !deletionRun(cr) && (stalls(orDefault(cr.Reason, RunFailedReason)) || p.exhausted(rs.Attempts)) {
+	if !deletionRun(cr) && (stalls(orDefault(cr.Reason, magosv1.ReasonRunFailed)) || p.exhausted(rs.Attempts)) {
 		return rs
 	}
 	next := metav1.NewTime(cr.Finished.Add(p.wait(rs.Attempts)))
@@ -85,7 +80,7 @@ func retryOutcome(rs *magosv1.RetryStatus, reason string) string {
 	switch {
 	case rs.NextTime != nil:
 		return metrics.RetryScheduled
-	case stalls(orDefault(reason, RunFailedReason)):
+	case stalls(orDefault(reason, magosv1.ReasonRunFailed)):
 		return metrics.RetryStalled
 	}
 	return metrics.RetryExhausted

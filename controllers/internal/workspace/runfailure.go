@@ -9,19 +9,6 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
 
-// Reasons of failed runs that only the controller sees (the reason label of
-// magos_workspace_run_failures_total), besides ImagePullFailedReason.
-const (
-	// DeadlineExceededReason: the run's Job reached activeDeadlineSeconds.
-	DeadlineExceededReason = "DeadlineExceeded"
-	// OOMKilledReason: the kernel killed the runner for exceeding its memory limit.
-	OOMKilledReason = "OOMKilled"
-	// EvictedReason: the runner Pod was evicted, preempted or stopped by its node.
-	EvictedReason = "Evicted"
-	// PolicyDeniedReason: the policy gate refused the plan.
-	PolicyDeniedReason = "PolicyDenied"
-)
-
 // runnerFailureReasons are the RunResult reasons the runner reports for a
 // run that did not succeed, and the controller's ImagePullFailed and RunStartFailed.
 var runnerFailureReasons = map[string]bool{
@@ -34,7 +21,7 @@ var runnerFailureReasons = map[string]bool{
 	magosv1.ReasonDestroyFailed: true, magosv1.ReasonOutputsFailed: true, magosv1.ReasonStateLocked: true,
 	magosv1.ReasonCanceled: true, magosv1.ReasonRunFailed: true, magosv1.ReasonStateNotSaved: true,
 	magosv1.ReasonStateTooLarge: true, magosv1.ReasonPlanStorageExhausted: true,
-	ImagePullFailedReason: true, RunStartFailedReason: true,
+	magosv1.ReasonImagePullFailed: true, magosv1.ReasonRunStartFailed: true,
 }
 
 // failureReason is the reason label of a failed run: what stopped it from
@@ -45,29 +32,29 @@ func failureReason(res magosv1.RunResult, job *batchv1.Job, pod *corev1.Pod) str
 	if job != nil {
 		for _, c := range job.Status.Conditions {
 			if (c.Type == batchv1.JobFailed || c.Type == batchv1.JobFailureTarget) && c.Status == corev1.ConditionTrue && c.Reason == batchv1.JobReasonDeadlineExceeded {
-				return DeadlineExceededReason
+				return magosv1.ReasonDeadlineExceeded
 			}
 		}
 	}
 	if pod != nil {
 		for _, cs := range append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
-			if t := cs.State.Terminated; t != nil && t.Reason == OOMKilledReason {
-				return OOMKilledReason
+			if t := cs.State.Terminated; t != nil && t.Reason == magosv1.ReasonOOMKilled {
+				return magosv1.ReasonOOMKilled
 			}
 		}
-		if pod.Status.Reason == EvictedReason {
-			return EvictedReason
+		if pod.Status.Reason == magosv1.ReasonEvicted {
+			return magosv1.ReasonEvicted
 		}
 		for _, c := range pod.Status.Conditions {
 			if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
-				return EvictedReason
+				return magosv1.ReasonEvicted
 			}
 		}
 	}
 	if runnerFailureReasons[res.Reason] {
 		return res.Reason
 	}
-	return RunFailedReason
+	return magosv1.ReasonRunFailed
 }
 
 // outOfMemory is res of a run whose container the kernel killed for its
@@ -82,7 +69,7 @@ func outOfMemory(res magosv1.RunResult, pod *corev1.Pod) magosv1.RunResult {
 			}
 		}
 	}
-	res.Reason = OOMKilledReason
+	res.Reason = magosv1.ReasonOOMKilled
 	res.Message = fmt.Sprintf("the runner ran out of memory: the kernel stopped it at %s (raise spec.runner.resources.limits.memory); %s", limit, res.Message)
 	return res
 }

@@ -36,15 +36,15 @@ func TestFailureReason(t *testing.T) {
 		{"the runner's reason", magosv1.RunResult{Result: magosv1.ResultFailed, Reason: magosv1.ReasonPlanFailed}, failedJob("PodFailurePolicy"), terminated("Error"), magosv1.ReasonPlanFailed},
 		{"artifact rejected", magosv1.RunResult{Result: magosv1.ResultFailed, Reason: magosv1.ReasonArtifactRejected}, nil, nil, magosv1.ReasonArtifactRejected},
 		{"a held lock", magosv1.RunResult{Result: magosv1.ResultLocked, Reason: magosv1.ReasonStateLocked}, nil, nil, magosv1.ReasonStateLocked},
-		{"an image that cannot be pulled", magosv1.RunResult{Result: magosv1.ResultFailed, Reason: ImagePullFailedReason}, nil, nil, ImagePullFailedReason},
-		{"the deadline, though the runner reported Canceled", canceled, failedJob(batchv1.JobReasonDeadlineExceeded), terminated("Error"), DeadlineExceededReason},
-		{"the deadline, without a report", magosv1.RunResult{Result: magosv1.ResultFailed, Reason: RunFailedReason}, failedJob(batchv1.JobReasonDeadlineExceeded), nil, DeadlineExceededReason},
-		{"out of memory", magosv1.RunResult{Result: magosv1.ResultFailed, Reason: RunFailedReason}, failedJob("PodFailurePolicy"), terminated(OOMKilledReason), OOMKilledReason},
-		{"disrupted, though the runner reported Canceled", canceled, failedJob("PodFailurePolicy"), disrupted, EvictedReason},
-		{"evicted by the kubelet", canceled, nil, &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}}, EvictedReason},
-		{"a reason outside the closed set", magosv1.RunResult{Result: magosv1.ResultFailed, Reason: "NoReport"}, nil, nil, RunFailedReason},
-		{"a Job gone before its result was read", magosv1.RunResult{Result: magosv1.ResultFailed, Reason: JobMissingReason}, nil, nil, RunFailedReason},
-		{"no reason at all", magosv1.RunResult{Result: magosv1.ResultFailed}, nil, nil, RunFailedReason},
+		{"an image that cannot be pulled", magosv1.RunResult{Result: magosv1.ResultFailed, Reason: magosv1.ReasonImagePullFailed}, nil, nil, magosv1.ReasonImagePullFailed},
+		{"the deadline, though the runner reported Canceled", canceled, failedJob(batchv1.JobReasonDeadlineExceeded), terminated("Error"), magosv1.ReasonDeadlineExceeded},
+		{"the deadline, without a report", magosv1.RunResult{Result: magosv1.ResultFailed, Reason: magosv1.ReasonRunFailed}, failedJob(batchv1.JobReasonDeadlineExceeded), nil, magosv1.ReasonDeadlineExceeded},
+		{"out of memory", magosv1.RunResult{Result: magosv1.ResultFailed, Reason: magosv1.ReasonRunFailed}, failedJob("PodFailurePolicy"), terminated(magosv1.ReasonOOMKilled), magosv1.ReasonOOMKilled},
+		{"disrupted, though the runner reported Canceled", canceled, failedJob("PodFailurePolicy"), disrupted, magosv1.ReasonEvicted},
+		{"evicted by the kubelet", canceled, nil, &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}}, magosv1.ReasonEvicted},
+		{"a reason outside the closed set", magosv1.RunResult{Result: magosv1.ResultFailed, Reason: "NoReport"}, nil, nil, magosv1.ReasonRunFailed},
+		{"a Job gone before its result was read", magosv1.RunResult{Result: magosv1.ResultFailed, Reason: magosv1.ReasonJobMissing}, nil, nil, magosv1.ReasonRunFailed},
+		{"no reason at all", magosv1.RunResult{Result: magosv1.ResultFailed}, nil, nil, magosv1.ReasonRunFailed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,7 +68,7 @@ func TestOutOfMemoryNamesTheLimit(t *testing.T) {
 	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: runnerContainer, Resources: corev1.ResourceRequirements{
 		Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")}}}}}}
 	res := outOfMemory(magosv1.RunResult{Result: magosv1.ResultFailed, Reason: magosv1.ReasonApplyFailed, Message: "local-exec provisioner error"}, pod)
-	assert.Equal(t, OOMKilledReason, res.Reason, "what stopped the run, not what the runner saw of it")
+	assert.Equal(t, magosv1.ReasonOOMKilled, res.Reason, "what stopped the run, not what the runner saw of it")
 	assert.Equal(t, "the runner ran out of memory: the kernel stopped it at its memory limit of 256Mi (raise spec.runner.resources.limits.memory); local-exec provisioner error", res.Message)
-	assert.Contains(t, outOfMemory(magosv1.RunResult{Reason: RunFailedReason}, nil).Message, "at its memory limit (raise")
+	assert.Contains(t, outOfMemory(magosv1.RunResult{Reason: magosv1.ReasonRunFailed}, nil).Message, "at its memory limit (raise")
 }

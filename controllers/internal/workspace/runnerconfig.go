@@ -16,18 +16,6 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
-// Reasons of the runner configuration. Each stalls the Workspace.
-const (
-	// RunnerOverrideForbiddenReason: the Workspace sets a runner field its
-	// Project forbids members to override (spec.forbiddenRunnerOverrides).
-	RunnerOverrideForbiddenReason = "RunnerOverrideForbidden"
-	// InvalidRunnerConfigReason: the effective runner configuration (the
-	// Workspace's over its Project's) cannot run: two volumes at one mount
-	// path, a mount over the runner's versions directory, a Pod label or
-	// annotation Kubernetes refuses.
-	InvalidRunnerConfigReason = "InvalidRunnerConfig"
-)
-
 // Paths of the runner's own volumes.
 const (
 	cliConfigVolume = "cli-config"
@@ -186,7 +174,7 @@ func checkRunnerOverrides(ws *magosv1.Workspace, p *magosv1.Project) error {
 	for i, f := range fields {
 		names[i] = "spec.runner." + f
 	}
-	return rerror.Stall(RunnerOverrideForbiddenReason, fmt.Errorf(
+	return rerror.Stall(magosv1.ReasonRunnerOverrideForbidden, fmt.Errorf(
 		"%s: forbidden by Project %s (spec.forbiddenRunnerOverrides); remove it to use the Project's defaults.runner",
 		strings.Join(names, ", "), p.Name))
 }
@@ -221,7 +209,7 @@ func checkRunnerConfig(rs *magosv1.RunnerSpec, env, varEnv []corev1.EnvVar, vers
 	}
 	for _, e := range env {
 		if slices.ContainsFunc(varEnv, func(v corev1.EnvVar) bool { return v.Name == e.Name }) {
-			return rerror.Stall(DuplicateVariableReason, fmt.Errorf(
+			return rerror.Stall(magosv1.ReasonDuplicateVariable, fmt.Errorf(
 				"%s is set by both the runner env and a VariableSet or spec.vars; set it in one place", e.Name))
 		}
 	}
@@ -229,21 +217,21 @@ func checkRunnerConfig(rs *magosv1.RunnerSpec, env, varEnv []corev1.EnvVar, vers
 	seen := map[string]string{}
 	for _, v := range rs.Volumes {
 		if other, dup := seen[v.MountPath]; dup {
-			return rerror.Stall(InvalidRunnerConfigReason, fmt.Errorf("runner volumes %s and %s are both mounted at %s", other, v.Name, v.MountPath))
+			return rerror.Stall(magosv1.ReasonInvalidRunnerConfig, fmt.Errorf("runner volumes %s and %s are both mounted at %s", other, v.Name, v.MountPath))
 		}
 		seen[v.MountPath] = v.Name
 		if r := magosv1.MountPathConflict(v.MountPath, reserved); r != "" {
-			return rerror.Stall(InvalidRunnerConfigReason, fmt.Errorf("runner volume %s at %s would be at, under or over the runner's %s", v.Name, v.MountPath, r))
+			return rerror.Stall(magosv1.ReasonInvalidRunnerConfig, fmt.Errorf("runner volume %s at %s would be at, under or over the runner's %s", v.Name, v.MountPath, r))
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(rs.PodLabels)) {
 		if errs := append(validation.IsQualifiedName(k), validation.IsValidLabelValue(rs.PodLabels[k])...); len(errs) > 0 {
-			return rerror.Stall(InvalidRunnerConfigReason, fmt.Errorf("runner Pod label %q: %s", k, strings.Join(errs, "; ")))
+			return rerror.Stall(magosv1.ReasonInvalidRunnerConfig, fmt.Errorf("runner Pod label %q: %s", k, strings.Join(errs, "; ")))
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(rs.PodAnnotations)) {
 		if errs := validation.IsQualifiedName(strings.ToLower(k)); len(errs) > 0 {
-			return rerror.Stall(InvalidRunnerConfigReason, fmt.Errorf("runner Pod annotation %q: %s", k, strings.Join(errs, "; ")))
+			return rerror.Stall(magosv1.ReasonInvalidRunnerConfig, fmt.Errorf("runner Pod annotation %q: %s", k, strings.Join(errs, "; ")))
 		}
 	}
 	return nil

@@ -108,19 +108,19 @@ func TestRunnerConfigRefusedAtReconcile(t *testing.T) {
 		wantMsg    string
 	}{
 		{name: "reserved env name", workspace: &magosv1.RunnerSpec{Env: []magosv1.EnvEntry{literal("TF_CLI_CONFIG_FILE", "/x")}},
-			wantReason: ReservedEnvironmentReason, wantMsg: "TF_CLI_CONFIG_FILE"},
+			wantReason: magosv1.ReasonReservedEnvironment, wantMsg: "TF_CLI_CONFIG_FILE"},
 		{name: "env name a variable sets too", workspace: &magosv1.RunnerSpec{Env: []magosv1.EnvEntry{literal("TF_VAR_region", "x")}},
-			varEnv: []corev1.EnvVar{{Name: "TF_VAR_region", Value: "y"}}, wantReason: DuplicateVariableReason, wantMsg: "TF_VAR_region is set by both"},
+			varEnv: []corev1.EnvVar{{Name: "TF_VAR_region", Value: "y"}}, wantReason: magosv1.ReasonDuplicateVariable, wantMsg: "TF_VAR_region is set by both"},
 		{name: "Project and Workspace volumes at one path", project: &magosv1.RunnerSpec{Volumes: []magosv1.RunnerVolume{mounted("a", "/srv/x", "a")}},
-			workspace: &magosv1.RunnerSpec{Volumes: []magosv1.RunnerVolume{mounted("b", "/srv/x", "b")}}, wantReason: InvalidRunnerConfigReason, wantMsg: "both mounted at /srv/x"},
+			workspace: &magosv1.RunnerSpec{Volumes: []magosv1.RunnerVolume{mounted("b", "/srv/x", "b")}}, wantReason: magosv1.ReasonInvalidRunnerConfig, wantMsg: "both mounted at /srv/x"},
 		{name: "mount over a custom versions directory", workspace: &magosv1.RunnerSpec{Volumes: []magosv1.RunnerVolume{mounted("a", "/usr/local", "a")}},
-			versions: "/usr/local/engines", wantReason: InvalidRunnerConfigReason, wantMsg: "/usr/local/engines"},
+			versions: "/usr/local/engines", wantReason: magosv1.ReasonInvalidRunnerConfig, wantMsg: "/usr/local/engines"},
 		{name: "label key Kubernetes refuses", workspace: &magosv1.RunnerSpec{PodLabels: map[string]string{"a b": "x"}},
-			wantReason: InvalidRunnerConfigReason, wantMsg: `label "a b"`},
+			wantReason: magosv1.ReasonInvalidRunnerConfig, wantMsg: `label "a b"`},
 		{name: "label value Kubernetes refuses", workspace: &magosv1.RunnerSpec{PodLabels: map[string]string{"team": "a/b"}},
-			wantReason: InvalidRunnerConfigReason, wantMsg: `label "team"`},
+			wantReason: magosv1.ReasonInvalidRunnerConfig, wantMsg: `label "team"`},
 		{name: "annotation key Kubernetes refuses", project: &magosv1.RunnerSpec{PodAnnotations: map[string]string{"-x": "y"}},
-			wantReason: InvalidRunnerConfigReason, wantMsg: `annotation "-x"`},
+			wantReason: magosv1.ReasonInvalidRunnerConfig, wantMsg: `annotation "-x"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -171,7 +171,7 @@ func TestForbiddenRunnerOverrides(t *testing.T) {
 			re, ok := rerror.As(err)
 			require.True(t, ok)
 			assert.True(t, re.Stalling)
-			assert.Equal(t, RunnerOverrideForbiddenReason, re.Reason)
+			assert.Equal(t, magosv1.ReasonRunnerOverrideForbidden, re.Reason)
 			assert.Contains(t, err.Error(), "forbidden by Project platform")
 			assert.Contains(t, err.Error(), strings.Join(tt.want, ", "))
 		})
@@ -262,7 +262,7 @@ func TestRunnerVolumesCannotReadStorage(t *testing.T) {
 		_, err := (&Reconciler{}).checkStorageRefs(context.Background(), ws, []secretRef{ref})
 		re, ok := rerror.As(err)
 		require.True(t, ok, "refused: %v", err)
-		assert.Equal(t, StorageReferenceReason, re.Reason)
+		assert.Equal(t, magosv1.ReasonStorageReferenceNotAllowed, re.Reason)
 		assert.True(t, re.Stalling)
 		assert.Contains(t, err.Error(), ref.Entry+" reads Secret "+ref.Secret)
 	}

@@ -115,7 +115,7 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 		case actRecordNoChanges:
 			plan := ws.Status.Plan
 			ws.Status.LastApplied = &magosv1.AppliedStatus{PlanID: plan.ID, Revision: plan.Revision, Time: metav1.NewTime(f.Now)}
-			r.event(ws, corev1.EventTypeNormal, NoChangesReason, "Plan %s of revision %s has no changes; nothing to apply", plan.ID, plan.Revision)
+			r.event(ws, corev1.EventTypeNormal, magosv1.ReasonNoChanges, "Plan %s of revision %s has no changes; nothing to apply", plan.ID, plan.Revision)
 			f.Applied = ws.Status.LastApplied
 		case actReleaseLock:
 			if err := r.releaseLock(ctx, ws, lease); err != nil {
@@ -124,7 +124,7 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 			f.Lock, f.Unlock, f.Plan, f.Retry = nil, nil, nil, nil
 		case actClearErroredState:
 			ctrl.LoggerFrom(ctx).Info("The state was restored; planning again", "job", ws.Status.ErroredState.Job)
-			r.event(ws, corev1.EventTypeNormal, StateRestoredReason, "The state of run %s was marked restored; planning again", ws.Status.ErroredState.Job)
+			r.event(ws, corev1.EventTypeNormal, magosv1.ReasonStateRestored, "The state of run %s was marked restored; planning again", ws.Status.ErroredState.Job)
 			ws.Status.ErroredState, ws.Status.Plan, ws.Status.Retry = nil, nil, nil
 			f.ErroredState, f.Plan, f.Retry = nil, nil, nil
 		case actFinishDeletion:
@@ -252,7 +252,7 @@ func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn run
 		return false, err
 	}
 	if ierr != nil {
-		return false, rerror.Retry("RunnerIdentityFailed", ierr)
+		return false, rerror.Retry(magosv1.ReasonRunnerIdentityFailed, ierr)
 	}
 	rn.Number, rn.Inputs = ws.Status.Runs+1, inputs
 	rn.ID = runID(string(ws.UID), rn.Phase, strconv.FormatInt(rn.Number, 10))
@@ -290,11 +290,11 @@ func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn run
 	ws.Status.Runs = rn.Number
 	ws.Status.CurrentRun = runOfJob(job)
 	if s.AskedInterval > 0 {
-		r.event(ws, corev1.EventTypeWarning, IntervalRaisedReason, "spec.interval %s is shorter than this cluster's minimum: drift re-plans come every %s (--min-interval)",
+		r.event(ws, corev1.EventTypeWarning, magosv1.ReasonIntervalRaised, "spec.interval %s is shorter than this cluster's minimum: drift re-plans come every %s (--min-interval)",
 			s.AskedInterval, s.Interval)
 	}
 	if s.AskedTimeout > 0 {
-		r.event(ws, corev1.EventTypeWarning, RunTimeoutCappedReason, "%s: run %s has a deadline of %s",
+		r.event(ws, corev1.EventTypeWarning, magosv1.ReasonRunTimeoutCapped, "%s: run %s has a deadline of %s",
 			timeoutCappedMessage(s.AskedTimeout, s.Timeout), job.Name, s.Timeout)
 	}
 	return true, nil

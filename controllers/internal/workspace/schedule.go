@@ -23,10 +23,6 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/runqueue"
 )
 
-// QueuedReason: a run is due but waits for a slot under the controller's,
-// the namespace's or the Project's bound on runs in progress.
-const QueuedReason = "Queued"
-
 // queuedRecheck is how often a queued Workspace looks again on its own; a
 // freed slot wakes it sooner.
 const queuedRecheck = 5 * time.Minute
@@ -234,7 +230,7 @@ func queuedDecision(d decision, f facts, p runqueue.Priority, l runqueue.Limits,
 	if limited > 0 {
 		msg += fmt.Sprintf("; a requested plan of this namespace started less than %s ago (--requested-plan-interval), so this one waits at drift priority", limited)
 	}
-	return decision{Phase: magosv1.PhaseWaiting, Reason: QueuedReason, Action: actWait, After: queuedRecheck, Queued: true, Message: msg}
+	return decision{Phase: magosv1.PhaseWaiting, Reason: magosv1.ReasonQueued, Action: actWait, After: queuedRecheck, Queued: true, Message: msg}
 }
 
 // rateLimitedDecision is d held by the namespace's plan rate until wait
@@ -246,7 +242,7 @@ func rateLimitedDecision(d decision, f facts, r *planRate, wait time.Duration) d
 		return decision{Phase: magosv1.PhaseIdle, Action: actWait, After: wait, Queued: true,
 			Message: fmt.Sprintf("%s; %s", settledMessage(f), r.message(kind, wait))}
 	}
-	return decision{Phase: magosv1.PhaseWaiting, Reason: QueuedReason, Action: actWait, After: wait, Queued: true, Message: r.message(kind, wait)}
+	return decision{Phase: magosv1.PhaseWaiting, Reason: magosv1.ReasonQueued, Action: actWait, After: wait, Queued: true, Message: r.message(kind, wait)}
 }
 
 // jitteredInterval is the drift interval of the plan seeded by seed,

@@ -77,7 +77,7 @@ func TestQueuedDecision(t *testing.T) {
 
 	d := queuedDecision(startDecision(run{Phase: magosv1.RunPlan}), f, runqueue.Normal, limits, runqueue.Verdict{Position: 3}, 0)
 	assert.Equal(t, magosv1.PhaseWaiting, d.Phase)
-	assert.Equal(t, QueuedReason, d.Reason)
+	assert.Equal(t, magosv1.ReasonQueued, d.Reason)
 	assert.True(t, d.Queued)
 	assert.Equal(t, actWait, d.Action)
 	assert.Contains(t, d.Message, "The plan run is queued (priority normal): this controller runs at most 4 runs at once")
@@ -93,7 +93,7 @@ func TestQueuedDecision(t *testing.T) {
 	requested.HandlesRequest = true
 	d = queuedDecision(requested, f, runqueue.Drift, limits, runqueue.Verdict{}, time.Minute)
 	assert.Equal(t, magosv1.PhaseWaiting, d.Phase, "a requested plan at drift priority is no drift check: the Workspace waits")
-	assert.Equal(t, QueuedReason, d.Reason)
+	assert.Equal(t, magosv1.ReasonQueued, d.Reason)
 	assert.Contains(t, d.Message, "(priority drift)")
 	assert.Contains(t, d.Message, "started less than 1m0s ago (--requested-plan-interval)")
 

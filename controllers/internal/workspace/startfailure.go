@@ -18,31 +18,18 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
 
-// ImagePullFailedReason: an image of the run's Pod (the engine image or the
-// runner image) cannot be pulled. The run fails at once instead of waiting
-// for its deadline, and is retried after the retry interval.
-const ImagePullFailedReason = "ImagePullFailed"
-
-// RunStartFailedReason: the kubelet cannot create the run's container as
-// it is: a Secret or ConfigMap key its environment names is missing
-// (CreateContainerConfigError) or the runtime refused it. The run fails at
-// once, rather than start whenever something appears under that name (it
-// could be another Workspace's storage), and is retried after the retry
-// interval, when the controller checks what it reads again.
-const RunStartFailedReason = "RunStartFailed"
-
 // startFailureReasons are the kubelet's waiting reasons of a container that
 // will not start as it is, each with the run's failure reason: an image it
 // cannot get, or a container it cannot create. The kubelet keeps retrying
 // them until the Pod's deadline.
 var startFailureReasons = map[string]string{
-	"ErrImagePull":               ImagePullFailedReason,
-	"ImagePullBackOff":           ImagePullFailedReason,
-	"InvalidImageName":           ImagePullFailedReason,
-	"ErrImageNeverPull":          ImagePullFailedReason,
-	"ImageInspectError":          ImagePullFailedReason,
-	"CreateContainerConfigError": RunStartFailedReason,
-	"CreateContainerError":       RunStartFailedReason,
+	"ErrImagePull":               magosv1.ReasonImagePullFailed,
+	"ImagePullBackOff":           magosv1.ReasonImagePullFailed,
+	"InvalidImageName":           magosv1.ReasonImagePullFailed,
+	"ErrImageNeverPull":          magosv1.ReasonImagePullFailed,
+	"ImageInspectError":          magosv1.ReasonImagePullFailed,
+	"CreateContainerConfigError": magosv1.ReasonRunStartFailed,
+	"CreateContainerError":       magosv1.ReasonRunStartFailed,
 }
 
 // startFailure describes the first container of pod, init containers
@@ -57,7 +44,7 @@ func startFailure(pod *corev1.Pod) (reason, msg string) {
 			}
 			reason := startFailureReasons[w.Reason]
 			msg := fmt.Sprintf("%scontainer %q of Pod %s cannot pull image %s (%s)", kind, cs.Name, pod.Name, cs.Image, w.Reason)
-			if reason == RunStartFailedReason {
+			if reason == magosv1.ReasonRunStartFailed {
 				msg = fmt.Sprintf("%scontainer %q of Pod %s cannot be created (%s)", kind, cs.Name, pod.Name, w.Reason)
 			}
 			if w.Message != "" {

@@ -15,11 +15,6 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
-// StorageConflictReason: an object the runner would write (state Secret,
-// plan Secret, outputs Secret, lock Lease) exists and was not created by
-// Magos for this Workspace. Stalled; it never enters the runner's Role.
-const StorageConflictReason = "StorageConflict"
-
 // runStorage is what the controller reserved for a run: every object the
 // runner writes, verified to belong to the Workspace.
 type runStorage struct {
@@ -89,10 +84,6 @@ func (r *Reconciler) reserveRunStorage(ctx context.Context, ws *magosv1.Workspac
 	return st, nil
 }
 
-// PlanStorageLimitReason: a plan needs more plan Secrets than
-// --max-plan-chunks allows one Workspace; nothing of it is stored.
-const PlanStorageLimitReason = "PlanStorageLimitExceeded"
-
 // reservePlanChunks makes chunk Secrets 0..n-1 exist, for a plan that
 // needed more than were reserved, and says how many it created.
 func (r *Reconciler) reservePlanChunks(ctx context.Context, ws *magosv1.Workspace, n int) (int, error) {
@@ -161,7 +152,7 @@ func (r *Reconciler) reserve(ctx context.Context, ws *magosv1.Workspace, want cl
 	}
 	why, stamp := notOurs(ws, want, got)
 	if why != "" {
-		return existed, rerror.Stall(StorageConflictReason, fmt.Errorf(
+		return existed, rerror.Stall(magosv1.ReasonStorageConflict, fmt.Errorf(
 			"%s %s already exists and %s; Magos writes runs' state, plans and outputs only to objects it created for this Workspace (choose another spec.outputs.secretName, or remove the object)",
 			kindOf(want), got.GetName(), why))
 	}

@@ -17,22 +17,6 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
-// StorageReferenceReason: a variable or env entry reads a Secret Magos
-// keeps for a Workspace (state, plan, errored state, outputs) that is not
-// the outputs Secret of a dependency. Stalled.
-const StorageReferenceReason = "StorageReferenceNotAllowed"
-
-// ServiceAccountTokenReason: a variable, env entry, volume or CLI
-// configuration reads a ServiceAccount token Secret (another Workspace's
-// runner identity, or any other). Stalled.
-const ServiceAccountTokenReason = "ServiceAccountTokenNotAllowed"
-
-// SecretMissingReason: a variable, env entry, volume or CLI configuration
-// reads a Secret that does not exist yet; the run waits until it does, so
-// that what it reads is checked first (a Secret created later may be
-// another Workspace's storage). Reconciling, not a failure.
-const SecretMissingReason = "SecretMissing"
-
 // secretMissingRecheck is how often a Workspace waiting on a missing
 // Secret looks again (the controller does not watch Secrets).
 const secretMissingRecheck = 15 * time.Second
@@ -92,7 +76,7 @@ func (r *Reconciler) checkStorageRefs(ctx context.Context, ws *magosv1.Workspace
 	deps := map[string]*magosv1.Workspace{}
 	for _, ref := range refs {
 		if ownStorage(ws, ref.Secret) {
-			return nil, rerror.Stall(StorageReferenceReason, fmt.Errorf(
+			return nil, rerror.Stall(magosv1.ReasonStorageReferenceNotAllowed, fmt.Errorf(
 				"%s reads Secret %s, which Magos keeps for this Workspace's runs; a Workspace may read only the outputs Secret of a Workspace in spec.dependsOn",
 				ref.Entry, ref.Secret))
 		}
@@ -103,14 +87,14 @@ func (r *Reconciler) checkStorageRefs(ctx context.Context, ws *magosv1.Workspace
 			if ref.Optional || r.dependencyOutputs(ctx, ws, ref.Secret) {
 				continue // the kubelet starts without it; a dependency's wait covers its outputs
 			}
-			return nil, rerror.Wait(SecretMissingReason, fmt.Sprintf(
+			return nil, rerror.Wait(magosv1.ReasonSecretMissing, fmt.Sprintf(
 				"%s reads Secret %s, which does not exist; the run waits until it does", ref.Entry, ref.Secret), secretMissingRecheck)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading the metadata of Secret %s: %w", ref.Secret, err)
 		}
 		if sa, ok := meta.Annotations[serviceAccountNameAnnotation]; ok {
-			return nil, rerror.Stall(ServiceAccountTokenReason, fmt.Errorf(
+			return nil, rerror.Stall(magosv1.ReasonServiceAccountTokenNotAllowed, fmt.Errorf(
 				"%s reads Secret %s, a token of ServiceAccount %s; a run has its own identity and reads no other's token", ref.Entry, ref.Secret, sa))
 		}
 		owner, ok := storageOwner(meta)
@@ -122,7 +106,7 @@ func (r *Reconciler) checkStorageRefs(ctx context.Context, ws *magosv1.Workspace
 			return nil, err
 		}
 		if why := outputsReadRefused(meta, owner, dep); why != "" {
-			return nil, rerror.Stall(StorageReferenceReason, fmt.Errorf(
+			return nil, rerror.Stall(magosv1.ReasonStorageReferenceNotAllowed, fmt.Errorf(
 				"%s reads Secret %s, which Magos keeps for Workspace %s and %s; a Workspace may read only the outputs Secret of a Workspace in spec.dependsOn",
 				ref.Entry, ref.Secret, owner, why))
 		}

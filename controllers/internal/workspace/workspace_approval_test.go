@@ -9,14 +9,13 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
 )
 
 var (
 	settledReady = readiness{Ready: "True/" + magosv1.ReconciliationSucceededReason, Kstatus: status.CurrentStatus}
 	// awaitingApproval waits for a person: Ready=False, neither Reconciling
 	// nor Stalled; kstatus's Ready fallback reads it as InProgress.
-	awaitingApproval = readiness{Ready: "False/" + workspace.AwaitingApprovalReason, Kstatus: status.InProgressStatus}
+	awaitingApproval = readiness{Ready: "False/" + magosv1.ReasonAwaitingApproval, Kstatus: status.InProgressStatus}
 )
 
 // planWithChanges is a plan run's report of a plan that changes things.
@@ -35,7 +34,7 @@ func TestAutoApprovalAppliesThePlan(t *testing.T) {
 	require.NotEmpty(t, planID, "the plan run is told the ID to store its plan under")
 	assert.Equal(t, f.Revision, jobEnv(plan, magosv1.EnvRevision))
 	ws := f.waitWorkspace("auto", "plans", inPhase(magosv1.PhasePlanning))
-	assertReadiness(t, ws, readiness{Ready: "False/" + workspace.PlanningReason, Reconciling: "True/" + workspace.PlanningReason, Kstatus: status.InProgressStatus})
+	assertReadiness(t, ws, readiness{Ready: "False/" + magosv1.ReasonPlanning, Reconciling: "True/" + magosv1.ReasonPlanning, Kstatus: status.InProgressStatus})
 
 	complete(t, plan, planWithChanges)
 	apply := waitJob(t, f.ns, "auto", magosv1.RunApply)
@@ -45,13 +44,13 @@ func TestAutoApprovalAppliesThePlan(t *testing.T) {
 	require.NotNil(t, ws.Status.Plan)
 	assert.Equal(t, planID, ws.Status.Plan.ID)
 	assert.Equal(t, int32(2), ws.Status.Plan.Add)
-	assert.Equal(t, "True/"+workspace.PlannedReason, condition(ws, magosv1.PlannedCondition))
+	assert.Equal(t, "True/"+magosv1.ReasonPlanned, condition(ws, magosv1.PlannedCondition))
 	assert.Equal(t, "False/NotApplied", condition(ws, magosv1.AppliedCondition))
 
 	complete(t, apply, magosv1.RunResult{Outputs: []string{"url"}})
 	ws = f.waitWorkspace("auto", "is applied", inPhase(magosv1.PhaseIdle))
 	assertReadiness(t, ws, settledReady)
-	assert.Equal(t, "True/"+workspace.AppliedReason, condition(ws, magosv1.AppliedCondition))
+	assert.Equal(t, "True/"+magosv1.ReasonApplied, condition(ws, magosv1.AppliedCondition))
 	require.NotNil(t, ws.Status.LastApplied)
 	assert.Equal(t, planID, ws.Status.LastApplied.PlanID)
 	assert.Equal(t, f.Revision, ws.Status.LastApplied.Revision)
@@ -72,8 +71,8 @@ func TestPlanWithoutChangesIsNotApplied(t *testing.T) {
 	complete(t, plan, magosv1.RunResult{PlanDigest: "sha256:0000", Storage: "plan"})
 	ws := f.waitWorkspace("nochange", "is Ready", inPhase(magosv1.PhaseIdle))
 	assertReadiness(t, ws, settledReady)
-	assert.Equal(t, "True/"+workspace.NoChangesReason, condition(ws, magosv1.PlannedCondition))
-	assert.Equal(t, "True/"+workspace.AppliedReason, condition(ws, magosv1.AppliedCondition))
+	assert.Equal(t, "True/"+magosv1.ReasonNoChanges, condition(ws, magosv1.PlannedCondition))
+	assert.Equal(t, "True/"+magosv1.ReasonApplied, condition(ws, magosv1.AppliedCondition))
 	require.NotNil(t, ws.Status.LastApplied)
 	assert.Equal(t, jobEnv(plan, magosv1.EnvPlanID), ws.Status.LastApplied.PlanID)
 	assert.Equal(t, f.Revision, ws.Status.LastApplied.Revision)

@@ -9,7 +9,6 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
 )
 
 // A Workspace that depends on another plans only once that one is Ready:
@@ -25,7 +24,7 @@ func TestDependentWaitsForItsDependency(t *testing.T) {
 	})
 
 	ws := f.waitWorkspace("app", "waits for network", inPhase(magosv1.PhaseWaiting))
-	assertReadiness(t, ws, readiness{Ready: "False/" + workspace.DependencyNotReadyReason, Reconciling: "True/" + workspace.DependencyNotReadyReason, Kstatus: status.InProgressStatus})
+	assertReadiness(t, ws, readiness{Ready: "False/" + magosv1.ReasonDependencyNotReady, Reconciling: "True/" + magosv1.ReasonDependencyNotReady, Kstatus: status.InProgressStatus})
 	require.Len(t, ws.Status.Dependencies, 1)
 	assert.Equal(t, "network", ws.Status.Dependencies[0].Name)
 	assert.False(t, ws.Status.Dependencies[0].Ready)
@@ -46,7 +45,7 @@ func TestDependencyCycleStalls(t *testing.T) {
 	f.newWorkspace("x", func(ws *magosv1.Workspace) { ws.Spec.DependsOn = []magosv1.LocalObjectReference{{Name: "y"}} })
 	f.newWorkspace("y", func(ws *magosv1.Workspace) { ws.Spec.DependsOn = []magosv1.LocalObjectReference{{Name: "x"}} })
 	ws := f.waitWorkspace("x", "stalls on the cycle", inPhase(magosv1.PhaseFailed))
-	assertReadiness(t, ws, readiness{Ready: "False/" + workspace.DependencyCycleReason, Stalled: "True/" + workspace.DependencyCycleReason, Kstatus: status.FailedStatus})
+	assertReadiness(t, ws, readiness{Ready: "False/" + magosv1.ReasonDependencyCycle, Stalled: "True/" + magosv1.ReasonDependencyCycle, Kstatus: status.FailedStatus})
 	assert.Contains(t, readyMessage(ws), "x → y → x")
 	assert.Empty(t, runJobs(t, f.ns, "x"))
 	assert.Empty(t, runJobs(t, f.ns, "y"))

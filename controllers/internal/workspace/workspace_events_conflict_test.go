@@ -53,7 +53,7 @@ func TestLostStatusPatchRepeatsNoEventAndLosesNoRecord(t *testing.T) {
 			name:   "a plan with changes, then its apply started",
 			finish: func(t testing.TB, job *batchv1.Job) { complete(t, job, planWithChanges) },
 			check: func(t *testing.T, ws *magosv1.Workspace, events *reasonRecorder) {
-				assert.Equal(t, 1, events.count(workspace.PlannedReason), "one Planned event for one plan")
+				assert.Equal(t, 1, events.count(magosv1.ReasonPlanned), "one Planned event for one plan")
 				require.NotNil(t, ws.Status.CurrentRun)
 				assert.Equal(t, magosv1.RunApply, ws.Status.CurrentRun.Phase, "the apply that started is the current run")
 				require.NotNil(t, ws.Status.Plan, "status.plan shows the plan being applied")
@@ -67,7 +67,7 @@ func TestLostStatusPatchRepeatsNoEventAndLosesNoRecord(t *testing.T) {
 				report(t, job, magosv1.RunResult{Result: magosv1.ResultFailed, Reason: magosv1.ReasonInitFailed})
 			},
 			check: func(t *testing.T, ws *magosv1.Workspace, events *reasonRecorder) {
-				assert.Equal(t, 1, events.count(workspace.RunFailedReason), "one RunFailed event for one failed run")
+				assert.Equal(t, 1, events.count(magosv1.ReasonRunFailed), "one RunFailed event for one failed run")
 				assert.Len(t, ws.Status.History, 1, "the run is in the history once")
 			},
 		},

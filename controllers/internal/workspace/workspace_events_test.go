@@ -58,7 +58,7 @@ func TestEventsAreEmittedOncePerTransition(t *testing.T) {
 				complete(t, waitJob(t, f.ns, "events", magosv1.RunApply), magosv1.RunResult{})
 				f.waitWorkspace("events", "is applied", inPhase(magosv1.PhaseIdle))
 			},
-			want: map[string]int{workspace.PlannedReason: 1, workspace.AppliedReason: 1},
+			want: map[string]int{magosv1.ReasonPlanned: 1, magosv1.ReasonApplied: 1},
 		},
 		{
 			name: "awaiting approval",
@@ -67,7 +67,7 @@ func TestEventsAreEmittedOncePerTransition(t *testing.T) {
 				complete(t, waitJob(t, f.ns, "events", magosv1.RunPlan), planWithChanges)
 				f.waitWorkspace("events", "awaits approval", inPhase(magosv1.PhaseAwaitingApproval))
 			},
-			want: map[string]int{workspace.PlannedReason: 1, workspace.AwaitingApprovalReason: 1},
+			want: map[string]int{magosv1.ReasonPlanned: 1, magosv1.ReasonAwaitingApproval: 1},
 		},
 		{
 			name: "stalled",
@@ -76,7 +76,7 @@ func TestEventsAreEmittedOncePerTransition(t *testing.T) {
 				report(t, waitJob(t, f.ns, "events", magosv1.RunPlan), magosv1.RunResult{Result: magosv1.ResultFailed, Reason: magosv1.ReasonPathNotFound, Message: "no such path"})
 				f.waitWorkspace("events", "stalls", inPhase(magosv1.PhaseFailed))
 			},
-			want: map[string]int{workspace.RunFailedReason: 1},
+			want: map[string]int{magosv1.ReasonRunFailed: 1},
 		},
 		{
 			name: "applied on the fast path",
@@ -86,7 +86,7 @@ func TestEventsAreEmittedOncePerTransition(t *testing.T) {
 				f.waitWorkspace("events", "is applied", inPhase(magosv1.PhaseIdle))
 			},
 			fast: true,
-			want: map[string]int{workspace.AppliedReason: 1},
+			want: map[string]int{magosv1.ReasonApplied: 1},
 		},
 	}
 	for _, tt := range tests {

@@ -29,7 +29,7 @@ func TestFastRunRecordsItsPlanAndApply(t *testing.T) {
 	require.NotEmpty(t, planID, "the run stores its plan under an ID the controller chose")
 	assert.Empty(t, jobEnv(job, magosv1.EnvPlanDigest), "nothing was approved")
 	ws := f.waitWorkspace("fast", "applies", inPhase(magosv1.PhaseApplying))
-	assertReadiness(t, ws, readiness{Ready: "False/" + workspace.ApplyingReason, Reconciling: "True/" + workspace.ApplyingReason, Kstatus: status.InProgressStatus})
+	assertReadiness(t, ws, readiness{Ready: "False/" + magosv1.ReasonApplying, Reconciling: "True/" + magosv1.ReasonApplying, Kstatus: status.InProgressStatus})
 
 	complete(t, job, magosv1.RunResult{HasChanges: true, Add: 2, Storage: "plan", Outputs: []string{"url"}})
 	ws = f.waitWorkspace("fast", "is applied", inPhase(magosv1.PhaseIdle))
@@ -41,8 +41,8 @@ func TestFastRunRecordsItsPlanAndApply(t *testing.T) {
 	assert.NotEmpty(t, ws.Status.Plan.BundleDigest)
 	assert.Equal(t, planID, ws.Status.LastApplied.PlanID)
 	assert.Equal(t, []string{"url"}, ws.Status.Outputs)
-	assert.Equal(t, "True/"+workspace.AppliedReason, condition(ws, magosv1.AppliedCondition))
-	assert.Equal(t, "True/"+workspace.PolicyPassedReason, condition(ws, magosv1.PolicyPassedCondition))
+	assert.Equal(t, "True/"+magosv1.ReasonApplied, condition(ws, magosv1.AppliedCondition))
+	assert.Equal(t, "True/"+magosv1.ReasonPolicyPassed, condition(ws, magosv1.PolicyPassedCondition))
 	assert.Equal(t, 1, len(runJobs(t, f.ns, "fast")), "one Job")
 }
 

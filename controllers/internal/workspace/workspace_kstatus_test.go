@@ -29,27 +29,27 @@ func TestWorkspaceKstatus(t *testing.T) {
 		waitsForPerson bool
 	}{
 		{"applied and idle", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseIdle}}, status.CurrentStatus, false},
-		{"planning", observation{Revision: rev, Decision: decision{Phase: magosv1.PhasePlanning, Reason: PlanningReason}}, status.InProgressStatus, false},
+		{"planning", observation{Revision: rev, Decision: decision{Phase: magosv1.PhasePlanning, Reason: magosv1.ReasonPlanning}}, status.InProgressStatus, false},
 		{"validating", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseValidating}}, status.InProgressStatus, false},
-		{"applying", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseApplying, Reason: ApplyingReason}}, status.InProgressStatus, false},
-		{"destroying", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseDestroying, Reason: DestroyingReason}}, status.InProgressStatus, false},
-		{"waiting for the source", observation{Err: rerror.Wait(SourceNotReadyReason, "no artifact", 0)}, status.InProgressStatus, false},
-		{"awaiting approval", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseAwaitingApproval, Reason: AwaitingApprovalReason, Message: "approve"}}, status.InProgressStatus, true},
+		{"applying", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseApplying, Reason: magosv1.ReasonApplying}}, status.InProgressStatus, false},
+		{"destroying", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseDestroying, Reason: magosv1.ReasonDestroying}}, status.InProgressStatus, false},
+		{"waiting for the source", observation{Err: rerror.Wait(magosv1.ReasonSourceNotReady, "no artifact", 0)}, status.InProgressStatus, false},
+		{"awaiting approval", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseAwaitingApproval, Reason: magosv1.ReasonAwaitingApproval, Message: "approve"}}, status.InProgressStatus, true},
 		{"awaiting promotion", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseAwaitingPromotion, Reason: "AwaitingPromotion", Message: "promote"}}, status.InProgressStatus, true},
 		{"suspended", observation{Suspended: true}, status.InProgressStatus, true},
-		{"run failed, retrying", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: RunFailedReason, Message: "retrying in 5m"}}, status.InProgressStatus, false},
+		{"run failed, retrying", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonRunFailed, Message: "retrying in 5m"}}, status.InProgressStatus, false},
 		{"run failed without a reason, retrying", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed}}, status.InProgressStatus, false},
 		{"runner exited without a report, retrying", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: "NoReport"}}, status.InProgressStatus, false},
-		{"policy could not be evaluated, retrying", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: PolicyErrorReason}}, status.InProgressStatus, false},
-		{"destroy failed, retrying", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: DestroyFailedReason}}, status.InProgressStatus, false},
-		{"destroy awaiting approval", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseAwaitingApproval, Reason: DestroyAwaitingApprovalReason, Message: "approve the destroy"}}, status.InProgressStatus, true},
-		{"policy violation stalls", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: PolicyViolationReason, Stalled: true}}, status.FailedStatus, false},
+		{"policy could not be evaluated, retrying", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonPolicyError}}, status.InProgressStatus, false},
+		{"destroy failed, retrying", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonDestroyFailed}}, status.InProgressStatus, false},
+		{"destroy awaiting approval", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseAwaitingApproval, Reason: magosv1.ReasonDestroyAwaitingApproval, Message: "approve the destroy"}}, status.InProgressStatus, true},
+		{"policy violation stalls", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonPolicyViolation, Stalled: true}}, status.FailedStatus, false},
 		{"engine not found stalls", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: "EngineNotFound", Stalled: true}}, status.FailedStatus, false},
 		{"path not found stalls", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: "PathNotFound", Stalled: true}}, status.FailedStatus, false},
 		{"artifact rejected stalls", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: "ArtifactRejected", Stalled: true}}, status.FailedStatus, false},
 		{"artifact digest mismatch stalls", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: "ArtifactDigestMismatch", Stalled: true}}, status.FailedStatus, false},
-		{"retries exhausted stall", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: RetriesExhaustedReason, Stalled: true}}, status.FailedStatus, false},
-		{"stuck state lock stalls", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: StateLockedReason, Stalled: true}}, status.FailedStatus, false},
+		{"retries exhausted stall", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonRetriesExhausted, Stalled: true}}, status.FailedStatus, false},
+		{"stuck state lock stalls", observation{Revision: rev, Decision: decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonStateLocked, Stalled: true}}, status.FailedStatus, false},
 		{"transient reconcile error", observation{Err: rerror.Retry("RunnerIdentityFailed", errors.New("conflict"))}, status.InProgressStatus, false},
 		{"untyped reconcile error", observation{Err: errors.New("boom")}, status.InProgressStatus, false},
 		{"invalid spec", observation{Err: rerror.Stall(magosv1.InvalidSpecReason, errors.New("bad"))}, status.FailedStatus, false},
@@ -73,9 +73,11 @@ func TestWorkspaceKstatus(t *testing.T) {
 // Failed; any other reason is retried at its retry time and reads
 // InProgress meanwhile.
 func TestStallingReasonsAreNotRetried(t *testing.T) {
-	reasons := []string{RunFailedReason, "NoReport", JobMissingReason, ImagePullFailedReason, "InitFailed", "PlanFailed", "ApplyFailed"}
-	for reason := range stallingReasons {
-		reasons = append(reasons, reason)
+	reasons := []string{magosv1.ReasonRunFailed, "NoReport", magosv1.ReasonJobMissing, magosv1.ReasonImagePullFailed, "InitFailed", "PlanFailed", "ApplyFailed"}
+	for _, r := range magosv1.ReasonTable() {
+		if r.Class == magosv1.ReasonStalls {
+			reasons = append(reasons, r.Reason)
+		}
 	}
 	now := time.Now()
 	for _, reason := range reasons {

@@ -51,7 +51,7 @@ func TestStuckLockIsReleasedByTheUnlockAnnotation(t *testing.T) {
 	ws := f.waitWorkspace("locked", "shows the stuck lock", func(ws *magosv1.Workspace) bool { return ws.Status.Lock != nil })
 	assert.Equal(t, magosv1.PhaseFailed, ws.Status.Phase)
 	assertReadiness(t, ws, readiness{
-		Ready: "False/" + workspace.StateLockedReason, Stalled: "True/" + workspace.StateLockedReason, Kstatus: status.FailedStatus,
+		Ready: "False/" + magosv1.ReasonStateLocked, Stalled: "True/" + magosv1.ReasonStateLocked, Kstatus: status.FailedStatus,
 	})
 	assert.Equal(t, holder, ws.Status.Lock.Holder)
 	assert.Equal(t, held.Name, ws.Status.Lock.Lease)
@@ -73,5 +73,5 @@ func TestStuckLockIsReleasedByTheUnlockAnnotation(t *testing.T) {
 	}
 	ws = f.waitWorkspace("locked", "plans after the unlock", inPhase(magosv1.PhasePlanning))
 	assert.Nil(t, ws.Status.Lock)
-	assertReadiness(t, ws, readiness{Ready: "False/" + workspace.PlanningReason, Reconciling: "True/" + workspace.PlanningReason, Kstatus: status.InProgressStatus})
+	assertReadiness(t, ws, readiness{Ready: "False/" + magosv1.ReasonPlanning, Reconciling: "True/" + magosv1.ReasonPlanning, Kstatus: status.InProgressStatus})
 }

@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
 )
 
 // observed is a wait condition that holds once the Workspace's status
@@ -42,9 +41,9 @@ func TestPlanOnlyNeverApplies(t *testing.T) {
 	ws := f.waitWorkspace("review", "reports the plan", func(ws *magosv1.Workspace) bool { return ws.Status.Plan != nil && ws.Status.Phase == magosv1.PhaseIdle })
 	assertReadiness(t, ws, settledReady)
 	assert.Contains(t, readyMessage(ws), "Plan-only: plan "+ws.Status.Plan.ID)
-	assert.Equal(t, "True/"+workspace.PlanOnlyReason, condition(ws, magosv1.DriftedCondition), "a plan with changes that nothing applies is drift")
+	assert.Equal(t, "True/"+magosv1.ReasonPlanOnly, condition(ws, magosv1.DriftedCondition), "a plan with changes that nothing applies is drift")
 	assert.Equal(t, "False/NotApplied", condition(ws, magosv1.AppliedCondition))
-	assert.Equal(t, "True/"+workspace.PolicyPassedReason, condition(ws, magosv1.PolicyPassedCondition), "the gate's verdict is reported")
+	assert.Equal(t, "True/"+magosv1.ReasonPolicyPassed, condition(ws, magosv1.PolicyPassedCondition), "the gate's verdict is reported")
 	assert.Equal(t, "none (plan-only; plan +2 ~1 -0)", ws.Status.Plan.NextApply)
 
 	planID := ws.Status.Plan.ID

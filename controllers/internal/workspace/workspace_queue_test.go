@@ -40,7 +40,7 @@ func TestRunQueueBoundsRunsAndAdmitsByPriority(t *testing.T) {
 
 	f.newWorkspace("fresh", nil)
 	ws = f.waitWorkspace("fresh", "queued", func(ws *magosv1.Workspace) bool { return ws.Status.Phase == magosv1.PhaseWaiting })
-	assertReadiness(t, ws, readiness{Ready: "False/" + workspace.QueuedReason, Reconciling: "True/" + workspace.QueuedReason, Kstatus: status.InProgressStatus})
+	assertReadiness(t, ws, readiness{Ready: "False/" + magosv1.ReasonQueued, Reconciling: "True/" + magosv1.ReasonQueued, Kstatus: status.InProgressStatus})
 	assert.Contains(t, readyMessage(ws), "at most 1 runs at once (--max-concurrent-runs)")
 	assert.Equal(t, map[string]float64{"urgent": 0, "normal": 1, "drift": 1}, queueDepth(t))
 	assert.Equal(t, 1, unfinishedJobs(t, f.ns), "one run in progress")

@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
 )
 
 // spec.retry: each failure in a row waits twice as long as the one before,
@@ -49,7 +48,7 @@ func TestRetriesBackOffAndStopAtMaxAttempts(t *testing.T) {
 		return ws.Status.Phase == magosv1.PhaseFailed && ws.Status.Retry != nil && ws.Status.Retry.Attempts == 3
 	})
 	assert.Nil(t, ws.Status.Retry.NextTime)
-	assertReadiness(t, ws, readiness{Ready: "False/" + workspace.RetriesExhaustedReason, Stalled: "True/" + workspace.RetriesExhaustedReason, Kstatus: status.FailedStatus})
+	assertReadiness(t, ws, readiness{Ready: "False/" + magosv1.ReasonRetriesExhausted, Stalled: "True/" + magosv1.ReasonRetriesExhausted, Kstatus: status.FailedStatus})
 	assert.Contains(t, readyMessage(ws), "kubectl magos retry flaky")
 	assert.Never(t, func() bool { return len(runJobs(t, f.ns, "flaky")) > 3 }, 5*time.Second, 100*time.Millisecond, "no fourth run starts")
 

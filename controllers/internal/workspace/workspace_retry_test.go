@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
 )
 
 // A run failure that a retry may fix is retried after the retry interval:
@@ -35,7 +34,7 @@ func TestRetriedFailurePlansAgainAfterTheRetryInterval(t *testing.T) {
 		{
 			name:   "the Job fails without a report",
 			end:    func(t testing.TB, job *batchv1.Job) { fail(t, job, deadlineExceededReason, deadlineExceededMessage) },
-			reason: workspace.RunFailedReason,
+			reason: magosv1.ReasonRunFailed,
 		},
 	}
 	for _, tt := range tests {
@@ -94,7 +93,7 @@ func TestStallingFailureStartsNoRunUntilTheRevisionChanges(t *testing.T) {
 			second := waitJob(t, f.ns, "stalled", magosv1.RunPlan)
 			assert.Equal(t, rev, jobEnv(second, magosv1.EnvRevision), "the new revision is planned")
 			ws = f.waitWorkspace("stalled", "plans the new revision", inPhase(magosv1.PhasePlanning))
-			assertReadiness(t, ws, readiness{Ready: "False/" + workspace.PlanningReason, Reconciling: "True/" + workspace.PlanningReason, Kstatus: status.InProgressStatus})
+			assertReadiness(t, ws, readiness{Ready: "False/" + magosv1.ReasonPlanning, Reconciling: "True/" + magosv1.ReasonPlanning, Kstatus: status.InProgressStatus})
 		})
 	}
 }

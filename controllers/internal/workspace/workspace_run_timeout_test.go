@@ -33,7 +33,7 @@ func TestRunTimeoutIsCutToTheMaximum(t *testing.T) {
 	require.NotNil(t, job.Spec.ActiveDeadlineSeconds)
 	assert.Equal(t, int64(45*time.Minute/time.Second), *job.Spec.ActiveDeadlineSeconds, "within the maximum")
 
-	require.Eventually(t, func() bool { return eventCounts(t, f.ns, "forever")[workspace.RunTimeoutCappedReason] == 1 },
+	require.Eventually(t, func() bool { return eventCounts(t, f.ns, "forever")[magosv1.ReasonRunTimeoutCapped] == 1 },
 		10*time.Second, 100*time.Millisecond, "a Warning event says the timeout was cut")
-	assert.Zero(t, eventCounts(t, f.ns, "brief")[workspace.RunTimeoutCappedReason])
+	assert.Zero(t, eventCounts(t, f.ns, "brief")[magosv1.ReasonRunTimeoutCapped])
 }

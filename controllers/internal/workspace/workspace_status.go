@@ -9,76 +9,15 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/conditions"
 )
 
-// Reasons of Workspace conditions and events.
-const (
-	SourceNotReadyReason   = "SourceNotReady"
-	PlanningReason         = "Planning"
-	ApplyingReason         = "Applying"
-	DestroyingReason       = "Destroying"
-	AwaitingApprovalReason = "AwaitingApproval"
-	AppliedReason          = "Applied"
-	PlannedReason          = "Planned"
-	NoChangesReason        = "NoChanges"
-	RunFailedReason        = magosv1.ReasonRunFailed
-	PlanStaleReason        = magosv1.ReasonPlanStale
-	StateLockedReason      = magosv1.ReasonStateLocked
-	DriftDetectedReason    = "DriftDetected"
-	NoDriftReason          = "NoDrift"
-	DestroyFailedReason    = magosv1.ReasonDestroyFailed
-	UnlockedReason         = "Unlocked"
-	// DestroyPlannedReason: a deleted Workspace's destroy plan is made
-	// (Planned=True and an event).
-	DestroyPlannedReason = "DestroyPlanned"
-	// DestroyAwaitingApprovalReason: a deleted Workspace with approval:
-	// Manual keeps its finalizer until spec.approvedPlan names its destroy
-	// plan (Ready=False, neither Reconciling nor Stalled).
-	DestroyAwaitingApprovalReason = "DestroyAwaitingApproval"
-	// DestroyedReason: the deleted Workspace's resources are destroyed
-	// (event).
-	DestroyedReason = "Destroyed"
-	// DestroySkippedReason: a deleted Workspace goes without a destroy (no
-	// source artifact, a guard refuses it, unresolvable inputs); its
-	// resources and state Secret are left in place (warning event).
-	DestroySkippedReason = "DestroySkipped"
-	// DestroyGateEnforcedReason: the Workspace asked to skip the destroy
-	// gate and the cluster does not allow it; the destroy is planned,
-	// checked and approved like any plan (warning event).
-	DestroyGateEnforcedReason = "DestroyGateEnforced"
-	// StateRestoredReason: the state of a run that could not write it back
-	// was marked restored (event); the Workspace plans again.
-	StateRestoredReason = "StateRestored"
-)
-
-// stallingReasons are the failure reasons a retry with the same revision
-// and inputs cannot fix: they need a person, a new revision or a spec
-// change. This table is the one place that decides how a failure recovers:
-// a Workspace that failed with a stalling reason says Stalled=True (kstatus:
-// Failed) and starts no run until its revision or inputs change; every other
-// failure is retried automatically and says Reconciling=True with reason
+// stalls reports whether a failure with reason needs a person, a new
+// revision or a spec change (its class in the API's reason table is
+// ReasonStalls): the Workspace says Stalled=True (kstatus: Failed) and
+// starts no run until its revision or inputs change. Every other failure
+// is retried automatically and says Reconciling=True with reason
 // ProgressingWithRetry (kstatus: InProgress) while it waits. A Workspace
 // never says Stalled while it retries, and never retries what it calls
-// stalling.
-var stallingReasons = map[string]bool{
-	// Released only by the magos.dev/unlock annotation.
-	StateLockedReason: true,
-	// The runner's reasons: the source revision or the spec is wrong.
-	magosv1.ReasonArtifactRejected:       true,
-	magosv1.ReasonArtifactDigestMismatch: true,
-	magosv1.ReasonEngineNotFound:         true,
-	magosv1.ReasonPathNotFound:           true,
-	// Evaluated again when a selected policy or the plan changes.
-	PolicyViolationReason: true,
-	PlanTooLargeReason:    true,
-	// Released only by the magos.dev/state-restored annotation.
-	magosv1.ReasonStateNotSaved: true,
-	// The configuration's state does not fit the state Secret.
-	magosv1.ReasonStateTooLarge: true,
-}
-
-// stalls reports whether a failure with reason needs a person, a new
-// revision or a spec change; if not, it is retried automatically. Only
-// nextRetry and decide ask it.
-func stalls(reason string) bool { return stallingReasons[reason] }
+// stalling. Only nextRetry and decide ask it.
+func stalls(reason string) bool { return magosv1.ReasonStallsRecovery(reason) }
 
 // observation is what one reconcile of a Workspace saw and decided.
 type observation struct {
@@ -134,7 +73,7 @@ func computeStatus(ws *magosv1.Workspace, o observation) {
 			// reads it as Current while Ready stays False (docs/workspaces.md).
 			conditions.MarkReady(ws, metav1.ConditionFalse, d.Reason, d.Message)
 		case magosv1.PhaseFailed:
-			reason := orDefault(d.Reason, RunFailedReason)
+			reason := orDefault(d.Reason, magosv1.ReasonRunFailed)
 			if d.Stalled {
 				conditions.MarkStalled(ws, reason, d.Message)
 			} else {
@@ -155,14 +94,14 @@ func setPlanned(ws *magosv1.Workspace, o observation) {
 		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionFalse, "Outdated",
 			fmt.Sprintf("Plan %s is for revision %s; revision %s is not planned yet", p.ID, p.Revision, o.Revision))
 	case !p.HasChanges:
-		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionTrue, NoChangesReason, fmt.Sprintf("%s %s has no changes", planNoun(p), p.ID))
+		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionTrue, magosv1.ReasonNoChanges, fmt.Sprintf("%s %s has no changes", planNoun(p), p.ID))
 	case p.Mode == magosv1.PlanModeDestroy:
-		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionTrue, DestroyPlannedReason, fmt.Sprintf("Destroy plan %s: %s", p.ID, PlanSummary(p)))
+		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionTrue, magosv1.ReasonDestroyPlanned, fmt.Sprintf("Destroy plan %s: %s", p.ID, PlanSummary(p)))
 	case p.Request.Scoped():
-		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionTrue, PlannedReason,
+		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionTrue, magosv1.ReasonPlanned,
 			fmt.Sprintf("%s, for plan request %s (%s)", PlanSummary(p), p.Request.ID, requestFlags(p.Request)))
 	default:
-		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionTrue, PlannedReason, PlanSummary(p))
+		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionTrue, magosv1.ReasonPlanned, PlanSummary(p))
 	}
 }
 
@@ -175,7 +114,7 @@ func setApplied(ws *magosv1.Workspace) {
 		conditions.Set(ws, magosv1.AppliedCondition, metav1.ConditionFalse, "PendingPlan",
 			fmt.Sprintf("%s %s (%s) is not applied yet; last applied revision %s", planNoun(p), p.ID, PlanSummary(p), a.Revision))
 	default:
-		conditions.Set(ws, magosv1.AppliedCondition, metav1.ConditionTrue, AppliedReason,
+		conditions.Set(ws, magosv1.AppliedCondition, metav1.ConditionTrue, magosv1.ReasonApplied,
 			fmt.Sprintf("Applied plan %s of revision %s", a.PlanID, a.Revision))
 	}
 }
@@ -213,14 +152,14 @@ func setDrifted(ws *magosv1.Workspace) {
 	}
 	switch {
 	case !p.HasChanges:
-		conditions.Set(ws, magosv1.DriftedCondition, metav1.ConditionFalse, NoDriftReason, fmt.Sprintf("%s %s found no changes", checkNoun(p), p.ID))
+		conditions.Set(ws, magosv1.DriftedCondition, metav1.ConditionFalse, magosv1.ReasonNoDrift, fmt.Sprintf("%s %s found no changes", checkNoun(p), p.ID))
 	case a != nil && a.PlanID == p.ID:
-		conditions.Set(ws, magosv1.DriftedCondition, metav1.ConditionFalse, AppliedReason, fmt.Sprintf("Drift corrected by plan %s", p.ID))
+		conditions.Set(ws, magosv1.DriftedCondition, metav1.ConditionFalse, magosv1.ReasonApplied, fmt.Sprintf("Drift corrected by plan %s", p.ID))
 	case planOnly:
-		conditions.Set(ws, magosv1.DriftedCondition, metav1.ConditionTrue, PlanOnlyReason,
+		conditions.Set(ws, magosv1.DriftedCondition, metav1.ConditionTrue, magosv1.ReasonPlanOnly,
 			fmt.Sprintf("%s %s of revision %s found changes (%s); the Workspace is plan-only and does not apply them", checkNoun(p), p.ID, p.Revision, PlanSummary(p)))
 	default:
-		conditions.Set(ws, magosv1.DriftedCondition, metav1.ConditionTrue, DriftDetectedReason,
+		conditions.Set(ws, magosv1.DriftedCondition, metav1.ConditionTrue, magosv1.ReasonDriftDetected,
 			fmt.Sprintf("Drift check %s found changes made outside Magos: %s", p.ID, PlanSummary(p)))
 	}
 }
