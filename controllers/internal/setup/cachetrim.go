@@ -17,14 +17,14 @@ import (
 // messages). A controller that needs a Job's or a Pod's template reads it
 // live (APIReader).
 
-// trimJob is the cache transform of Jobs: no managedFields, no Pod
-// template.
+// trimJob is the cache transform of Jobs: the metadata as trimMetadata
+// keeps it, no Pod template.
 func trimJob(obj any) (any, error) {
 	job, ok := obj.(*batchv1.Job)
 	if !ok {
 		return trimMetadata(obj)
 	}
-	job.ManagedFields = nil
+	_, _ = trimMetadata(job)
 	job.Spec.Template = corev1.PodTemplateSpec{}
 	job.Spec.Selector = nil
 	job.Spec.PodFailurePolicy = nil
@@ -32,14 +32,14 @@ func trimJob(obj any) (any, error) {
 	return job, nil
 }
 
-// trimPod is the cache transform of Pods: no managedFields, and of the
-// spec only the node it runs on.
+// trimPod is the cache transform of Pods: the metadata as trimMetadata
+// keeps it, and of the spec only the node it runs on.
 func trimPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
 		return trimMetadata(obj)
 	}
-	pod.ManagedFields = nil
+	_, _ = trimMetadata(pod)
 	pod.Spec = corev1.PodSpec{NodeName: pod.Spec.NodeName}
 	return pod, nil
 }

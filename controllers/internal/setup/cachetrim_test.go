@@ -70,6 +70,22 @@ func TestTrimPodKeepsStatusAndNode(t *testing.T) {
 	assert.Equal(t, corev1.PodSpec{NodeName: "node-1"}, got.Spec)
 }
 
+// TestTrimJobAndPodDropTheLastAppliedCopy: a Job or Pod applied with
+// kubectl loses its last-applied copy in the cache like any other object.
+func TestTrimJobAndPodDropTheLastAppliedCopy(t *testing.T) {
+	applied := func() metav1.ObjectMeta {
+		m := runnerMeta()
+		m.Annotations = map[string]string{lastAppliedAnnotation: `{"kind":"Job"}`, "keep": "me"}
+		return m
+	}
+	job, err := trimJob(&batchv1.Job{ObjectMeta: applied()})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"keep": "me"}, job.(*batchv1.Job).Annotations)
+	pod, err := trimPod(&corev1.Pod{ObjectMeta: applied()})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"keep": "me"}, pod.(*corev1.Pod).Annotations)
+}
+
 func TestCacheOptionsTrimJobsAndPods(t *testing.T) {
 	co, err := Options{WatchNamespaces: []string{"team"}}.CacheOptions(nil)
 	require.NoError(t, err)

@@ -164,7 +164,6 @@ func (r *runner) apply(ctx context.Context, eng *engine.Engine, configDir string
 	if err := checkStateSize(p.JSON); err != nil {
 		return err
 	}
-	r.log.Info("Applying", "planID", p.ID, "digest", p.Digest)
 	return r.applyPlanFile(ctx, eng, configDir, planFile, p.ID)
 }
 
@@ -172,6 +171,7 @@ func (r *runner) apply(ctx context.Context, eng *engine.Engine, configDir string
 // to any it spent before in this run. On failure it saves the state the
 // engine left; after an apply it writes the outputs (not after a destroy).
 func (r *runner) applyPlanFile(ctx context.Context, eng *engine.Engine, configDir, planFile, planID string) error {
+	r.log.Info("Applying", "planID", planID)
 	before := r.result.Steps.Engine
 	err := timed(&r.result.Steps.Engine, func() error { return eng.Apply(ctx, planFile) })
 	r.result.Steps.Engine += before

@@ -66,6 +66,5 @@ func (r *runner) planApply(ctx context.Context, eng *engine.Engine, configDir st
 			return err
 		}
 	}
-	r.log.Info("Applying", "planID", r.cfg.PlanID)
 	return r.applyPlanFile(ctx, eng, configDir, planFile, r.cfg.PlanID)
 }
