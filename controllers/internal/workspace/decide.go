@@ -65,6 +65,10 @@ type facts struct {
 	SeparatePlans bool
 	Deciders      *deciders
 
+	// Held is why the run queue holds the run a decision starts; nil until
+	// the queue was asked, or when it admits the run.
+	Held *heldRun
+
 	// Deletion is set while a Workspace with destroyOnDelete is deleted.
 	Deletion *deletionFacts
 	// Dependencies are spec.dependsOn's facts; nil when there are none to
@@ -218,17 +222,22 @@ type note struct{ Type, Reason, Message string }
 // deleted, waits (DependentsExist) until the Workspaces depending on it are
 // gone.
 //
-// A run decide starts is then admitted by the run queue (scheduler.admit,
-// after decide): over the controller's, the namespace's or the Project's
-// bound on runs in progress, or a plan over the namespace's plan rate, it
-// waits without a Job (Waiting, Queued; a queued drift re-plan leaves an
-// applied Workspace Idle and Ready) until a slot or the rate frees.
+// A run that would then start is held by the run queue (Held, asked once
+// a decision starts a run, scheduler.admit): over the controller's, the
+// namespace's or the Project's bound on runs in progress, or a plan over
+// the namespace's plan rate, it waits without a Job (Waiting, Queued; a
+// held drift re-plan leaves an applied Workspace Idle and Ready) until a
+// slot or the rate frees.
 //
 // Waiting for a person (AwaitingApproval, AwaitingPromotion) is settled:
 // Ready=False without Reconciling or Stalled. A Stalled decision never
 // starts a run or waits to retry, and a retried one is never Stalled.
 func decide(f facts) decision {
-	return holdForDependencies(f, decideRun(f))
+	d := holdForDependencies(f, decideRun(f))
+	if d.Action == actStart && f.Held != nil {
+		return queued(d, f, f.Held)
+	}
+	return d
 }
 
 // decideRun is decide before spec.dependsOn is considered.

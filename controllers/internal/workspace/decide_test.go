@@ -257,6 +257,15 @@ func TestDecide(t *testing.T) {
 			want: want{phase: magosv1.PhaseAwaitingApproval, reason: magosv1.ReasonDestroyAwaitingApproval, event: magosv1.ReasonDestroyAwaitingApproval}},
 		{name: "deletion: apply the destroy plan (no Rollout gates it)", f: facts{Deletion: del(deletionFacts{}), Plan: plan(destroyMode), Gate: passed, Admission: admission{Denied: true}},
 			want: want{phase: magosv1.PhaseDestroying, action: actStart, run: run{Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy, PlanID: "p2", PlanDigest: "sha256:plan"}}},
+
+		// The run queue holds a run that would start.
+		{name: "a plan the queue holds waits without a Job", f: facts{Held: &heldRun{After: time.Minute, Priority: "normal", Bound: "this controller runs at most 4 runs at once"}},
+			want: want{phase: magosv1.PhaseWaiting, reason: magosv1.ReasonQueued, action: actWait, after: time.Minute, message: "The plan run is queued (priority normal): this controller runs at most 4 runs at once"}},
+		{name: "a drift re-plan the queue holds leaves the Workspace Idle", f: facts{Plan: plan(noChanges), Applied: appliedP2, Interval: time.Minute,
+			Held: &heldRun{After: time.Minute, Priority: "drift", Bound: "this controller runs at most 4 runs at once"}},
+			want: want{phase: magosv1.PhaseIdle, action: actWait, after: time.Minute, message: "; the drift plan is queued: this controller runs at most 4 runs at once"}},
+		{name: "the queue holds no decision that starts nothing", f: facts{Plan: plan(), Gate: passed, Approval: magosv1.ApprovalManual, Held: &heldRun{After: time.Minute, Bound: "x"}},
+			want: want{phase: magosv1.PhaseAwaitingApproval, reason: magosv1.ReasonAwaitingApproval, event: magosv1.ReasonAwaitingApproval}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -347,7 +356,10 @@ func TestDecisionsAreConsistent(t *testing.T) {
 									} else {
 										f.Request = rq
 									}
-									checkConsistent(t, f, decide(f))
+									d := decide(f)
+									checkConsistent(t, f, d)
+									f.Held = &heldRun{After: time.Minute, Priority: "normal", Bound: "a bound"}
+									checkHeld(t, d, decide(f))
 								}
 							}
 						}
@@ -397,6 +409,21 @@ func checkConsistent(t *testing.T, f facts, d decision) {
 		assert.Equal(t, f.Plan.ID, d.Run.PlanID, "an apply applies the plan in status: %+v", d)
 		assert.True(t, f.planCurrent(), "an apply applies only the current plan: %+v", d)
 	}
+}
+
+// checkHeld asserts that the run queue's hold changes only a decision
+// that starts a run, into one that waits without a Job
+// (TestDecisionsAreConsistent).
+func checkHeld(t *testing.T, free, held decision) {
+	t.Helper()
+	if free.Action != actStart {
+		assert.Equal(t, free, held, "a hold changes nothing that starts no run")
+		return
+	}
+	assert.Equal(t, actWait, held.Action, "a held run waits: %+v", held)
+	assert.True(t, held.Queued, "%+v", held)
+	assert.False(t, held.Stalled, "%+v", held)
+	assert.False(t, held.HandlesRequest, "a held run handles no request yet: %+v", held)
 }
 
 // TestNextRetry pins the retry state after a run: none after a success,

@@ -69,8 +69,7 @@ func (r *planRate) within(ns string, now time.Time) []time.Time {
 	return s
 }
 
-// message says why a plan waits for the rate.
-func (r *planRate) message(kind string, wait time.Duration) string {
-	return fmt.Sprintf("The %s run waits %s: the Workspaces of this namespace started %d plans in the last %s (--max-plans-per-namespace-per-minute), the most they may",
-		kind, wait.Round(time.Second), r.max, r.window)
+// bound says which bound holds a plan over the rate.
+func (r *planRate) bound() string {
+	return fmt.Sprintf("the Workspaces of this namespace started %d plans in the last %s (--max-plans-per-namespace-per-minute), the most they may", r.max, r.window)
 }

@@ -87,9 +87,8 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 		case actWait:
 			return requeueAfter(d.After), nil
 		case actStart:
-			if q, ok := r.Runs.admit(ctx, r.Client, ws, d, f); !ok {
-				obs.Decision = q
-				return requeueAfter(q.After), nil
+			if f.Held = r.Runs.admit(ctx, r.Client, ws, d, f); f.Held != nil {
+				continue // decide again: the queue holds the run
 			}
 			d.Run.Artifact = art
 			started, err := r.startRun(ctx, ws, d.Run, inputs, s, &f)

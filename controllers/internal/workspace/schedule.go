@@ -93,18 +93,18 @@ func (s *scheduler) seed(ctx context.Context, c client.Reader) {
 	})
 }
 
-// admit asks for a slot for ws's run rn; ok is false and d the queued
-// decision when it must wait.
-func (s *scheduler) admit(ctx context.Context, c client.Reader, ws *magosv1.Workspace, d decision, f facts) (decision, bool) {
+// admit asks for a slot for the run d starts: nil when it may start,
+// else why it is held (facts.Held), and d is decided again.
+func (s *scheduler) admit(ctx context.Context, c client.Reader, ws *magosv1.Workspace, d decision, f facts) *heldRun {
 	if s == nil {
-		return d, true
+		return nil
 	}
 	s.seed(ctx, c)
 	counted := magosv1.RunPlans(d.Run.Phase) && f.Deletion == nil
 	if counted {
 		if wait := s.plans.wait(ws.Namespace, f.Now); wait > 0 {
 			ctrl.LoggerFrom(ctx).V(1).Info("Plan waits for the namespace's plan rate", "wait", wait)
-			return rateLimitedDecision(d, f, s.plans, wait), false
+			return &heldRun{After: wait, Bound: s.plans.bound()}
 		}
 	}
 	p := runPriority(d, f)
@@ -121,10 +121,10 @@ func (s *scheduler) admit(ctx context.Context, c client.Reader, ws *magosv1.Work
 		if counted {
 			s.plans.start(ws.Namespace, f.Now)
 		}
-		return d, true
+		return nil
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("Run queued", "phase", d.Run.Phase, "priority", p.String(), "position", v.Position, "waiting", v.Waiting)
-	return queuedDecision(d, f, p, s.queue.Limits, v, limited), false
+	return &heldRun{After: queuedRecheck, Priority: p.String(), Bound: queueBound(s.queue.Limits, v), Limited: limited}
 }
 
 // settle tells the queue what the reconcile left: a run in progress holds
@@ -205,44 +205,17 @@ func (l *requestLimit) admitted(ns string, now time.Time) {
 	l.last[ns] = now
 }
 
-// queuedDecision is d held in the queue: Waiting (Queued), except that a
-// queued drift re-plan leaves an applied Workspace Idle and Ready, its
-// message saying the check is queued. The message names the bound that
-// holds the run, not its position, which changes with every admission and
-// would cost a status write each time; limited, when set, is the
-// requested-plan interval that put a requested plan at drift priority.
-func queuedDecision(d decision, f facts, p runqueue.Priority, l runqueue.Limits, v runqueue.Verdict, limited time.Duration) decision {
-	var bound string
+// queueBound names the bound that holds a run the queue did not admit
+// (verdict v), not its position, which changes with every admission and
+// would cost a status write each time.
+func queueBound(l runqueue.Limits, v runqueue.Verdict) string {
 	switch {
 	case v.ByNamespace:
-		bound = fmt.Sprintf("the Workspaces of this namespace run at most %d runs at once (--max-concurrent-runs-per-namespace)", l.PerNamespace)
+		return fmt.Sprintf("the Workspaces of this namespace run at most %d runs at once (--max-concurrent-runs-per-namespace)", l.PerNamespace)
 	case v.ByProject:
-		bound = fmt.Sprintf("the Workspaces of this Project run at most %d runs at once (--max-concurrent-runs-per-project)", l.PerProject)
-	default:
-		bound = fmt.Sprintf("this controller runs at most %d runs at once (--max-concurrent-runs)", l.Total)
+		return fmt.Sprintf("the Workspaces of this Project run at most %d runs at once (--max-concurrent-runs-per-project)", l.PerProject)
 	}
-	kind := runKind(d.Run.Phase, d.Run.Mode, d.Run.Drift)
-	if d.Run.Drift {
-		return decision{Phase: magosv1.PhaseIdle, Action: actWait, After: queuedRecheck, Queued: true,
-			Message: fmt.Sprintf("%s; the %s is queued: %s", settledMessage(f), kind, bound)}
-	}
-	msg := fmt.Sprintf("The %s run is queued (priority %s): %s; applies and destroys go first, drift re-plans last, the namespaces in turn", kind, p, bound)
-	if limited > 0 {
-		msg += fmt.Sprintf("; a requested plan of this namespace started less than %s ago (--requested-plan-interval), so this one waits at drift priority", limited)
-	}
-	return decision{Phase: magosv1.PhaseWaiting, Reason: magosv1.ReasonQueued, Action: actWait, After: queuedRecheck, Queued: true, Message: msg}
-}
-
-// rateLimitedDecision is d held by the namespace's plan rate until wait
-// has passed: like a queued run, except that it holds no place in the
-// queue and looks again when the rate lets it.
-func rateLimitedDecision(d decision, f facts, r *planRate, wait time.Duration) decision {
-	kind := runKind(d.Run.Phase, d.Run.Mode, d.Run.Drift)
-	if d.Run.Drift {
-		return decision{Phase: magosv1.PhaseIdle, Action: actWait, After: wait, Queued: true,
-			Message: fmt.Sprintf("%s; %s", settledMessage(f), r.message(kind, wait))}
-	}
-	return decision{Phase: magosv1.PhaseWaiting, Reason: magosv1.ReasonQueued, Action: actWait, After: wait, Queued: true, Message: r.message(kind, wait)}
+	return fmt.Sprintf("this controller runs at most %d runs at once (--max-concurrent-runs)", l.Total)
 }
 
 // jitteredInterval is the drift interval of the plan seeded by seed,

@@ -71,37 +71,50 @@ func TestRequestLimitPerNamespace(t *testing.T) {
 	assert.Empty(t, off.last)
 }
 
-func TestQueuedDecision(t *testing.T) {
+// TestQueued: a run the queue or the plan rate holds waits without a Job,
+// its message naming the bound, never its position.
+func TestQueued(t *testing.T) {
 	limits := runqueue.Limits{Total: 4, PerNamespace: 3, PerProject: 2}
 	f := facts{Revision: "main@sha1:abc"}
+	held := func(p runqueue.Priority, v runqueue.Verdict, limited time.Duration) *heldRun {
+		return &heldRun{After: queuedRecheck, Priority: p.String(), Bound: queueBound(limits, v), Limited: limited}
+	}
 
-	d := queuedDecision(startDecision(run{Phase: magosv1.RunPlan}), f, runqueue.Normal, limits, runqueue.Verdict{Position: 3}, 0)
+	d := queued(startDecision(run{Phase: magosv1.RunPlan}), f, held(runqueue.Normal, runqueue.Verdict{Position: 3}, 0))
 	assert.Equal(t, magosv1.PhaseWaiting, d.Phase)
 	assert.Equal(t, magosv1.ReasonQueued, d.Reason)
 	assert.True(t, d.Queued)
 	assert.Equal(t, actWait, d.Action)
+	assert.Equal(t, queuedRecheck, d.After)
 	assert.Contains(t, d.Message, "The plan run is queued (priority normal): this controller runs at most 4 runs at once")
 	assert.NotContains(t, d.Message, "3", "the position is not in status: it changes with every admission")
 
-	d = queuedDecision(startDecision(run{Phase: magosv1.RunApply}), f, runqueue.Urgent, limits, runqueue.Verdict{ByProject: true}, 0)
+	d = queued(startDecision(run{Phase: magosv1.RunApply}), f, held(runqueue.Urgent, runqueue.Verdict{ByProject: true}, 0))
 	assert.Contains(t, d.Message, "The apply run is queued (priority urgent): the Workspaces of this Project run at most 2 runs at once")
 
-	d = queuedDecision(startDecision(run{Phase: magosv1.RunPlan}), f, runqueue.Normal, limits, runqueue.Verdict{ByNamespace: true}, 0)
+	d = queued(startDecision(run{Phase: magosv1.RunPlan}), f, held(runqueue.Normal, runqueue.Verdict{ByNamespace: true}, 0))
 	assert.Contains(t, d.Message, "The plan run is queued (priority normal): the Workspaces of this namespace run at most 3 runs at once (--max-concurrent-runs-per-namespace)")
 
 	requested := startDecision(run{Phase: magosv1.RunPlan})
 	requested.HandlesRequest = true
-	d = queuedDecision(requested, f, runqueue.Drift, limits, runqueue.Verdict{}, time.Minute)
+	d = queued(requested, f, held(runqueue.Drift, runqueue.Verdict{}, time.Minute))
 	assert.Equal(t, magosv1.PhaseWaiting, d.Phase, "a requested plan at drift priority is no drift check: the Workspace waits")
 	assert.Equal(t, magosv1.ReasonQueued, d.Reason)
+	assert.False(t, d.HandlesRequest, "the request is handled when its plan starts")
 	assert.Contains(t, d.Message, "(priority drift)")
 	assert.Contains(t, d.Message, "started less than 1m0s ago (--requested-plan-interval)")
 
-	d = queuedDecision(startDecision(run{Phase: magosv1.RunPlan, Drift: true}), f, runqueue.Drift, limits, runqueue.Verdict{}, 0)
+	d = queued(startDecision(run{Phase: magosv1.RunPlan, Drift: true}), f, held(runqueue.Drift, runqueue.Verdict{}, 0))
 	assert.Equal(t, magosv1.PhaseIdle, d.Phase, "a queued drift check leaves the Workspace Ready")
 	assert.Empty(t, d.Reason)
 	assert.True(t, d.Queued)
 	assert.Equal(t, "Applied revision main@sha1:abc; the drift plan is queued: this controller runs at most 4 runs at once (--max-concurrent-runs)", d.Message)
+
+	rate := &planRate{max: 5, window: time.Minute}
+	d = queued(startDecision(run{Phase: magosv1.RunPlan}), f, &heldRun{After: 12 * time.Second, Bound: rate.bound()})
+	assert.Equal(t, magosv1.ReasonQueued, d.Reason)
+	assert.Equal(t, 12*time.Second, d.After, "the plan rate says when to look again")
+	assert.Equal(t, "The plan run waits 12s: the Workspaces of this namespace started 5 plans in the last 1m0s (--max-plans-per-namespace-per-minute), the most they may", d.Message)
 }
 
 func TestJitteredInterval(t *testing.T) {
