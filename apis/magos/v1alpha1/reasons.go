@@ -33,6 +33,11 @@ const (
 	ReasonImagePullFailed          = "ImagePullFailed"
 	ReasonRunStartFailed           = "RunStartFailed"
 	ReasonPlanStorageLimitExceeded = "PlanStorageLimitExceeded"
+	ReasonNoReport                 = "NoReport"
+	ReasonNoPlan                   = "NoPlan"
+	ReasonOutdated                 = "Outdated"
+	ReasonNotApplied               = "NotApplied"
+	ReasonPendingPlan              = "PendingPlan"
 
 	// Workspace: deletion.
 	ReasonDestroyPlanned          = "DestroyPlanned"
@@ -155,6 +160,10 @@ var reasonTable = []ReasonInfo{
 	{ReasonPlanned, ReasonSettles, workspaceOnly, "A plan was made (Planned=True and an event with its counts)."},
 	{ReasonApplied, ReasonSettles, workspaceOnly, "The plan of the current revision is applied: the Workspace is Ready."},
 	{ReasonNoChanges, ReasonSettles, workspaceOnly, "The plan has no changes: nothing to apply."},
+	{ReasonNoPlan, ReasonProgresses, workspaceOnly, "No plan for the current revision and inputs yet (Planned=False)."},
+	{ReasonOutdated, ReasonProgresses, workspaceOnly, "The plan in status is for an earlier revision or other inputs (Planned=False)."},
+	{ReasonNotApplied, ReasonProgresses, workspaceOnly, "Nothing is applied yet (Applied=False)."},
+	{ReasonPendingPlan, ReasonProgresses, workspaceOnly, "The current plan's changes are not applied yet (Applied=False)."},
 	{ReasonPlanOnly, ReasonSettles, workspaceOnly, "A plan-only Workspace's plan has changes that it never applies (Drifted=True)."},
 	{ReasonDriftDetected, ReasonSettles, workspaceOnly, "A drift check found changes made outside Magos (a Warning event; Drifted=True)."},
 	{ReasonNoDrift, ReasonSettles, workspaceOnly, "The last plan or drift check found no changes (Drifted=False)."},
@@ -168,6 +177,7 @@ var reasonTable = []ReasonInfo{
 	{ReasonPlanIdentityNotRevoked, ReasonSettles, workspaceOnly, "The plan identity of a finished plan could not be deleted (a Warning event); its tokens stay valid until they expire."},
 	{ReasonRunTimeoutCapped, ReasonSettles, workspaceOnly, "The Workspace or its Project asks for a run deadline over --max-run-timeout; its runs get the maximum (a Warning event per run)."},
 	{ReasonIntervalRaised, ReasonSettles, workspaceOnly, "The Workspace or its Project asks for drift checks more often than --min-interval allows; they come at the minimum."},
+	{ReasonNoReport, ReasonRetries, workspaceOnly, "The runner exited without a report."},
 	{ReasonJobMissing, ReasonRetries, workspaceOnly, "The run's Job and Pod are gone and its result was never read."},
 	{ReasonDeadlineExceeded, ReasonRetries, workspaceOnly, "The run's Job reached its deadline (spec.runner.timeout)."},
 	{ReasonOOMKilled, ReasonRetries, workspaceOnly, "The kernel killed the runner for exceeding its memory limit: raise spec.runner.resources."},

@@ -189,7 +189,7 @@ type note struct{ Type, Reason, Message string }
 //     run of the Workspace is running and the Lease still has that holder.
 //  4. A reconcile request not handled yet: plan now (while deleting: retry
 //     a failed run now). The newest run failed for this revision and
-//     inputs: with a stalling reason (stallingReasons) Stalled, never
+//     inputs: with a stalling reason (stalls: the reason table) Stalled, never
 //     retried; once spec.retry.maxAttempts runs failed, Stalled
 //     (RetriesExhausted); else Failed and retrying at
 //     status.retry.nextTime (backoff per spec.retry), then planned again.

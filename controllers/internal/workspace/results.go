@@ -63,7 +63,7 @@ func (r *Reconciler) readRunResult(ctx context.Context, ws *magosv1.Workspace, j
 		return magosv1.RunResult{Phase: phase, Result: magosv1.ResultFailed, Reason: magosv1.ReasonJobMissing, Message: "the run's Job disappeared before its result was read"}, ended
 	}
 	if succeeded {
-		return magosv1.RunResult{Phase: phase, Result: magosv1.ResultFailed, Reason: "NoReport", Message: "the runner exited without a report"}, ended
+		return magosv1.RunResult{Phase: phase, Result: magosv1.ResultFailed, Reason: magosv1.ReasonNoReport, Message: "the runner exited without a report"}, ended
 	}
 	return magosv1.RunResult{Phase: phase, Result: magosv1.ResultFailed, Reason: magosv1.ReasonRunFailed, Message: runnerEnd(ended) + jobFailureMessage(job)}, ended
 }
@@ -109,7 +109,7 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 // Only reading the lock fails the recording: the run is read again.
 func (r *Reconciler) observeRunEnd(ctx context.Context, ws *magosv1.Workspace, res magosv1.RunResult, failure string, retry retryPolicy) (runEnd, error) {
 	cr := ws.Status.CurrentRun
-	end := runEnd{Now: time.Now(), Name: ws.Name, Result: res, Failure: failure, Retry: retry, MaxPlanChunks: r.Options.maxPlanChunks()}
+	end := runEnd{Name: ws.Name, Result: res, Failure: failure, Retry: retry, MaxPlanChunks: r.Options.maxPlanChunks()}
 	if cr.Phase == magosv1.RunPlan {
 		if end.RevokeErr = r.revokePlanIdentity(ctx, ws); end.RevokeErr != nil {
 			// The result is recorded all the same: a run never hangs on it.
@@ -140,6 +140,7 @@ func (r *Reconciler) observeRunEnd(ctx context.Context, ws *magosv1.Workspace, r
 		}
 		end.Lock = lock
 	}
+	end.Now = time.Now() // the run is recorded as finished once the checks are in
 	return end, nil
 }
 

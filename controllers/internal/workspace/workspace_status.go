@@ -89,9 +89,9 @@ func setPlanned(ws *magosv1.Workspace, o observation) {
 	p := ws.Status.Plan
 	switch {
 	case p == nil:
-		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionFalse, "NoPlan", "No plan for the current revision and inputs yet")
+		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionFalse, magosv1.ReasonNoPlan, "No plan for the current revision and inputs yet")
 	case p.Revision != o.Revision && o.Revision != "":
-		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionFalse, "Outdated",
+		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionFalse, magosv1.ReasonOutdated,
 			fmt.Sprintf("Plan %s is for revision %s; revision %s is not planned yet", p.ID, p.Revision, o.Revision))
 	case !p.HasChanges:
 		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionTrue, magosv1.ReasonNoChanges, fmt.Sprintf("%s %s has no changes", planNoun(p), p.ID))
@@ -109,9 +109,9 @@ func setApplied(ws *magosv1.Workspace) {
 	a, p := ws.Status.LastApplied, ws.Status.PendingPlan()
 	switch {
 	case a == nil:
-		conditions.Set(ws, magosv1.AppliedCondition, metav1.ConditionFalse, "NotApplied", "Nothing applied yet")
+		conditions.Set(ws, magosv1.AppliedCondition, metav1.ConditionFalse, magosv1.ReasonNotApplied, "Nothing applied yet")
 	case p != nil:
-		conditions.Set(ws, magosv1.AppliedCondition, metav1.ConditionFalse, "PendingPlan",
+		conditions.Set(ws, magosv1.AppliedCondition, metav1.ConditionFalse, magosv1.ReasonPendingPlan,
 			fmt.Sprintf("%s %s (%s) is not applied yet; last applied revision %s", planNoun(p), p.ID, PlanSummary(p), a.Revision))
 	default:
 		conditions.Set(ws, magosv1.AppliedCondition, metav1.ConditionTrue, magosv1.ReasonApplied,
