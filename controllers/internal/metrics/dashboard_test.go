@@ -8,13 +8,13 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
@@ -289,6 +289,9 @@ func TestControllerRuntimeMetricsAreRegistered(t *testing.T) {
 	}
 }
 
+// addSources adds exportedTypes's object sources once.
+var addSources sync.Once
+
 // exportedTypes records one series of every Magos metric through the
 // package's helpers, so that Gather lists each family, and returns the type
 // of every family it can tell: gathered ones and controller-runtime's.
@@ -298,19 +301,21 @@ func exportedTypes(t *testing.T) map[string]string {
 	metrics.RecordReconcile("Workspace", nil)
 	metrics.RecordRun("plan", "Succeeded", 1)
 	metrics.RecordDrift()
-	metrics.TrackWorkspace("dashboard-test/ws", "Idle", true)
-	metrics.TrackWorkspace("dashboard-test/ws", "", false)
 	metrics.RecordPolicyEvaluation(metrics.PolicyResultPassed, 0.01)
 	metrics.RecordPolicyViolation("dashboard-test", "Deny")
-	metrics.TrackResource("Workspace", &magosv1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "dashboard-test", Name: "ws"}}, metrics.ResourceInfo{Phase: "Idle"})
-	metrics.TrackWorkspaceState("dashboard-test", "ws", metrics.WorkspaceState{
-		Drifted: true, LastApplied: time.Unix(1, 0), Awaiting: "AwaitingApproval", AwaitingSince: time.Unix(1, 0), LockHeld: true,
+	// The sources stay for the rest of the tests: exportedLabels gathers
+	// after this returns.
+	addSources.Do(func() {
+		metrics.AddObjectSource(magosv1.WorkspaceKind, fixedSeries(metrics.ObjectSeries{Kind: magosv1.WorkspaceKind, Namespace: "dashboard-test", Name: "ws",
+			Info: metrics.ResourceInfo{Phase: "Idle"}, Workspace: &metrics.WorkspaceState{
+				Drifted: true, LastApplied: time.Unix(1, 0), Awaiting: "AwaitingApproval", AwaitingSince: time.Unix(1, 0), LockHeld: true,
+			}}), nil)
+		metrics.RecordRunFailure("plan", "PlanFailed")
+		metrics.RecordRunStep("plan", metrics.StepFetch, 1)
+		metrics.RecordStageTransition("Progressing")
+		metrics.RecordRolloutDuration(60)
+		metrics.AddObjectSource(magosv1.RolloutKind, fixedSeries(metrics.ObjectSeries{Kind: magosv1.RolloutKind, Namespace: "dashboard-test", Name: "ro"}), nil)
 	})
-	metrics.RecordRunFailure("plan", "PlanFailed")
-	metrics.RecordRunStep("plan", metrics.StepFetch, 1)
-	metrics.RecordStageTransition("Progressing")
-	metrics.RecordRolloutDuration(60)
-	metrics.TrackRollout("dashboard-test/ro", false)
 	// magos_variableset_* series exist from the variableset package's init.
 
 	families, err := ctrlmetrics.Registry.Gather()

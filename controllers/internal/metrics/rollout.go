@@ -1,8 +1,6 @@
 package metrics
 
 import (
-	"sync"
-
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -18,15 +16,10 @@ var (
 		Help:    "Time from admitting a revision to the first stage until the last stage succeeded.",
 		Buckets: []float64{10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400},
 	})
-
-	rolloutsHalted = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "magos_rollouts_halted",
-		Help: "Rollouts with a halted stage.",
-	})
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(rolloutStageTransitions, rolloutDuration, rolloutsHalted)
+	ctrlmetrics.Registry.MustRegister(rolloutStageTransitions, rolloutDuration)
 }
 
 // RecordStageTransition counts a stage entering phase.
@@ -34,22 +27,3 @@ func RecordStageTransition(phase string) { rolloutStageTransitions.WithLabelValu
 
 // RecordRolloutDuration records a revision rolled out to every stage.
 func RecordRolloutDuration(seconds float64) { rolloutDuration.Observe(seconds) }
-
-// haltedRollouts remembers which Rollouts are halted so the gauge is exact.
-var haltedRollouts = struct {
-	sync.Mutex
-	keys map[string]bool
-}{keys: map[string]bool{}}
-
-// TrackRollout records whether the Rollout key is halted; a deleted Rollout
-// is tracked as not halted.
-func TrackRollout(key string, halted bool) {
-	haltedRollouts.Lock()
-	defer haltedRollouts.Unlock()
-	if halted {
-		haltedRollouts.keys[key] = true
-	} else {
-		delete(haltedRollouts.keys, key)
-	}
-	rolloutsHalted.Set(float64(len(haltedRollouts.keys)))
-}

@@ -1,8 +1,6 @@
 package metrics
 
 import (
-	"sync"
-
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -19,19 +17,9 @@ var (
 		Buckets: []float64{1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600},
 	}, []string{"phase", "result"})
 
-	workspacesByPhase = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "magos_workspaces",
-		Help: "Workspaces by phase.",
-	}, []string{"phase"})
-
 	driftDetected = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "magos_workspace_drift_detected_total",
 		Help: "Drift re-plans that found changes made outside Magos.",
-	})
-
-	stateLocksHeld = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "magos_workspace_state_locks_held",
-		Help: "Workspaces whose state lock is held by a run that is gone.",
 	})
 
 	retries = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -51,7 +39,7 @@ const (
 func RecordRetry(outcome string) { retries.WithLabelValues(outcome).Inc() }
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(workspaceRuns, workspaceRunDuration, workspacesByPhase, driftDetected, stateLocksHeld, retries)
+	ctrlmetrics.Registry.MustRegister(workspaceRuns, workspaceRunDuration, driftDetected, retries)
 }
 
 // RecordRun counts a finished run and its duration in seconds.
@@ -64,35 +52,3 @@ func RecordRun(phase, result string, seconds float64) {
 
 // RecordDrift counts a drift re-plan that found changes.
 func RecordDrift() { driftDetected.Inc() }
-
-// phaseTracker remembers each Workspace's phase and lock so the gauges are
-// exact without listing Workspaces.
-var phaseTracker = struct {
-	sync.Mutex
-	phases map[string]string
-	locked map[string]bool
-}{phases: map[string]string{}, locked: map[string]bool{}}
-
-// TrackWorkspace records the phase and lock state of the Workspace key;
-// a deleted Workspace is tracked with phase "".
-func TrackWorkspace(key, phase string, locked bool) {
-	phaseTracker.Lock()
-	defer phaseTracker.Unlock()
-	if old, ok := phaseTracker.phases[key]; ok {
-		workspacesByPhase.WithLabelValues(old).Dec()
-		delete(phaseTracker.phases, key)
-	}
-	if phase != "" {
-		phaseTracker.phases[key] = phase
-		workspacesByPhase.WithLabelValues(phase).Inc()
-	}
-	if locked != phaseTracker.locked[key] {
-		if locked {
-			stateLocksHeld.Inc()
-			phaseTracker.locked[key] = true
-		} else {
-			stateLocksHeld.Dec()
-			delete(phaseTracker.locked, key)
-		}
-	}
-}

@@ -12,7 +12,6 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/index"
-	"github.com/magos-dev/magos/controllers/internal/metrics"
 	"github.com/magos-dev/magos/controllers/internal/reconciletail"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
@@ -32,9 +31,6 @@ type Reconciler struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	p := &magosv1.Project{}
 	if err := r.Get(ctx, req.NamespacedName, p); err != nil {
-		if apierrors.IsNotFound(err) {
-			metrics.ForgetResource(magosv1.ProjectKind, req.Namespace, req.Name)
-		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	base := p.DeepCopy()
@@ -50,7 +46,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			AfterPatch: func() {
 				reconciletail.RecordConditionTransition(r.Events, base, p, magosv1.ReadyCondition)
 				reconciletail.RecordConditionTransition(r.Events, base, p, VariableSetsReadyCondition)
-				metrics.TrackResource(magosv1.ProjectKind, p, metrics.ResourceInfo{})
 			},
 		})
 	}()

@@ -5,12 +5,14 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/index"
+	"github.com/magos-dev/magos/controllers/internal/metrics"
 	"github.com/magos-dev/magos/controllers/internal/setup"
 )
 
@@ -28,6 +30,10 @@ func Register(mgr ctrl.Manager, opts setup.Options) error {
 		return err
 	}
 	if err := idx.IndexField(ctx, &magosv1.Project{}, variableSetRefsIndex, indexVariableSetRefs); err != nil {
+		return err
+	}
+	series := metrics.ConditionSeries(magosv1.ProjectKind, func() client.ObjectList { return &magosv1.ProjectList{} })
+	if err := mgr.Add(metrics.ObjectSource(magosv1.ProjectKind, series, mgr.GetCache())); err != nil {
 		return err
 	}
 	rec, err := setup.EventRecorder(mgr, "project", opts)

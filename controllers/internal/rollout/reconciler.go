@@ -36,9 +36,6 @@ type Reconciler struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	ro := &magosv1.Rollout{}
 	if err := r.Get(ctx, req.NamespacedName, ro); err != nil {
-		if apierrors.IsNotFound(err) {
-			forgetSeries(req.String(), req.Namespace, req.Name)
-		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	base := ro.DeepCopy()
@@ -54,7 +51,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			OptimisticLock: true,
 			AfterPatch: func() {
 				r.recordTransitions(base, ro)
-				trackSeries(req.String(), ro)
 			},
 		})
 	}()

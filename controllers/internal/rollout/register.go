@@ -16,6 +16,7 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/index"
+	"github.com/magos-dev/magos/controllers/internal/metrics"
 	"github.com/magos-dev/magos/controllers/internal/setup"
 )
 
@@ -48,6 +49,9 @@ func Register(mgr ctrl.Manager, opts setup.Options) error {
 	if err := idx.IndexField(ctx, &magosv1.Rollout{}, sourceIndex, func(o client.Object) []string {
 		return []string{o.(*magosv1.Rollout).Status.Source}
 	}); err != nil {
+		return err
+	}
+	if err := mgr.Add(metrics.ObjectSource(magosv1.RolloutKind, rolloutSeries, mgr.GetCache())); err != nil {
 		return err
 	}
 	rec, err := setup.EventRecorder(mgr, "rollout", opts)

@@ -1,23 +1,30 @@
 package rollout
 
 import (
+	"context"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
 )
 
-// trackSeries sets the per-object series of ro (magos_rollouts_halted and
-// magos_resource_info) from its status as written.
-func trackSeries(key string, ro *magosv1.Rollout) {
-	metrics.TrackRollout(key, haltedStage(ro.Status.Stages) != nil)
-	metrics.TrackResource(magosv1.RolloutKind, ro, metrics.ResourceInfo{
-		Suspended: ro.Spec.Suspend, Phase: string(rolloutPhase(ro.Status.Stages)), Revision: ro.Status.Revision,
-	})
-}
-
-// forgetSeries deletes the per-object series of a Rollout that is gone.
-func forgetSeries(key, namespace, name string) {
-	metrics.TrackRollout(key, false)
-	metrics.ForgetResource(magosv1.RolloutKind, namespace, name)
+// rolloutSeries lists the Rollouts of the cache r as the series a scrape
+// exports (magos_resource_info and magos_rollouts_halted), reading the
+// cache's objects without copying them.
+func rolloutSeries(ctx context.Context, r client.Reader) ([]metrics.ObjectSeries, error) {
+	var list magosv1.RolloutList
+	if err := r.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	out := make([]metrics.ObjectSeries, 0, len(list.Items))
+	for i := range list.Items {
+		ro := &list.Items[i]
+		out = append(out, metrics.ObjectSeries{Kind: magosv1.RolloutKind, Namespace: ro.Namespace, Name: ro.Name, Conditions: ro.Status.Conditions,
+			Info:   metrics.ResourceInfo{Suspended: ro.Spec.Suspend, Phase: string(rolloutPhase(ro.Status.Stages)), Revision: ro.Status.Revision},
+			Halted: haltedStage(ro.Status.Stages) != nil})
+	}
+	return out, nil
 }
 
 // rolloutPhase sums up the stages in one phase: Halted if a stage is

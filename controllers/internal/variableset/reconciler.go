@@ -9,7 +9,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/metrics"
 	"github.com/magos-dev/magos/controllers/internal/reconciletail"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
@@ -41,7 +40,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := r.Get(ctx, req.NamespacedName, vs); err != nil {
 		if apierrors.IsNotFound(err) {
 			trackReferences(req.String(), nil)
-			metrics.ForgetResource(magosv1.VariableSetKind, req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -58,7 +56,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			// Messages name objects and keys, never values.
 			AfterPatch: func() {
 				reconciletail.RecordConditionTransition(r.Events, base, vs, magosv1.ReadyCondition)
-				metrics.TrackResource(magosv1.VariableSetKind, vs, metrics.ResourceInfo{})
 			},
 		})
 		if obs.Rendered != nil {

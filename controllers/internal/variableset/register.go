@@ -6,11 +6,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/metrics"
 	"github.com/magos-dev/magos/controllers/internal/setup"
 )
 
@@ -33,6 +35,10 @@ func Register(mgr ctrl.Manager, opts setup.Options) error {
 		return err
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &magosv1.VariableSet{}, referenceIndex, indexReferences); err != nil {
+		return err
+	}
+	series := metrics.ConditionSeries(magosv1.VariableSetKind, func() client.ObjectList { return &magosv1.VariableSetList{} })
+	if err := mgr.Add(metrics.ObjectSource(magosv1.VariableSetKind, series, mgr.GetCache())); err != nil {
 		return err
 	}
 	rec, err := setup.EventRecorder(mgr, "variableset", opts)

@@ -16,7 +16,6 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
-	"github.com/magos-dev/magos/controllers/internal/metrics"
 	"github.com/magos-dev/magos/controllers/internal/reconciletail"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
@@ -60,8 +59,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	ws := &magosv1.Workspace{}
 	if err := r.Get(ctx, req.NamespacedName, ws); err != nil {
 		if apierrors.IsNotFound(err) {
-			metrics.TrackWorkspace(req.String(), "", false)
-			forgetSeries(req.Namespace, req.Name)
 			r.Runs.forget(req.String())
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -86,8 +83,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		AfterPatch: func() {
 			r.Runs.settle(ws, obs.Decision)
 			rr.reports.afterPatch()
-			metrics.TrackWorkspace(req.String(), string(ws.Status.Phase), ws.Status.Lock != nil)
-			trackSeries(ws)
 		},
 	})
 }

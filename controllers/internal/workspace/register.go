@@ -16,6 +16,7 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/index"
+	"github.com/magos-dev/magos/controllers/internal/metrics"
 	"github.com/magos-dev/magos/controllers/internal/policy"
 	"github.com/magos-dev/magos/controllers/internal/runqueue"
 	"github.com/magos-dev/magos/controllers/internal/setup"
@@ -66,6 +67,9 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 		return err
 	}
 	if err := addArtifactProxy(mgr, c.Options.ArtifactProxy); err != nil {
+		return err
+	}
+	if err := mgr.Add(metrics.ObjectSource(magosv1.WorkspaceKind, workspaceSeries, mgr.GetCache())); err != nil {
 		return err
 	}
 	rec, err := setup.EventRecorder(mgr, "workspace", opts)

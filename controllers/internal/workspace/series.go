@@ -1,26 +1,35 @@
 package workspace
 
 import (
+	"context"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
 )
 
-// trackSeries sets the per-object series of ws (magos_resource_info and
-// the per-Workspace ones) from its status as written.
-func trackSeries(ws *magosv1.Workspace) {
-	info := metrics.ResourceInfo{Suspended: ws.Spec.Suspend, Phase: string(ws.Status.Phase)}
-	if a := ws.Status.LastApplied; a != nil {
-		info.Revision = a.Revision
+// workspaceSeries lists the Workspaces of the cache r as the series a
+// scrape exports (magos_resource_info and the per-Workspace ones). The
+// cache's objects are read, not copied: nothing here writes to them.
+func workspaceSeries(ctx context.Context, r client.Reader) ([]metrics.ObjectSeries, error) {
+	var list magosv1.WorkspaceList
+	if err := r.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
 	}
-	metrics.TrackResource(magosv1.WorkspaceKind, ws, info)
-	metrics.TrackWorkspaceState(ws.Namespace, ws.Name, workspaceState(ws))
-}
-
-// forgetSeries deletes the per-object series of a Workspace that is gone.
-func forgetSeries(namespace, name string) {
-	metrics.ForgetResource(magosv1.WorkspaceKind, namespace, name)
-	metrics.TrackWorkspaceState(namespace, name, metrics.WorkspaceState{})
+	out := make([]metrics.ObjectSeries, 0, len(list.Items))
+	for i := range list.Items {
+		ws := &list.Items[i]
+		info := metrics.ResourceInfo{Suspended: ws.Spec.Suspend, Phase: string(ws.Status.Phase)}
+		if a := ws.Status.LastApplied; a != nil {
+			info.Revision = a.Revision
+		}
+		state := workspaceState(ws)
+		out = append(out, metrics.ObjectSeries{Kind: magosv1.WorkspaceKind, Namespace: ws.Namespace, Name: ws.Name,
+			Conditions: ws.Status.Conditions, Info: info, Workspace: &state})
+	}
+	return out, nil
 }
 
 // workspaceState is what the per-Workspace series say of ws: drifted,
