@@ -127,6 +127,8 @@ const (
 	ReasonSettles ReasonClass = "Settles"
 )
 
+// +kubebuilder:object:generate=false
+
 // ReasonInfo describes one reason.
 type ReasonInfo struct {
 	Reason string
