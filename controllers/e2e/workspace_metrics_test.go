@@ -9,9 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/metrics/metricstest"
 )
 
 // seriesValue sums the series of the in-process metric family name whose
@@ -19,28 +19,8 @@ import (
 // count. found says whether any series matched.
 func seriesValue(t *testing.T, name string, want map[string]string) (sum float64, found bool) {
 	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	require.NoError(t, err)
-	for _, mf := range families {
-		if mf.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			for k, v := range want {
-				if labels[k] != v {
-					continue series
-				}
-			}
-			found = true
-			sum += m.GetGauge().GetValue() + m.GetCounter().GetValue() + float64(m.GetHistogram().GetSampleCount())
-		}
-	}
-	return sum, found
+	n, sum := metricstest.Sum(t, name, want)
+	return sum, n > 0
 }
 
 // stepCounts are the observations of each run step of phase so far.

@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
+	"github.com/magos-dev/magos/controllers/internal/metrics/metricstest"
 )
 
 // fixedSeries is a lister that reads nothing and returns series.
@@ -79,17 +79,17 @@ func TestObjectSeriesOnlyFromTheElectedManager(t *testing.T) {
 	assert.Equal(t, 0, count(t, "magos_resource_info", map[string]string{"namespace": "elected-test"}), "gone once the manager stops leading")
 }
 
-// gaugeOr0 is the value of the one series of name, 0 without one.
+// gaugeOr0 is the value of the series of name, 0 without one.
 func gaugeOr0(t *testing.T, name string) float64 {
 	t.Helper()
-	_, v := find(t, name, nil)
+	_, v := metricstest.Sum(t, name, nil)
 	return v
 }
 
 // count is the number of gathered series of name whose labels include match.
 func count(t *testing.T, name string, match map[string]string) int {
 	t.Helper()
-	n, _ := find(t, name, match)
+	n, _ := metricstest.Sum(t, name, match)
 	return n
 }
 
@@ -97,34 +97,7 @@ func count(t *testing.T, name string, match map[string]string) int {
 // include match.
 func value(t *testing.T, name string, match map[string]string) float64 {
 	t.Helper()
-	n, v := find(t, name, match)
+	n, v := metricstest.Sum(t, name, match)
 	require.Equal(t, 1, n, "%s%v", name, match)
 	return v
-}
-
-func find(t *testing.T, name string, match map[string]string) (int, float64) {
-	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	require.NoError(t, err)
-	n, v := 0, 0.0
-	for _, mf := range families {
-		if mf.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			for k, want := range match {
-				if labels[k] != want {
-					continue series
-				}
-			}
-			n++
-			v = m.GetGauge().GetValue()
-		}
-	}
-	return n, v
 }
