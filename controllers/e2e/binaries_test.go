@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -67,13 +68,30 @@ func TestControllerBinariesPrintTheirVersion(t *testing.T) {
 	}
 }
 
-// freeAddr returns a loopback address with a port that was free just now.
+// handedOut are the addresses freeAddr returned: the kernel may give a
+// port it released to the next listener, so the same port would go to two
+// binaries started at once.
+var handedOut = struct {
+	sync.Mutex
+	addrs map[string]bool
+}{addrs: map[string]bool{}}
+
+// freeAddr returns a loopback address with a port that was free just now
+// and that no other caller in this process got.
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr := l.Addr().String()
+		require.NoError(t, l.Close())
+		if !handedOut.addrs[addr] {
+			handedOut.addrs[addr] = true
+			return addr
+		}
+	}
 }
 
 type controllerProcess struct {
