@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -68,30 +69,55 @@ func TestControllerBinariesPrintTheirVersion(t *testing.T) {
 	}
 }
 
-// handedOut are the addresses freeAddr returned: the kernel may give a
-// port it released to the next listener, so the same port would go to two
-// binaries started at once.
+// handedOut are the ports freeAddr returned, and next the port it tries
+// next.
 var handedOut = struct {
 	sync.Mutex
-	addrs map[string]bool
-}{addrs: map[string]bool{}}
+	ports map[int]bool
+	next  int
+}{ports: map[int]bool{}}
 
-// freeAddr returns a loopback address with a port that was free just now
-// and that no other caller in this process got.
+// Ports freeAddr hands out lie below the kernel's ephemeral range (32768
+// and up by default), from which every outgoing connection and every
+// listener on port 0 takes its port: a port from there, found free and
+// released, may be taken by any process before the binary binds it. The
+// start within the range differs per test process, as packages' tests run
+// at once.
+const (
+	freePortsFrom = 20000
+	freePortsTo   = 32000
+)
+
+// freeAddr returns a loopback address with a port that was free just now,
+// that no other caller in this process got, and that the kernel gives to
+// no connection of its own accord.
 func freeAddr(t testing.TB) string {
 	t.Helper()
 	handedOut.Lock()
 	defer handedOut.Unlock()
-	for {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		addr := l.Addr().String()
-		require.NoError(t, l.Close())
-		if !handedOut.addrs[addr] {
-			handedOut.addrs[addr] = true
-			return addr
-		}
+	if handedOut.next == 0 {
+		handedOut.next = freePortsFrom + (os.Getpid()*131)%(freePortsTo-freePortsFrom)
 	}
+	for range freePortsTo - freePortsFrom {
+		port := handedOut.next
+		handedOut.next++
+		if handedOut.next == freePortsTo {
+			handedOut.next = freePortsFrom
+		}
+		if handedOut.ports[port] {
+			continue
+		}
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
+		require.NoError(t, l.Close())
+		handedOut.ports[port] = true
+		return addr
+	}
+	t.Fatalf("no free port in %d-%d", freePortsFrom, freePortsTo)
+	return ""
 }
 
 type controllerProcess struct {

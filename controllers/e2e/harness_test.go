@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,8 +53,10 @@ type stack struct {
 	executor   *executor.Executor
 	runnerLogs *testenv.LogBuffer
 	stopCtrl   func()
-	// proxyAddr is where the in-process workspace-controller serves the
-	// artifact proxy, which every run fetches its artifact from.
+	// proxy is the socket on which the in-process workspace-controller
+	// serves the artifact proxy, which every run fetches its artifact
+	// from; proxyAddr is its address.
+	proxy     *keptListener
 	proxyAddr string
 	// concurrency of each in-process controller.
 	concurrency int
@@ -93,7 +94,8 @@ func newStack(t testing.TB) *stack { return newStackWith(t, stackOptions{}) }
 func newStackWith(t testing.TB, opts stackOptions) *stack {
 	t.Helper()
 	s := &stack{t: t, ns: env.NewNamespace(t), runnerLogs: &testenv.LogBuffer{}, concurrency: max(opts.Concurrency, 2), opts: opts,
-		proxyAddr: freeLoopbackAddr(t)}
+		proxy: newKeptListener(t)}
+	s.proxyAddr = s.proxy.Addr()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 
@@ -134,15 +136,6 @@ func newStackWith(t testing.TB, opts stackOptions) *stack {
 		}
 	})
 	return s
-}
-
-// freeLoopbackAddr is a loopback address with a port free right now.
-func freeLoopbackAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 var (
@@ -191,7 +184,7 @@ func (s *stack) workspaceOptions() workspace.Options {
 		RequestedPlanInterval:         time.Minute,
 		MaxRunTimeout:                 time.Hour,
 		// As the chart installs it: runners fetch through the proxy.
-		ArtifactProxy: workspace.ArtifactProxy{BindAddress: s.proxyAddr, URL: "http://" + s.proxyAddr},
+		ArtifactProxy: workspace.ArtifactProxy{Listener: s.proxy.session(), URL: "http://" + s.proxyAddr},
 	}
 	if s.opts.Workspace != nil {
 		s.opts.Workspace(&o)

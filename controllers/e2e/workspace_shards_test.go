@@ -43,8 +43,8 @@ func (s *stack) startShard(selector string) cache.Cache {
 			wc.Options = s.workspaceOptions()
 			// Each shard serves the artifact proxy on its own address, as
 			// each shard's Deployment has its own Service.
-			addr := freeLoopbackAddr(s.t)
-			wc.Options.ArtifactProxy = workspace.ArtifactProxy{BindAddress: addr, URL: "http://" + addr}
+			ln := newKeptListener(s.t)
+			wc.Options.ArtifactProxy = workspace.ArtifactProxy{Listener: ln.session(), URL: "http://" + ln.Addr()}
 			return wc.Register(mgr, opts)
 		})
 	return c

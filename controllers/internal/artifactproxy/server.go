@@ -141,12 +141,8 @@ func (s *Server) relay(ctx context.Context, w http.ResponseWriter, method string
 // run's.
 var errDigestMismatch = errors.New("digest mismatch")
 
-// Serve runs the proxy on addr until ctx ends.
-func (s *Server) Serve(ctx context.Context, addr string) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("artifact proxy: %w", err)
-	}
+// Serve runs the proxy on ln until ctx ends, and closes ln.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()

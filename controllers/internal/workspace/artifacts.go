@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 
@@ -22,6 +23,9 @@ type ArtifactProxy struct {
 	// BindAddress is where this controller serves the proxy; empty serves
 	// none.
 	BindAddress string
+	// Listener, when set, is the socket the proxy serves on instead of
+	// BindAddress: a program that embeds the controller opened it itself.
+	Listener net.Listener
 	// URL is the proxy's base URL as runner Pods reach it (a Service in
 	// front of the controllers); empty gives runners source-controller's
 	// URLs.
@@ -79,14 +83,14 @@ func (p ArtifactProxy) artifactAccess(a artifact) (url, tokenFile string, _ *cor
 // addArtifactProxy serves the proxy on every replica (leader or not), when
 // a bind address is set.
 func addArtifactProxy(mgr ctrl.Manager, p ArtifactProxy) error {
-	if p.BindAddress == "" {
+	if p.BindAddress == "" && p.Listener == nil {
 		return nil
 	}
 	s := &artifactproxy.Server{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
 		MaxBytes: maxArtifactBytes, Log: ctrl.Log.WithName("artifact-proxy"),
 	}
-	return mgr.Add(proxyRunnable{s, p.BindAddress})
+	return mgr.Add(proxyRunnable{s, p})
 }
 
 // maxArtifactBytes is the largest artifact the proxy relays, the runner's
@@ -95,11 +99,20 @@ const maxArtifactBytes = 256 << 20
 
 // proxyRunnable runs the proxy on every replica.
 type proxyRunnable struct {
-	s    *artifactproxy.Server
-	addr string
+	s *artifactproxy.Server
+	p ArtifactProxy
 }
 
-func (p proxyRunnable) Start(ctx context.Context) error { return p.s.Serve(ctx, p.addr) }
+func (r proxyRunnable) Start(ctx context.Context) error {
+	ln := r.p.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", r.p.BindAddress); err != nil {
+			return fmt.Errorf("artifact proxy: %w", err)
+		}
+	}
+	return r.s.Serve(ctx, ln)
+}
 
 func (proxyRunnable) NeedLeaderElection() bool { return false }
 
