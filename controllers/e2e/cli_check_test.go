@@ -25,7 +25,7 @@ func TestCLICheck(t *testing.T) {
 	r := s.magos("check", "--install-namespace", s.ns)
 	t.Logf("%s", r)
 	require.Equal(t, 1, r.code, "%s", r)
-	for _, kind := range []string{"Workspace", "Project", "Rollout", "VariableSet", "GitRepository", "OCIRepository", "Bucket", "ValidatingPolicy"} {
+	for _, kind := range []string{"Workspace", "Project", "Rollout", "VariableSet", "GitRepository", "OCIRepository", "Bucket", "ExternalArtifact", "ValidatingPolicy"} {
 		assert.Regexp(t, `(?m)^ok\s+`+kind+`\s`, r.stdout, "%s", r)
 	}
 	assert.Regexp(t, `(?m)^ok\s+Kubernetes\s+v1\.`, r.stdout, "%s", r)

@@ -42,7 +42,7 @@ type ProjectDefaults struct {
 // and "*" match anything.
 type SourceRule struct {
 	// Kind of the source.
-	// +kubebuilder:validation:Enum=GitRepository;OCIRepository;Bucket;"*"
+	// +kubebuilder:validation:Enum=GitRepository;OCIRepository;Bucket;ExternalArtifact;"*"
 	// +optional
 	Kind string `json:"kind,omitempty"`
 	// Namespace of the source (glob).

@@ -9,8 +9,10 @@ const WorkspaceKind = "Workspace"
 
 // SourceReference points at a Flux source whose artifact holds the config.
 type SourceReference struct {
-	// Kind of the Flux source.
-	// +kubebuilder:validation:Enum=GitRepository;OCIRepository;Bucket
+	// Kind of the Flux source: GitRepository, OCIRepository and Bucket are
+	// source-controller's; ExternalArtifact is any producer's artifact in
+	// Flux's format (e.g. source-watcher's ArtifactGenerator).
+	// +kubebuilder:validation:Enum=GitRepository;OCIRepository;Bucket;ExternalArtifact
 	Kind string `json:"kind"`
 
 	// Name of the Flux source.

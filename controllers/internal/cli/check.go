@@ -41,6 +41,8 @@ var servedKinds = []struct {
 		"install the CRDs: helm install magos-crds charts/magos-crds (or the magos chart with crds.enabled=true)"},
 	{[]string{"source.toolkit.fluxcd.io/v1"}, []string{"GitRepository", "OCIRepository", "Bucket"}, false,
 		"install Flux 2.6 or later (flux install --components=source-controller); until then Workspaces wait with SourceNotReady"},
+	{[]string{"source.toolkit.fluxcd.io/v1"}, []string{"ExternalArtifact"}, false,
+		"install Flux 2.7 or later, needed only by Workspaces whose source is an ExternalArtifact; until then they wait with SourceNotReady"},
 	{[]string{"policies.kyverno.io/v1", "policies.kyverno.io/v1beta1"}, []string{"ValidatingPolicy", "NamespacedValidatingPolicy"}, false,
 		"install Kyverno's CRDs (a release serving policies.kyverno.io/v1 or v1beta1; tested with 1.19); until then a Workspace that selects policies is blocked by the gate"},
 }

@@ -20,13 +20,21 @@ import (
 var GroupVersion = schema.GroupVersion{Group: "source.toolkit.fluxcd.io", Version: "v1"}
 
 // Kinds are the Flux source kinds a Workspace may reference.
-var Kinds = []string{"GitRepository", "OCIRepository", "Bucket"}
+var Kinds = []string{"GitRepository", "OCIRepository", "Bucket", "ExternalArtifact"}
 
 // NewObject returns an empty source object of kind.
 func NewObject(kind string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(GroupVersion.WithKind(kind))
 	return u
+}
+
+// firstFluxServing is the first Flux release serving kind in GroupVersion.
+func firstFluxServing(kind string) string {
+	if kind == "ExternalArtifact" {
+		return "2.7"
+	}
+	return "2.6"
 }
 
 // Key names a source as "<kind>/<namespace>/<name>".
@@ -83,8 +91,8 @@ func Fetch(ctx context.Context, c client.Reader, ws *magosv1.Workspace) (Artifac
 	key := types.NamespacedName{Namespace: Namespace(ws), Name: ws.Spec.SourceRef.Name}
 	if err := c.Get(ctx, key, src); err != nil {
 		if meta.IsNoMatchError(err) {
-			return Artifact{}, NotReadyError{fmt.Sprintf("the cluster does not serve %s (%s): install Flux's CRDs (Flux 2.6 or later); %s %s is read once they are",
-				ws.Spec.SourceRef.Kind, GroupVersion, ws.Spec.SourceRef.Kind, key)}
+			return Artifact{}, NotReadyError{fmt.Sprintf("the cluster does not serve %s (%s): install Flux's CRDs (Flux %s or later); %s %s is read once they are",
+				ws.Spec.SourceRef.Kind, GroupVersion, firstFluxServing(ws.Spec.SourceRef.Kind), ws.Spec.SourceRef.Kind, key)}
 		}
 		if apierrors.IsNotFound(err) {
 			return Artifact{}, NotReadyError{fmt.Sprintf("%s %s not found", ws.Spec.SourceRef.Kind, key)}

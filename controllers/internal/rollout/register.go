@@ -23,7 +23,7 @@ import (
 // +kubebuilder:rbac:groups=magos.dev,resources=rollouts,verbs=get;list;watch
 // +kubebuilder:rbac:groups=magos.dev,resources=rollouts/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=magos.dev,resources=workspaces,verbs=get;list;watch
-// +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories;ocirepositories;buckets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories;ocirepositories;buckets;externalartifacts,verbs=get;list;watch
 
 const (
 	// projectRefIndex indexes Rollouts by spec.projectRef.name (and is the

@@ -26,7 +26,7 @@ import (
 // +kubebuilder:rbac:groups=magos.dev,resources=workspaces/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=magos.dev,resources=workspaces/finalizers,verbs=update
 // +kubebuilder:rbac:groups=magos.dev,resources=projects;variablesets;rollouts,verbs=get;list;watch
-// +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories;ocirepositories;buckets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories;ocirepositories;buckets;externalartifacts,verbs=get;list;watch
 // +kubebuilder:rbac:groups=policies.kyverno.io,resources=validatingpolicies;namespacedvalidatingpolicies,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/magos-dev/magos/apis/artifactdigest"
 )
@@ -88,27 +90,11 @@ func (s *Server) PublishArtifact(ctx context.Context, key types.NamespacedName, 
 // publish stores data, serves it and records it in the GitRepository's
 // status. An empty digest is computed from data.
 func (s *Server) publish(ctx context.Context, key types.NamespacedName, data []byte, revision, digest string) (*meta.Artifact, error) {
-	base := s.URL()
-	if base == "" {
-		return nil, errors.New("localsource: the server is not started")
+	art, err := s.serve(sourcev1.GitRepositoryKind, key, data, revision, digest)
+	if err != nil {
+		return nil, err
 	}
-	sum := sha256.Sum256(data)
-	hexSum := hex.EncodeToString(sum[:])
-	if digest == "" {
-		digest = s.digest(data)
-	}
-	rel := fmt.Sprintf("gitrepository/%s/%s/%s.tar.gz", key.Namespace, key.Name, hexSum)
-	if err := s.store(rel, data); err != nil {
-		return nil, fmt.Errorf("localsource: storing the artifact: %w", err)
-	}
-	art := &meta.Artifact{
-		Path:           rel,
-		URL:            base + "/" + rel,
-		Revision:       revision,
-		Digest:         digest,
-		LastUpdateTime: metav1.Now(),
-		Size:           new(int64(len(data))),
-	}
+	digest = art.Digest
 	if err := s.setArtifact(ctx, key, art); err != nil {
 		return nil, fmt.Errorf("localsource: updating GitRepository %s: %w", key, err)
 	}
@@ -117,6 +103,32 @@ func (s *Server) publish(ctx context.Context, key types.NamespacedName, data []b
 	s.mu.Unlock()
 	s.opts.Logger.Info("Published an artifact", "gitRepository", key, "revision", revision, "digest", digest, "size", len(data))
 	return art, nil
+}
+
+// serve stores data and serves it at Flux's storage path of a kind's object
+// (<kind>/<namespace>/<name>/<file>). An empty digest is computed from
+// data.
+func (s *Server) serve(kind string, key types.NamespacedName, data []byte, revision, digest string) (*meta.Artifact, error) {
+	base := s.URL()
+	if base == "" {
+		return nil, errors.New("localsource: the server is not started")
+	}
+	sum := sha256.Sum256(data)
+	if digest == "" {
+		digest = s.digest(data)
+	}
+	rel := fmt.Sprintf("%s/%s/%s/%s.tar.gz", strings.ToLower(kind), key.Namespace, key.Name, hex.EncodeToString(sum[:]))
+	if err := s.store(rel, data); err != nil {
+		return nil, fmt.Errorf("localsource: storing the artifact: %w", err)
+	}
+	return &meta.Artifact{
+		Path:           rel,
+		URL:            base + "/" + rel,
+		Revision:       revision,
+		Digest:         digest,
+		LastUpdateTime: metav1.Now(),
+		Size:           new(int64(len(data))),
+	}, nil
 }
 
 // gitRepository reads the GitRepository, creating it when it is missing
@@ -149,15 +161,7 @@ func (s *Server) gitRepository(ctx context.Context, key types.NamespacedName) (*
 // does: Ready and ArtifactInStorage True (reason Succeeded), the
 // observedGeneration, and no Reconciling or Stalled condition.
 func (s *Server) setArtifact(ctx context.Context, key types.NamespacedName, art *meta.Artifact) error {
-	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		u := newGitRepository()
-		if err := s.client.Get(ctx, key, u); err != nil {
-			return err
-		}
-		repo := &sourcev1.GitRepository{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, repo); err != nil {
-			return err
-		}
+	return updateStatus(ctx, s.client, key, newGitRepository, func(repo *sourcev1.GitRepository) any {
 		st := &repo.Status
 		st.Artifact = art
 		st.ObservedGeneration = repo.Generation
@@ -170,12 +174,30 @@ func (s *Server) setArtifact(ctx context.Context, key types.NamespacedName, art 
 		for _, t := range []string{meta.ReconcilingCondition, meta.StalledCondition, sourcev1.FetchFailedCondition, sourcev1.ArtifactOutdatedCondition} {
 			apimeta.RemoveStatusCondition(&st.Conditions, t)
 		}
-		status, err := runtime.DefaultUnstructuredConverter.ToUnstructured(st)
+		return st
+	})
+}
+
+// updateStatus reads object key as a T, lets edit change it and return its
+// status, and writes that status, retrying on conflicts. The object is
+// read and written as unstructured (empty gives one of its kind), so any
+// client can, whatever its scheme.
+func updateStatus[T any](ctx context.Context, c client.Client, key types.NamespacedName, empty func() *unstructured.Unstructured, edit func(*T) any) error {
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		u := empty()
+		if err := c.Get(ctx, key, u); err != nil {
+			return err
+		}
+		obj := new(T)
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
+			return err
+		}
+		status, err := runtime.DefaultUnstructuredConverter.ToUnstructured(edit(obj))
 		if err != nil {
 			return err
 		}
 		u.Object["status"] = status
-		return s.client.Status().Update(ctx, u)
+		return c.Status().Update(ctx, u)
 	})
 }
 

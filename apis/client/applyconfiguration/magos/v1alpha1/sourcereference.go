@@ -23,7 +23,9 @@ package v1alpha1
 //
 // SourceReference points at a Flux source whose artifact holds the config.
 type SourceReferenceApplyConfiguration struct {
-	// Kind of the Flux source.
+	// Kind of the Flux source: GitRepository, OCIRepository and Bucket are
+	// source-controller's; ExternalArtifact is any producer's artifact in
+	// Flux's format (e.g. source-watcher's ArtifactGenerator).
 	Kind *string `json:"kind,omitempty"`
 	// Name of the Flux source.
 	Name *string `json:"name,omitempty"`
