@@ -18,11 +18,19 @@ require (
 	sigs.k8s.io/controller-runtime v0.24.1
 )
 
-require sigs.k8s.io/cli-utils v0.37.2
+require (
+	github.com/hashicorp/hcl/v2 v2.25.0
+	github.com/zclconf/go-cty v1.19.0
+	sigs.k8s.io/cli-utils v0.37.2
+)
 
 require (
+	github.com/agext/levenshtein v1.2.1 // indirect
+	github.com/apparentlymart/go-textseg/v15 v15.0.0 // indirect
+	github.com/apparentlymart/go-textseg/v17 v17.0.1 // indirect
 	github.com/klauspost/cpuid/v2 v2.3.0 // indirect
 	github.com/zeebo/blake3 v0.2.4 // indirect
+	golang.org/x/tools v0.49.0 // indirect
 )
 
 require (

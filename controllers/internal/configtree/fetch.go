@@ -1,0 +1,132 @@
+package configtree
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/magos-dev/magos/apis/artifactdigest"
+)
+
+// Cache reads artifacts into Trees, each artifact once however many
+// Workspaces read it, and keeps the newest few.
+type Cache struct {
+	// Client downloads artifacts; nil is http.DefaultClient.
+	Client *http.Client
+	// MaxBytes is the largest artifact read (0: no limit).
+	MaxBytes int64
+
+	mu      sync.Mutex
+	entries map[string]*entry // by artifact digest
+	order   []string          // digests, oldest first
+}
+
+// cacheSize is how many artifacts' Trees a Cache keeps.
+const cacheSize = 8
+
+type entry struct {
+	once sync.Once
+	tree *Tree
+	err  error
+}
+
+// Tree returns the Tree of the artifact at url whose digest is digest,
+// downloading and checking it unless it was read before.
+func (c *Cache) Tree(ctx context.Context, url, digest string) (*Tree, error) {
+	c.mu.Lock()
+	if c.entries == nil {
+		c.entries = map[string]*entry{}
+	}
+	e, ok := c.entries[digest]
+	if !ok {
+		e = &entry{}
+		c.entries[digest] = e
+		c.order = append(c.order, digest)
+		if len(c.order) > cacheSize {
+			delete(c.entries, c.order[0])
+			c.order = c.order[1:]
+		}
+	}
+	c.mu.Unlock()
+	e.once.Do(func() { e.tree, e.err = c.read(ctx, url, digest) })
+	if e.err != nil {
+		c.forget(digest, e)
+	}
+	return e.tree, e.err
+}
+
+// forget drops a failed entry, so the next call tries again.
+func (c *Cache) forget(digest string, e *entry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries[digest] != e {
+		return
+	}
+	delete(c.entries, digest)
+	for i, d := range c.order {
+		if d == digest {
+			c.order = append(c.order[:i], c.order[i+1:]...)
+			break
+		}
+	}
+}
+
+// read downloads the artifact and reads it, checking its size and digest.
+func (c *Cache) read(ctx context.Context, url, digest string) (*Tree, error) {
+	want, err := artifactdigest.Parse(digest)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	client := c.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("downloading the artifact: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("downloading the artifact: %s", resp.Status)
+	}
+	var body io.Reader = resp.Body
+	if c.MaxBytes > 0 {
+		body = io.LimitReader(body, c.MaxBytes+1)
+	}
+	h := want.Hasher()
+	counted := &countingReader{r: io.TeeReader(body, h)}
+	t, err := Read(counted)
+	if c.MaxBytes > 0 && counted.n > c.MaxBytes {
+		return nil, fmt.Errorf("the artifact is larger than the limit of %d bytes", c.MaxBytes)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := io.Copy(io.Discard, counted); err != nil {
+		return nil, fmt.Errorf("downloading the artifact: %w", err)
+	}
+	if c.MaxBytes > 0 && counted.n > c.MaxBytes {
+		return nil, fmt.Errorf("the artifact is larger than the limit of %d bytes", c.MaxBytes)
+	}
+	if got := want.Sum(h); got != want {
+		return nil, fmt.Errorf("the artifact has digest %s, its source says %s", got, want)
+	}
+	return t, nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}

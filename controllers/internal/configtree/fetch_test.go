@@ -1,0 +1,56 @@
+package configtree
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/magos-dev/magos/apis/artifactdigest"
+)
+
+func serve(t *testing.T, data []byte) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		n.Add(1)
+		_, _ = w.Write(data)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+func TestCacheReadsEachArtifactOnce(t *testing.T) {
+	data := tarball(t, monorepo)
+	srv, requests := serve(t, data)
+	c := &Cache{}
+	for _, algo := range []string{"sha256", "blake3"} {
+		digest := artifactdigest.Of(algo, data)
+		for range 3 {
+			tree, err := c.Tree(context.Background(), srv.URL, digest)
+			require.NoError(t, err)
+			got, _ := tree.Digest("envs/prod")
+			assert.NotEmpty(t, got)
+		}
+	}
+	assert.Equal(t, int32(2), requests.Load(), "one download per artifact digest")
+}
+
+func TestCacheRefusesAWrongDigestOrAnOversizeArtifact(t *testing.T) {
+	data := tarball(t, monorepo)
+	srv, requests := serve(t, data)
+	c := &Cache{}
+	_, err := c.Tree(context.Background(), srv.URL, artifactdigest.Of("sha256", []byte("other")))
+	require.ErrorContains(t, err, "the artifact has digest")
+	_, err = c.Tree(context.Background(), srv.URL, artifactdigest.Of("sha256", []byte("other")))
+	require.Error(t, err)
+	assert.Equal(t, int32(2), requests.Load(), "a failed read is not cached")
+
+	small := &Cache{MaxBytes: int64(len(data) - 1)}
+	_, err = small.Tree(context.Background(), srv.URL, artifactdigest.Of("sha256", data))
+	require.ErrorContains(t, err, "larger than the limit")
+}
