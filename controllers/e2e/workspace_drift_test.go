@@ -77,14 +77,29 @@ func TestWorkspaceDriftWaitsForApprovalWhenManual(t *testing.T) {
 // hasEvent reports whether an event with reason was recorded for the Workspace.
 func hasEvent(t *testing.T, ns, name, reason string) bool {
 	t.Helper()
+	return workspaceEvent(t, ns, name, reason) != nil
+}
+
+// eventMessage is the note of the Workspace's event of reason ("" without one).
+func eventMessage(t *testing.T, ns, name, reason string) string {
+	t.Helper()
+	if e := workspaceEvent(t, ns, name, reason); e != nil {
+		return e.Note
+	}
+	return ""
+}
+
+// workspaceEvent is an event of reason recorded for the Workspace, or nil.
+func workspaceEvent(t *testing.T, ns, name, reason string) *eventsv1.Event {
+	t.Helper()
 	var events eventsv1.EventList
 	require.NoError(t, env.Client.List(context.Background(), &events, client.InNamespace(ns)))
-	for _, e := range events.Items {
+	for i, e := range events.Items {
 		if e.Regarding.Name == name && e.Reason == reason {
-			return true
+			return &events.Items[i]
 		}
 	}
-	return false
+	return nil
 }
 
 // TestDriftIntervalIsRaisedToTheMinimum: a Workspace cannot re-plan, and

@@ -13,6 +13,7 @@ const (
 	ReasonPlanned                  = "Planned"
 	ReasonApplied                  = "Applied"
 	ReasonNoChanges                = "NoChanges"
+	ReasonRevisionUnchanged        = "RevisionUnchanged"
 	ReasonPlanOnly                 = "PlanOnly"
 	ReasonDriftDetected            = "DriftDetected"
 	ReasonNoDrift                  = "NoDrift"
@@ -162,6 +163,7 @@ var reasonTable = []ReasonInfo{
 	{ReasonPlanned, ReasonSettles, workspaceOnly, "A plan was made (Planned=True and an event with its counts)."},
 	{ReasonApplied, ReasonSettles, workspaceOnly, "The plan of the current revision is applied: the Workspace is Ready."},
 	{ReasonNoChanges, ReasonSettles, workspaceOnly, "The plan has no changes: nothing to apply."},
+	{ReasonRevisionUnchanged, ReasonSettles, workspaceOnly, "A new revision changes none of the files the Workspace reads (its path and the local modules it calls): the applied plan stands for it, nothing is planned."},
 	{ReasonNoPlan, ReasonProgresses, workspaceOnly, "No plan for the current revision and inputs yet (Planned=False)."},
 	{ReasonOutdated, ReasonProgresses, workspaceOnly, "The plan in status is for an earlier revision or other inputs (Planned=False)."},
 	{ReasonNotApplied, ReasonProgresses, workspaceOnly, "Nothing is applied yet (Applied=False)."},

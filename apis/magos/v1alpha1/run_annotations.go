@@ -23,6 +23,9 @@ type RunAnnotations struct {
 	// ArtifactURL and ArtifactDigest are the artifact the run works on, at
 	// source-controller.
 	ArtifactURL, ArtifactDigest string
+	// ContentDigest is the digest of the files a plan run's configuration
+	// reads in the artifact; empty when unknown.
+	ContentDigest string
 	// Drift is true for a drift re-plan.
 	Drift bool
 	// Mode is the run's PlanMode, empty for a normal plan or apply.
@@ -40,6 +43,9 @@ func (a RunAnnotations) Annotations() map[string]string {
 		RunNumberAnnotation:      strconv.FormatInt(a.Number, 10),
 		ArtifactURLAnnotation:    a.ArtifactURL,
 		ArtifactDigestAnnotation: a.ArtifactDigest,
+	}
+	if a.ContentDigest != "" {
+		out[ContentDigestAnnotation] = a.ContentDigest
 	}
 	if a.Drift {
 		out[DriftAnnotation] = "true"
@@ -64,6 +70,7 @@ func ParseRunAnnotations(annotations map[string]string) RunAnnotations {
 		InputsDigest:   annotations[InputsDigestAnnotation],
 		ArtifactURL:    annotations[ArtifactURLAnnotation],
 		ArtifactDigest: annotations[ArtifactDigestAnnotation],
+		ContentDigest:  annotations[ContentDigestAnnotation],
 		Drift:          annotations[DriftAnnotation] == "true",
 		Mode:           PlanMode(annotations[PlanModeAnnotation]),
 	}

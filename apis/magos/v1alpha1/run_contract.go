@@ -50,6 +50,10 @@ const (
 	ArtifactURLAnnotation = "magos.dev/artifact-url"
 	// ArtifactDigestAnnotation is that artifact's "sha256:<hex>".
 	ArtifactDigestAnnotation = "magos.dev/artifact-digest"
+	// ContentDigestAnnotation is the digest of the files a plan run's
+	// configuration reads in that artifact (PlanStatus.ContentDigest),
+	// absent when unknown.
+	ContentDigestAnnotation = "magos.dev/content-digest"
 )
 
 // The artifact proxy. Where the controller runs one, a runner never talks

@@ -190,7 +190,7 @@ func FuzzRunSpecEnv(f *testing.F) {
 func TestRunAnnotationsRoundTrip(t *testing.T) {
 	want := magosv1.RunAnnotations{
 		Revision: "main@sha1:abc", PlanID: "plan-1", InputsDigest: digest, Number: 42,
-		ArtifactURL: "http://source-controller/gitrepository/ns/infra/abc.tar.gz", ArtifactDigest: digest,
+		ArtifactURL: "http://source-controller/gitrepository/ns/infra/abc.tar.gz", ArtifactDigest: digest, ContentDigest: digest,
 		Drift: true, Mode: magosv1.PlanModeDestroy,
 		Request: &magosv1.PlanRequest{ID: "r1", Targets: []string{"terraform_data.a"}},
 	}

@@ -268,6 +268,17 @@ type PlanStatus struct {
 	// InputsDigest of the variable inputs the plan used.
 	// +optional
 	InputsDigest string `json:"inputsDigest,omitempty"`
+	// ContentDigest is the digest of the files the plan's configuration
+	// reads: spec.path's directory and the local modules it calls (a
+	// later revision with the same digest changes nothing the Workspace
+	// reads and is not planned); empty when they could not be read.
+	// +optional
+	ContentDigest string `json:"contentDigest,omitempty"`
+	// PlannedRevision is the revision the plan was made from, once later
+	// revisions that change none of those files took it over as Revision
+	// without a new plan.
+	// +optional
+	PlannedRevision string `json:"plannedRevision,omitempty"`
 	// Add, Change and Destroy count resource actions.
 	Add     int32 `json:"add"`
 	Change  int32 `json:"change"`
@@ -333,6 +344,10 @@ type RunStatus struct {
 	// InputsDigest of the inputs the run used.
 	// +optional
 	InputsDigest string `json:"inputsDigest,omitempty"`
+	// ContentDigest of the files a plan run's configuration reads
+	// (PlanStatus.ContentDigest).
+	// +optional
+	ContentDigest string `json:"contentDigest,omitempty"`
 	// PlanID the run produced (plan) or applied (apply).
 	// +optional
 	PlanID string `json:"planID,omitempty"`

@@ -68,6 +68,9 @@ type facts struct {
 	// Held is why the run queue holds the run a decision starts; nil until
 	// the queue was asked, or when it admits the run.
 	Held *heldRun
+	// Content is what the Workspace reads in the artifact of Revision; nil
+	// until asked (only when mayCarry).
+	Content *contentCheck
 
 	// Deletion is set while a Workspace with destroyOnDelete is deleted.
 	Deletion *deletionFacts
@@ -148,6 +151,9 @@ const (
 	// actFinishDeletion: remove the destroy finalizer (destroyed, or
 	// skipped: decision.Message says why).
 	actFinishDeletion
+	// actCarryRevision: the applied plan stands for Revision, which changes
+	// nothing the Workspace reads.
+	actCarryRevision
 )
 
 // decision is what decide made of the facts: the Workspace's phase, why,
@@ -200,7 +206,10 @@ type note struct{ Type, Reason, Message string }
 //     request's addresses). Where nothing decides on the plan (gatedBy is
 //     ""), the plan is the fast path instead: planned and applied in one
 //     run (Applying), recorded as applied without a gate. Every plan of
-//     rules 4 and 7 is chosen the same way.
+//     rules 4 and 7 is chosen the same way. But where only a new revision
+//     stands between the applied plan and a current one (mayCarry) and it
+//     changes none of the files the Workspace reads (Content), the plan
+//     stands for the new revision without a run (carries).
 //  7. The plan has no changes, or is applied: once the Rollout admits a
 //     plan without changes it is recorded as applied; then Idle, with a
 //     drift re-plan when the interval since the plan has passed.
@@ -252,6 +261,9 @@ func decideRun(f facts) decision {
 	}
 	plan := f.Plan
 	if !f.planCurrent() {
+		if f.carries() {
+			return carryDecision(f)
+		}
 		return startDecision(f.planRun(false))
 	}
 	if !plan.HasChanges || (f.Applied != nil && f.Applied.PlanID == plan.ID) {

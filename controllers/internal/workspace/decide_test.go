@@ -41,6 +41,11 @@ func TestDecide(t *testing.T) {
 	rq := &magosv1.PlanRequest{ID: "r1", Replace: []string{"terraform_data.web"}}
 	forRequest := func(p *magosv1.PlanStatus) { p.Request = rq }
 	blocked := gateVerdict{Outcome: gateBlocked, Reason: magosv1.ReasonPolicyViolation, Message: "keep-db"}
+	ofRevA := func(p *magosv1.PlanStatus) { p.Revision = "main@sha1:a" }
+	read := func(digest string) func(*magosv1.PlanStatus) {
+		return func(p *magosv1.PlanStatus) { p.ContentDigest = digest }
+	}
+	appliedA := &magosv1.AppliedStatus{PlanID: "p2", Revision: "main@sha1:a"}
 
 	type want struct {
 		phase   magosv1.WorkspacePhase
@@ -125,6 +130,26 @@ func TestDecide(t *testing.T) {
 			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
 		{name: "a plan of other inputs: plan", f: facts{Plan: plan(func(p *magosv1.PlanStatus) { p.InputsDigest = "sha256:old" })},
 			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
+
+		// 6. A new revision that changes nothing the Workspace reads.
+		{name: "a revision that changes nothing read carries the applied plan", f: facts{Plan: plan(ofRevA, read("sha256:c")), Applied: appliedA, Content: &contentCheck{Digest: "sha256:c", Dirs: []string{"envs/prod", "modules/net"}}},
+			want: want{phase: magosv1.PhaseIdle, action: actCarryRevision, message: "Revision " + rev + " changes nothing the Workspace reads (envs/prod, modules/net): plan p2 of revision main@sha1:a stands"}},
+		{name: "a carried plan names the revision it was made from", f: facts{Plan: plan(ofRevA, read("sha256:c"), func(p *magosv1.PlanStatus) { p.PlannedRevision = "main@sha1:0" }), Applied: appliedA, Content: &contentCheck{Digest: "sha256:c"}},
+			want: want{phase: magosv1.PhaseIdle, action: actCarryRevision, message: "plan p2 of revision main@sha1:0 stands"}},
+		{name: "a revision that changes a file read: plan", f: facts{Plan: plan(ofRevA, read("sha256:c")), Applied: appliedA, Content: &contentCheck{Digest: "sha256:d"}},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
+		{name: "what the revision changes not known: plan", f: facts{Plan: plan(ofRevA, read("sha256:c")), Applied: appliedA, Content: &contentCheck{}},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
+		{name: "what the applied plan read not known: plan", f: facts{Plan: plan(ofRevA), Applied: appliedA, Content: &contentCheck{}},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
+		{name: "the plan of the earlier revision is not applied: plan", f: facts{Plan: plan(ofRevA, read("sha256:c")), Applied: applied, Content: &contentCheck{Digest: "sha256:c"}},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
+		{name: "the inputs changed too: plan", f: facts{Plan: plan(ofRevA, read("sha256:c"), func(p *magosv1.PlanStatus) { p.InputsDigest = "sha256:old" }), Applied: appliedA, Content: &contentCheck{Digest: "sha256:c"}},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
+		{name: "a plan request is pending: plan", f: facts{Plan: plan(ofRevA, read("sha256:c")), Applied: appliedA, Content: &contentCheck{Digest: "sha256:c"}, Request: rq},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan, Request: rq}}},
+		{name: "a reconcile request plans whatever the revision changes", f: facts{Plan: plan(ofRevA, read("sha256:c")), Applied: appliedA, Content: &contentCheck{Digest: "sha256:c"}, Requested: true},
+			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}, handles: true}},
 
 		// 6. The fast path: where nothing decides on the plan.
 		{name: "nothing decides: plan and apply in one run", f: facts{Deciders: &deciders{}},
@@ -315,7 +340,9 @@ func TestDecisionsAreConsistent(t *testing.T) {
 		{ID: "p", Revision: rev, InputsDigest: in},
 		{ID: "d", Revision: rev, InputsDigest: in, HasChanges: true, Mode: magosv1.PlanModeDestroy},
 		{ID: "d", Revision: rev, InputsDigest: in, Mode: magosv1.PlanModeDestroy},
-		{ID: "t", Revision: rev, InputsDigest: in, HasChanges: true, Request: &magosv1.PlanRequest{ID: "r1", Targets: []string{"a.b"}}}}
+		{ID: "t", Revision: rev, InputsDigest: in, HasChanges: true, Request: &magosv1.PlanRequest{ID: "r1", Targets: []string{"a.b"}}},
+		// Applied for an earlier revision: the next may carry it over.
+		{ID: "p", Revision: "earlier", InputsDigest: in, HasChanges: true, ContentDigest: "c"}}
 	modes := []magosv1.WorkspaceMode{"", magosv1.ModeApply, magosv1.ModePlanOnly, magosv1.ModeDestroy}
 	requests := []*magosv1.PlanRequest{nil, {ID: "r1", Targets: []string{"a.b"}}, {ID: "r2", Replace: []string{"a.c"}}}
 	applied := []*magosv1.AppliedStatus{nil, {PlanID: "p", Revision: rev}, {PlanID: "d", Revision: rev}}
@@ -345,21 +372,23 @@ func TestDecisionsAreConsistent(t *testing.T) {
 						for _, mode := range modes {
 							for _, rq := range requests {
 								for _, a := range applied {
-									f := facts{Now: now, Revision: rev, Inputs: in, Plan: p, Gate: g, LastRun: last,
-										Mode: mode, Applied: a, Interval: time.Minute, Requested: rq != nil && rq.ID == "r2"}
-									if last != nil {
-										f.Retry = nextRetry(nil, nil, last, retryPolicy{Interval: time.Minute})
+									for _, content := range contentsFor(p, rev) {
+										f := facts{Now: now, Revision: rev, Inputs: in, Plan: p, Gate: g, LastRun: last,
+											Mode: mode, Applied: a, Interval: time.Minute, Requested: rq != nil && rq.ID == "r2", Content: content}
+										if last != nil {
+											f.Retry = nextRetry(nil, nil, last, retryPolicy{Interval: time.Minute})
+										}
+										f.Approval, f.SeparatePlans, f.Deciders = c.approval, c.separate, c.deciders
+										if deleting {
+											f.Deletion = &deletionFacts{}
+										} else {
+											f.Request = rq
+										}
+										d := decide(f)
+										checkConsistent(t, f, d)
+										f.Held = &heldRun{After: time.Minute, Priority: "normal", Bound: "a bound"}
+										checkHeld(t, d, decide(f))
 									}
-									f.Approval, f.SeparatePlans, f.Deciders = c.approval, c.separate, c.deciders
-									if deleting {
-										f.Deletion = &deletionFacts{}
-									} else {
-										f.Request = rq
-									}
-									d := decide(f)
-									checkConsistent(t, f, d)
-									f.Held = &heldRun{After: time.Minute, Priority: "normal", Bound: "a bound"}
-									checkHeld(t, d, decide(f))
 								}
 							}
 						}
@@ -368,6 +397,15 @@ func TestDecisionsAreConsistent(t *testing.T) {
 			}
 		}
 	}
+}
+
+// contentsFor are the Content facts a plan p meets: none for a plan of
+// this revision, else none asked yet, the same files, or others.
+func contentsFor(p *magosv1.PlanStatus, rev string) []*contentCheck {
+	if p == nil || p.Revision == rev {
+		return []*contentCheck{nil}
+	}
+	return []*contentCheck{nil, {Digest: p.ContentDigest}, {Digest: "other"}}
 }
 
 // checkConsistent asserts what must hold for decision d on facts f
@@ -381,6 +419,12 @@ func checkConsistent(t *testing.T, f facts, d decision) {
 	if d.Phase == magosv1.PhaseFailed && !d.Stalled {
 		assert.Equal(t, actWait, d.Action, "a retried failure waits: %+v", d)
 		assert.False(t, stalls(d.Reason), "a retried failure's reason is not a stalling one: %+v", d)
+	}
+	if d.Action == actCarryRevision {
+		assert.True(t, f.Content != nil && f.Content.Digest != "" && f.Content.Digest == f.Plan.ContentDigest,
+			"only a revision that changes nothing read carries a plan: %+v (facts %+v)", d, f)
+		assert.True(t, f.Deletion == nil && f.Request == nil && !f.Requested && f.Applied != nil && f.Applied.PlanID == f.Plan.ID,
+			"only an applied plan carries, and no request is set aside: %+v (facts %+v)", d, f)
 	}
 	if f.Deletion != nil || d.Action != actStart {
 		return

@@ -204,7 +204,7 @@ func fold(st magosv1.WorkspaceStatus, e runEnd) (magosv1.WorkspaceStatus, folded
 	switch {
 	case res.Result == magosv1.ResultSucceeded && cr.Phase == magosv1.RunPlan:
 		st.Plan = &magosv1.PlanStatus{
-			ID: cr.PlanID, Revision: cr.Revision, Digest: res.PlanDigest, BundleDigest: bundleDigest, InputsDigest: cr.InputsDigest,
+			ID: cr.PlanID, Revision: cr.Revision, Digest: res.PlanDigest, BundleDigest: bundleDigest, InputsDigest: cr.InputsDigest, ContentDigest: cr.ContentDigest,
 			Add: res.Add, Change: res.Change, Destroy: res.Destroy, HasChanges: res.HasChanges,
 			Drift: cr.Drift, Mode: cr.Mode, Request: cr.Request, Storage: res.Storage, Time: &now,
 		}
@@ -282,6 +282,7 @@ func fold(st magosv1.WorkspaceStatus, e runEnd) (magosv1.WorkspaceStatus, folded
 	if rs := st.Retry; rs != nil {
 		out.Metrics.RetryOutcome = retryOutcome(rs, cr.Reason)
 	}
+	cr.ContentDigest = "" // the plan keeps it; history does not need it
 	st.History = append([]magosv1.RunStatus{cr}, st.History...)
 	if len(st.History) > magosv1.RunHistoryLimit {
 		st.History = st.History[:magosv1.RunHistoryLimit]
@@ -299,7 +300,7 @@ func foldFastRun(st *magosv1.WorkspaceStatus, cr *magosv1.RunStatus, res magosv1
 		verdict = c.Message // noPolicyDecides's, as the run started
 	}
 	plan := &magosv1.PlanStatus{
-		ID: cr.PlanID, Revision: cr.Revision, Digest: res.PlanDigest, BundleDigest: bundleDigest, InputsDigest: cr.InputsDigest,
+		ID: cr.PlanID, Revision: cr.Revision, Digest: res.PlanDigest, BundleDigest: bundleDigest, InputsDigest: cr.InputsDigest, ContentDigest: cr.ContentDigest,
 		Add: res.Add, Change: res.Change, Destroy: res.Destroy, HasChanges: res.HasChanges,
 		Drift: cr.Drift, Request: cr.Request, Storage: res.Storage, Time: &now, AppliedWithoutGate: true,
 		Policy: &magosv1.PolicyVerdict{Passed: true, Message: verdict},

@@ -36,6 +36,9 @@ type run struct {
 	// Inputs is the inputs digest the run uses.
 	Number int64
 	Inputs string
+	// ContentDigest is the digest of the files a plan run's configuration
+	// reads in Artifact (configtree); empty when unknown.
+	ContentDigest string
 }
 
 // runID derives a deterministic run ID, so a restarted controller computes

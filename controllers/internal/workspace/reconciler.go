@@ -15,6 +15,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
+	"github.com/magos-dev/magos/controllers/internal/configtree"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/reconciletail"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
@@ -46,6 +47,10 @@ type Reconciler struct {
 	// (--watch-label-selector); nil when unsharded. The cache holds only
 	// those.
 	Shard labels.Selector
+	// Trees reads artifacts for what each Workspace reads in them, so a
+	// revision that changes none of it is not planned; nil plans every
+	// revision.
+	Trees *configtree.Cache
 
 	// reports is set in the copy of the Reconciler each reconcile works
 	// with: events and metrics wait there for the status patch.

@@ -3,6 +3,8 @@ package workspace
 import (
 	"context"
 	"flag"
+	"net/http"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/configtree"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/index"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
@@ -83,6 +86,7 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 		Options:   c.Options,
 		APIReader: mgr.GetAPIReader(),
 		Shard:     opts.WatchLabelSelector,
+		Trees:     &configtree.Cache{Client: &http.Client{Timeout: time.Minute}, MaxBytes: maxArtifactBytes},
 	}
 	if l, rate := c.Options.runLimits(), c.Options.planRate(); l != (runqueue.Limits{}) || rate != nil {
 		r.Runs = newScheduler(l, c.Options.RequestedPlanInterval, rate)

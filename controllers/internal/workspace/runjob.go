@@ -15,7 +15,7 @@ import (
 func runAnnotations(rn run) map[string]string {
 	return magosv1.RunAnnotations{
 		Revision: rn.Artifact.Revision, PlanID: rn.PlanID, InputsDigest: rn.Inputs, Number: rn.Number,
-		ArtifactURL: rn.Artifact.URL, ArtifactDigest: rn.Artifact.Digest,
+		ArtifactURL: rn.Artifact.URL, ArtifactDigest: rn.Artifact.Digest, ContentDigest: rn.ContentDigest,
 		Drift: rn.Drift, Mode: rn.Mode, Request: rn.Request,
 	}.Annotations()
 }
@@ -26,7 +26,7 @@ func runOfJob(job *batchv1.Job) *magosv1.RunStatus {
 	a := magosv1.ParseRunAnnotations(job.Annotations)
 	return &magosv1.RunStatus{
 		Job: job.Name, Phase: job.Labels[magosv1.PhaseLabel], Result: magosv1.ResultRunning,
-		Revision: a.Revision, InputsDigest: a.InputsDigest, PlanID: a.PlanID, Drift: a.Drift,
+		Revision: a.Revision, InputsDigest: a.InputsDigest, ContentDigest: a.ContentDigest, PlanID: a.PlanID, Drift: a.Drift,
 		Mode: a.Mode, Request: a.Request, Started: &started,
 	}
 }

@@ -87,10 +87,20 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 		case actWait:
 			return requeueAfter(d.After), nil
 		case actStart:
+			if f.Content == nil && f.mayCarry() {
+				f.Content = r.contentOf(ctx, ws, art)
+				continue // decide again: the revision may change nothing read
+			}
 			if f.Held = r.Runs.admit(ctx, r.Client, ws, d, f); f.Held != nil {
 				continue // decide again: the queue holds the run
 			}
 			d.Run.Artifact = art
+			if magosv1.RunPlans(d.Run.Phase) {
+				if f.Content == nil {
+					f.Content = r.contentOf(ctx, ws, art)
+				}
+				d.Run.ContentDigest = f.Content.Digest
+			}
 			started, err := r.startRun(ctx, ws, d.Run, inputs, s, &f)
 			if started && d.HandlesRequest {
 				handled(ws)
@@ -116,6 +126,10 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 			ws.Status.LastApplied = &magosv1.AppliedStatus{PlanID: plan.ID, Revision: plan.Revision, Time: metav1.NewTime(f.Now)}
 			r.event(ws, corev1.EventTypeNormal, magosv1.ReasonNoChanges, "Plan %s of revision %s has no changes; nothing to apply", plan.ID, plan.Revision)
 			f.Applied = ws.Status.LastApplied
+		case actCarryRevision:
+			r.event(ws, corev1.EventTypeNormal, magosv1.ReasonRevisionUnchanged, "%s", d.Message)
+			carry(&ws.Status, f.Revision)
+			f.Plan, f.Applied = ws.Status.Plan, ws.Status.LastApplied
 		case actReleaseLock:
 			if err := r.releaseLock(ctx, ws, lease); err != nil {
 				return ctrl.Result{}, err

@@ -12,6 +12,23 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/index"
 )
 
+// contentOf is what ws reads in art (configtree), each artifact read once
+// for all Workspaces; unknown, so that nothing carries, without Trees or
+// when the artifact cannot be read (logged: the run reads it itself).
+func (r *Reconciler) contentOf(ctx context.Context, ws *magosv1.Workspace, art artifact) *contentCheck {
+	if r.Trees == nil || art.URL == "" {
+		return &contentCheck{}
+	}
+	tree, err := r.Trees.Tree(ctx, art.URL, art.Digest)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Info("Could not read the artifact for what the Workspace reads: a new revision is planned whatever it changes",
+			"revision", art.Revision, "error", err.Error())
+		return &contentCheck{}
+	}
+	digest, dirs := tree.Digest(ws.Spec.Path)
+	return &contentCheck{Digest: digest, Dirs: dirs}
+}
+
 // sourceRefIndex indexes Workspaces by "<kind>/<namespace>/<name>" of their source.
 const sourceRefIndex = ".spec.sourceRef"
 

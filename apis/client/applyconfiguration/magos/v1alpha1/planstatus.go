@@ -43,6 +43,15 @@ type PlanStatusApplyConfiguration struct {
 	BundleDigest *string `json:"bundleDigest,omitempty"`
 	// InputsDigest of the variable inputs the plan used.
 	InputsDigest *string `json:"inputsDigest,omitempty"`
+	// ContentDigest is the digest of the files the plan's configuration
+	// reads: spec.path's directory and the local modules it calls (a
+	// later revision with the same digest changes nothing the Workspace
+	// reads and is not planned); empty when they could not be read.
+	ContentDigest *string `json:"contentDigest,omitempty"`
+	// PlannedRevision is the revision the plan was made from, once later
+	// revisions that change none of those files took it over as Revision
+	// without a new plan.
+	PlannedRevision *string `json:"plannedRevision,omitempty"`
 	// Add, Change and Destroy count resource actions.
 	Add     *int32 `json:"add,omitempty"`
 	Change  *int32 `json:"change,omitempty"`
@@ -117,6 +126,22 @@ func (b *PlanStatusApplyConfiguration) WithBundleDigest(value string) *PlanStatu
 // If called multiple times, the InputsDigest field is set to the value of the last call.
 func (b *PlanStatusApplyConfiguration) WithInputsDigest(value string) *PlanStatusApplyConfiguration {
 	b.InputsDigest = &value
+	return b
+}
+
+// WithContentDigest sets the ContentDigest field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ContentDigest field is set to the value of the last call.
+func (b *PlanStatusApplyConfiguration) WithContentDigest(value string) *PlanStatusApplyConfiguration {
+	b.ContentDigest = &value
+	return b
+}
+
+// WithPlannedRevision sets the PlannedRevision field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PlannedRevision field is set to the value of the last call.
+func (b *PlanStatusApplyConfiguration) WithPlannedRevision(value string) *PlanStatusApplyConfiguration {
+	b.PlannedRevision = &value
 	return b
 }
 

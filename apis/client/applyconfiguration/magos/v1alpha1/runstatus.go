@@ -39,6 +39,9 @@ type RunStatusApplyConfiguration struct {
 	Revision *string `json:"revision,omitempty"`
 	// InputsDigest of the inputs the run used.
 	InputsDigest *string `json:"inputsDigest,omitempty"`
+	// ContentDigest of the files a plan run's configuration reads
+	// (PlanStatus.ContentDigest).
+	ContentDigest *string `json:"contentDigest,omitempty"`
 	// PlanID the run produced (plan) or applied (apply).
 	PlanID *string `json:"planID,omitempty"`
 	// Drift is true for a drift re-plan.
@@ -101,6 +104,14 @@ func (b *RunStatusApplyConfiguration) WithRevision(value string) *RunStatusApply
 // If called multiple times, the InputsDigest field is set to the value of the last call.
 func (b *RunStatusApplyConfiguration) WithInputsDigest(value string) *RunStatusApplyConfiguration {
 	b.InputsDigest = &value
+	return b
+}
+
+// WithContentDigest sets the ContentDigest field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ContentDigest field is set to the value of the last call.
+func (b *RunStatusApplyConfiguration) WithContentDigest(value string) *RunStatusApplyConfiguration {
+	b.ContentDigest = &value
 	return b
 }
 
