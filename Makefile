@@ -185,8 +185,9 @@ bench: tools ## Run the benchmarks and print their figures (those on a real node
 	go test -run='^$$' -bench=. -skip='OnTheNode' -benchmem $(addprefix ./,$(addsuffix /...,$(WORK_MODULES)))
 
 .PHONY: bench-node
-bench-node: tools images node ## Print the run-cost figures on a real node (BenchmarkRevisionOnTheNode, as root): what a kubelet adds to `make bench`'s.
+bench-node: tools images node ## Print the figures on a real node, as root: the run cost (BenchmarkRevisionOnTheNode, what a kubelet adds to `make bench`'s) and 100 Workspaces at once (BenchmarkLoadOnTheNode).
 	MAGOS_KUBE_VERSION=v$(KUBE_VERSION) go test -count=1 -timeout=60m -run='^$$' -bench='^BenchmarkRevisionOnTheNode$$' -benchtime=3x ./controllers/e2e/realnode/
+	MAGOS_KUBE_VERSION=v$(KUBE_VERSION) go test -count=1 -timeout=60m -run='^$$' -bench='^BenchmarkLoadOnTheNode$$' -benchtime=1x ./controllers/e2e/realnode/
 
 # Workspaces BenchmarkScale creates; MAGOS_SCALE_WORKSPACES=500 for a quick run.
 MAGOS_SCALE_WORKSPACES ?= 10000

@@ -2,12 +2,9 @@ package e2e
 
 import (
 	"context"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
+	"net"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +20,7 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/conditions"
 	"github.com/magos-dev/magos/controllers/internal/setup"
 	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
 // startShard runs a workspace-controller in-process with
@@ -50,48 +48,16 @@ func (s *stack) startShard(selector string) cache.Cache {
 	return c
 }
 
-// heldState serves an empty state to OpenTofu's http backend and holds
-// every request until release is called, so a plan that reads it through
-// terraform_remote_state keeps running.
-type heldState struct {
-	*httptest.Server
-	arrived chan struct{} // receives once a request waits
-	release func()
-}
-
-func newHeldState(t *testing.T) *heldState {
+// heldConfig is a configuration whose plan waits for a HeldState on
+// loopback until it is released.
+func heldConfig(t *testing.T) (*testenv.HeldState, string) {
 	t.Helper()
-	released := make(chan struct{})
-	h := &heldState{arrived: make(chan struct{}, 1)}
-	var once sync.Once
-	h.release = func() { once.Do(func() { close(released) }) }
-	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		select {
-		case h.arrived <- struct{}{}:
-		default:
-		}
-		<-released
-		fmt.Fprint(w, `{"version":4,"terraform_version":"1.10.6","serial":1,"lineage":"held","outputs":{},"resources":[]}`)
-	}))
-	t.Cleanup(func() { h.release(); h.Close() })
-	return h
-}
-
-// heldConfig is a config whose plan reads the state h serves.
-func heldConfig(t *testing.T, h *heldState) string {
-	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	h := testenv.NewHeldState(t, l)
 	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.tf"), []byte(fmt.Sprintf(`
-data "terraform_remote_state" "held" {
-  backend = "http"
-  config  = { address = %q }
-}
-
-resource "terraform_data" "moved" {
-  input = length(data.terraform_remote_state.held.outputs)
-}
-`, h.URL)), 0o644))
-	return dir
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.tf"), []byte(h.Config()), 0o644))
+	return h, dir
 }
 
 // inShard labels a Workspace into shard key.
@@ -143,11 +109,11 @@ func TestWorkspaceShards(t *testing.T) {
 	})
 
 	t.Run("a Workspace moved between shards mid-plan", func(t *testing.T) {
-		held := newHeldState(t)
-		heldRev := s.gitRepository("held", heldConfig(t, held))
+		held, dir := heldConfig(t)
+		heldRev := s.gitRepository("held", dir)
 		s.newWorkspace("mover", "held", inShard("a"))
 		select {
-		case <-held.arrived:
+		case <-held.Arrived:
 		case <-time.After(3 * time.Minute):
 			t.Fatal("the plan never read the held state")
 		}
@@ -163,7 +129,7 @@ func TestWorkspaceShards(t *testing.T) {
 			return apierrors.IsNotFound(errA) && shardB.Get(ctx, key, &inB) == nil && inB.Labels[setup.ShardKeyLabel] == "b"
 		}, 30*time.Second, 100*time.Millisecond, "shard a lets go of the Workspace and shard b takes it")
 
-		held.release()
+		held.Release()
 		s.waitWorkspace("mover", 3*time.Minute, "shard b finishes the run and applies", appliedRevision(heldRev))
 		assert.Equal(t, 1, planJobs(t, s.ns, "mover"), "shard b adopted the running plan")
 		assert.Equal(t, 1, applyJobs(t, s.ns, "mover"))

@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/tools/harness/realnode"
+	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
 // Faults on the real node. Each test starts a slow apply (testdata/slow,
@@ -165,15 +167,9 @@ func lastRun(ws *magosv1.Workspace, job string) *magosv1.RunStatus {
 // lost nor started again.
 func TestFaultControllerDeletedMidApply(t *testing.T) {
 	requireMagos(t)
-	ctx := context.Background()
 	ns, rev, pod := slowApply(t, "ctl")
 	job := pod.Labels["batch.kubernetes.io/job-name"]
-	var controllers corev1.PodList
-	require.NoError(t, k8s.List(ctx, &controllers, client.InNamespace(magosNamespace), client.MatchingLabels{"app.kubernetes.io/name": "workspace-controller"}))
-	require.NotEmpty(t, controllers.Items)
-	for i := range controllers.Items {
-		require.NoError(t, k8s.Delete(ctx, &controllers.Items[i]))
-	}
+	deleteWorkspaceController(t)
 	t.Logf("deleted the workspace-controller mid-apply of Job %s", job)
 
 	ws := survives(t, ns, "ctl", rev)
@@ -304,5 +300,81 @@ func TestFaultNodeProgramsRestartedMidApply(t *testing.T) {
 			assert.Equal(t, magosv1.ResultSucceeded, run.Result, "%s: %s", run.Reason, run.Message)
 			assert.Equal(t, run.PlanID, ws.Status.LastApplied.PlanID)
 		})
+	}
+}
+
+// TestFaultControllerDeletedMidPlan: the workspace-controller's Pod
+// deleted while a plan runs (a Workspace with Manual approval, so the plan
+// is a Job of its own, held reading a remote state from a server on the
+// node). Its replacement adopts the plan Job and records the plan: one
+// plan Job for the revision, awaiting approval; approved, it is applied by
+// one Job.
+func TestFaultControllerDeletedMidPlan(t *testing.T) {
+	requireMagos(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	l, err := node.Listen("tcp", realnode.NodeIP+":0")
+	require.NoError(t, err)
+	held := testenv.NewHeldState(t, l)
+	rev := newGitSource(t, ns).Publish(ctx, "infra", configDir(t, held.Config()))
+	require.NoError(t, k8s.Create(ctx, &magosv1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{Name: "ctl-plan", Namespace: ns},
+		Spec: magosv1.WorkspaceSpec{
+			SourceRef: magosv1.SourceReference{Kind: "GitRepository", Name: "infra"},
+			Approval:  magosv1.ApprovalManual,
+		},
+	}))
+	ws := waitWorkspace(t, ns, "ctl-plan", 5*time.Minute, "starts planning", func(ws *magosv1.Workspace) bool {
+		return ws.Status.Phase == magosv1.PhasePlanning && ws.Status.CurrentRun != nil
+	})
+	job := ws.Status.CurrentRun.Job
+	select {
+	case <-held.Arrived:
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("the plan of Job %s never read the held state", job)
+	}
+	deleteWorkspaceController(t)
+	t.Logf("deleted the workspace-controller mid-plan of Job %s", job)
+	held.Release()
+
+	ws = waitWorkspace(t, ns, "ctl-plan", 5*time.Minute, "records the adopted plan and awaits approval", func(ws *magosv1.Workspace) bool {
+		return ws.Status.Phase == magosv1.PhaseAwaitingApproval && ws.Status.Plan != nil && ws.Status.Plan.Revision == rev
+	})
+	run := lastRun(ws, job)
+	require.NotNil(t, run, "the new controller recorded the adopted Job")
+	assert.Equal(t, magosv1.ResultSucceeded, run.Result)
+	assert.Equal(t, run.PlanID, ws.Status.Plan.ID, "the adopted Job's plan is the plan awaiting approval")
+	assert.Equal(t, []string{job}, jobsOf(t, ns, "ctl-plan", magosv1.RunPlan), "one plan Job for the revision")
+
+	patch := client.MergeFrom(ws.DeepCopy())
+	ws.Spec.ApprovedPlan = ws.Status.Plan.ID
+	require.NoError(t, k8s.Patch(ctx, ws, patch))
+	ws = waitWorkspace(t, ns, "ctl-plan", 5*time.Minute, "applies the approved plan", applied(rev))
+	assert.Equal(t, run.PlanID, ws.Status.LastApplied.PlanID)
+	assert.Len(t, jobsOf(t, ns, "ctl-plan", magosv1.RunApply), 1, "one apply Job")
+	assert.Equal(t, []string{job}, jobsOf(t, ns, "ctl-plan", magosv1.RunPlan), "and still one plan Job")
+}
+
+// jobsOf names the Workspace's Jobs of run phase.
+func jobsOf(t *testing.T, ns, name, phase string) []string {
+	t.Helper()
+	var jobs batchv1.JobList
+	require.NoError(t, k8s.List(context.Background(), &jobs, client.InNamespace(ns), client.MatchingLabels{magosv1.WorkspaceLabel: name, magosv1.PhaseLabel: phase}))
+	var names []string
+	for _, j := range jobs.Items {
+		names = append(names, j.Name)
+	}
+	return names
+}
+
+// deleteWorkspaceController deletes every Pod of the workspace-controller.
+func deleteWorkspaceController(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	var controllers corev1.PodList
+	require.NoError(t, k8s.List(ctx, &controllers, client.InNamespace(magosNamespace), client.MatchingLabels{"app.kubernetes.io/name": "workspace-controller"}))
+	require.NotEmpty(t, controllers.Items)
+	for i := range controllers.Items {
+		require.NoError(t, k8s.Delete(ctx, &controllers.Items[i]))
 	}
 }

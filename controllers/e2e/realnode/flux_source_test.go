@@ -274,18 +274,22 @@ func artifactRevision(rev string) func(*unstructured.Unstructured) bool {
 // serves its artifact at its Service's address; a Workspace whose
 // sourceRef is the GitRepository is planned and applied from it. A new
 // commit on main then becomes a new artifact revision, which the
-// Workspace applies.
+// Workspace applies; a commit outside the Workspace's path gives a
+// revision it takes without a run (the workspace-controller read the
+// artifact from source-controller to know).
 func TestSourceControllerDeliversToWorkspace(t *testing.T) {
 	ctx := context.Background()
 	requireSourceController(t)
 	ns := newNamespace(t)
 	src := newGitSource(t, ns)
 	content := t.TempDir()
+	app := filepath.Join(content, "app")
+	require.NoError(t, os.Mkdir(app, 0o755))
 	mainTF, err := os.ReadFile("../testdata/release/main.tf")
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(content, "main.tf"), mainTF, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(app, "main.tf"), mainTF, 0o644))
 	release := func(v string) string {
-		require.NoError(t, os.WriteFile(filepath.Join(content, "release.txt"), []byte(v+"\n"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(app, "release.txt"), []byte(v+"\n"), 0o644))
 		return src.Publish(ctx, "infra", content)
 	}
 	first := release("v1")
@@ -303,11 +307,13 @@ func TestSourceControllerDeliversToWorkspace(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "release", Namespace: ns},
 		Spec: magosv1.WorkspaceSpec{
 			SourceRef: magosv1.SourceReference{Kind: "GitRepository", Name: "infra"},
+			Path:      "app",
 			Outputs:   &magosv1.OutputsSpec{SecretName: "release-outputs"},
 		},
 	}
 	require.NoError(t, k8s.Create(ctx, ws))
-	waitWorkspace(t, ns, "release", 5*time.Minute, "applies the first commit", applied(first))
+	ws = waitWorkspace(t, ns, "release", 5*time.Minute, "applies the first commit", applied(first))
+	assert.NotEmpty(t, ws.Status.Plan.ContentDigest, "the workspace-controller read source-controller's artifact for what the Workspace reads")
 	assertOutput(t, ns, "release-outputs", "release", ":v1")
 
 	// A new commit on main.
@@ -318,6 +324,14 @@ func TestSourceControllerDeliversToWorkspace(t *testing.T) {
 	t.Logf("realnode: the Workspace applied the new commit %s after the commit", time.Since(committed).Round(time.Millisecond))
 	assert.Equal(t, second, ws.Status.LastApplied.Revision)
 	assertOutput(t, ns, "release-outputs", "release", ":v2")
+
+	// A commit outside the Workspace's path.
+	runs := ws.Status.Runs
+	require.NoError(t, os.WriteFile(filepath.Join(content, "README.md"), []byte("# infra\n"), 0o644))
+	third := src.Publish(ctx, "infra", content)
+	ws = waitWorkspace(t, ns, "release", 5*time.Minute, "takes the README commit without a run", applied(third))
+	assert.Equal(t, runs, ws.Status.Runs, "no run for a commit that changes nothing the Workspace reads")
+	assert.Equal(t, second, ws.Status.Plan.PlannedRevision)
 }
 
 // assertOutput checks an output in a Workspace's outputs Secret.

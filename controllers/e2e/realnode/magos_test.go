@@ -407,6 +407,36 @@ func readyCondition(ws *magosv1.Workspace) metav1.Condition {
 	return metav1.Condition{}
 }
 
+// magosContainers reads a metric of the kubelet's cAdvisor (through the
+// apiserver's node proxy) for the containers in Magos's namespace, by Pod.
+func magosContainers(t testing.TB, metric string) map[string]float64 {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(node.Config)
+	require.NoError(t, err)
+	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", realnode.NodeName, "proxy", "metrics", "cadvisor").DoRaw(context.Background())
+	require.NoError(t, err, "reading the kubelet's cAdvisor metrics")
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
+	require.NoError(t, err)
+	family := families[metric]
+	require.NotNil(t, family, "the kubelet reports %s", metric)
+	byPod := map[string]float64{}
+	for _, m := range family.GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["namespace"] == magosNamespace && labels["container"] != "" && labels["container"] != "POD" {
+			v := m.GetGauge().GetValue()
+			if c := m.GetCounter(); c != nil {
+				v = c.GetValue()
+			}
+			byPod[labels["pod"]] += v
+		}
+	}
+	return byPod
+}
+
 // TestControllerPeakMemory reports each controller's peak memory as the
 // kubelet measures it (cAdvisor's container_memory_max_usage_bytes, through
 // the apiserver's node proxy), after the tests above ran their Workspaces:
@@ -415,25 +445,7 @@ func readyCondition(ws *magosv1.Workspace) metav1.Condition {
 // engine's, if a policy started it).
 func TestControllerPeakMemory(t *testing.T) {
 	requireMagos(t)
-	cs, err := kubernetes.NewForConfig(node.Config)
-	require.NoError(t, err)
-	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", realnode.NodeName, "proxy", "metrics", "cadvisor").DoRaw(context.Background())
-	require.NoError(t, err, "reading the kubelet's cAdvisor metrics")
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
-	require.NoError(t, err)
-	family := families["container_memory_max_usage_bytes"]
-	require.NotNil(t, family, "the kubelet reports container_memory_max_usage_bytes")
-	peaks := map[string]float64{}
-	for _, m := range family.GetMetric() {
-		labels := map[string]string{}
-		for _, l := range m.GetLabel() {
-			labels[l.GetName()] = l.GetValue()
-		}
-		if labels["namespace"] == magosNamespace && labels["container"] != "" && labels["container"] != "POD" {
-			peaks[labels["pod"]] = m.GetGauge().GetValue()
-		}
-	}
+	peaks := magosContainers(t, "container_memory_max_usage_bytes")
 	for _, name := range controllerNames {
 		deploy := "magos-" + name + "-controller"
 		found := false
