@@ -36,6 +36,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &magosv1alpha1.AnnotationRuleApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("AppliedStatus"):
 		return &magosv1alpha1.AppliedStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("Approval"):
+		return &magosv1alpha1.ApprovalApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("BackendSpec"):
 		return &magosv1alpha1.BackendSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CLIConfigSpec"):
@@ -64,6 +66,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &magosv1alpha1.OutputsSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("OutputVersion"):
 		return &magosv1alpha1.OutputVersionApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("PlanApproval"):
+		return &magosv1alpha1.PlanApprovalApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("PlanRequest"):
 		return &magosv1alpha1.PlanRequestApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("PlanRunnerSpec"):

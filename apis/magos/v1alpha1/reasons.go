@@ -19,6 +19,7 @@ const (
 	ReasonNoDrift                  = "NoDrift"
 	ReasonQueued                   = "Queued"
 	ReasonAwaitingApproval         = "AwaitingApproval"
+	ReasonApproved                 = "Approved"
 	ReasonAwaitingPromotion        = "AwaitingPromotion"
 	ReasonRetriesExhausted         = "RetriesExhausted"
 	ReasonUnlocked                 = "Unlocked"
@@ -173,6 +174,7 @@ var reasonTable = []ReasonInfo{
 	{ReasonNoDrift, ReasonSettles, workspaceOnly, "The last plan or drift check found no changes (Drifted=False)."},
 	{ReasonQueued, ReasonWaits, workspaceOnly, "A run is due but waits for a slot under the controller's, the namespace's or the Project's bound on runs in progress, or the namespace's plan rate."},
 	{ReasonAwaitingApproval, ReasonWaits, workspaceOnly, "approval: Manual and spec.approvedPlan does not name the plan: a person approves it (kubectl magos approve)."},
+	{ReasonApproved, ReasonProgresses, workspaceOnly, "A user approved the plan (spec.approvals); the event names who, as the Kubernetes API authenticated them."},
 	{ReasonAwaitingPromotion, ReasonWaits, workspaceOnly, "The governing Rollout has not admitted the plan's revision to the Workspace's stage yet."},
 	{ReasonRetriesExhausted, ReasonStalls, workspaceOnly, "Runs failed spec.retry.maxAttempts times in a row for the same revision and inputs; a new revision, a change of inputs or a reconcile request starts another attempt."},
 	{ReasonUnlocked, ReasonSettles, workspaceOnly, "The state lock a person named in magos.dev/unlock was released (event); the Workspace plans afresh."},

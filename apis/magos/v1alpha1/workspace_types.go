@@ -128,10 +128,24 @@ type WorkspaceSpec struct {
 	// +optional
 	Approval ApprovalMode `json:"approval,omitempty"`
 
-	// ApprovedPlan is the plan ID (status.plan.id) approved for apply.
+	// ApprovedPlan is the plan ID (status.plan.id) approved for apply,
+	// without saying by whom (spec.approvals does).
 	// +kubebuilder:validation:MaxLength=63
 	// +optional
 	ApprovedPlan string `json:"approvedPlan,omitempty"`
+
+	// Approvals approve plans, each in the name of the user who wrote it
+	// (kubectl magos approve): an entry naming status.plan.id (and its
+	// digest, if it names one) approves the plan, and status.plan.approvals
+	// records who approved and when. The chart's admission policy
+	// (approvals.attributed) admits a new entry only in its writer's own
+	// name and groups.
+	// +optional
+	// +listType=map
+	// +listMapKey=plan
+	// +listMapKey=user
+	// +kubebuilder:validation:MaxItems=32
+	Approvals []Approval `json:"approvals,omitempty"`
 
 	// Interval between drift re-plans of the last applied revision.
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
@@ -313,9 +327,48 @@ type PlanStatus struct {
 	// mode, e.g. "apply +1 ~0 -0", "destroy -3" or "none (plan-only)".
 	// +optional
 	NextApply string `json:"nextApply,omitempty"`
+	// Approvals are the approvals of this plan (spec.approvals), as the
+	// controller recorded them.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	Approvals []PlanApproval `json:"approvals,omitempty"`
 	// Time the plan finished.
 	// +optional
 	Time *metav1.Time `json:"time,omitempty"`
+}
+
+// Approval approves a plan in the name of a user.
+type Approval struct {
+	// Plan is the approved plan's ID (status.plan.id).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Plan string `json:"plan"`
+	// Digest, when set, is the digest of the approved plan
+	// (status.plan.digest): a plan with another digest is not approved.
+	// +kubebuilder:validation:MaxLength=80
+	// +optional
+	Digest string `json:"digest,omitempty"`
+	// User is who approves, as the Kubernetes API authenticates them.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	User string `json:"user"`
+	// Groups the user approves as; each one a group the API authenticates
+	// them with.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=set
+	// +optional
+	Groups []string `json:"groups,omitempty"`
+}
+
+// PlanApproval is an approval of a plan as the controller recorded it.
+type PlanApproval struct {
+	// User who approved.
+	User string `json:"user"`
+	// Groups the user approved as.
+	// +optional
+	Groups []string `json:"groups,omitempty"`
+	// Time the controller first saw the approval.
+	Time metav1.Time `json:"time"`
 }
 
 // AppliedStatus describes the last successful apply.

@@ -3,9 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
@@ -20,11 +23,15 @@ func newApproveCommand(f *factory) *cobra.Command {
 	o := &approveOptions{}
 	cmd := &cobra.Command{
 		Use:   "approve WORKSPACE",
-		Short: "Approve the plan a Workspace waits on (spec.approvedPlan)",
-		Long: `Approve the current plan of a Workspace with approval: Manual by writing its
-ID (status.plan.id) to spec.approvedPlan. With --plan, the approval is refused
-unless the current plan is that ID, so a plan that changed after you read it
-is never approved by mistake.`,
+		Short: "Approve the plan a Workspace waits on, in your name (spec.approvals)",
+		Long: `Approve the current plan of a Workspace with approval: Manual by adding an
+entry to spec.approvals: the plan's ID and digest (status.plan.id, .digest),
+and your username and groups as the Kubernetes API authenticates you (the
+chart's admission policy refuses any other name). Entries for earlier plans
+are dropped. With --plan, the approval is refused unless the current plan is
+that ID, so a plan that changed after you read it is never approved by
+mistake. The Workspace's status then records who approved
+(status.plan.approvals; kubectl magos get -o wide, plan show).`,
 		Example: `  kubectl magos plan show hello             # read the plan and note its ID
   kubectl magos approve hello --plan 8f3c…   # approve exactly that plan
   kubectl magos approve hello --wait         # approve and wait for the apply`,
@@ -42,16 +49,23 @@ func (o *approveOptions) run(ctx context.Context, f *factory, name string) error
 	if err != nil {
 		return err
 	}
+	me, err := whoAmI(ctx, t.c)
+	if err != nil {
+		return err
+	}
 	ws := &magosv1.Workspace{}
 	var id string
 	if err := t.update(ctx, ws, func() error {
-		id, err = approvable(ws, o.plan)
-		ws.Spec.ApprovedPlan = id
-		return err
+		if id, err = approvable(ws, o.plan); err != nil {
+			return err
+		}
+		ws.Spec.Approvals = withApproval(ws.Spec.Approvals, magosv1.Approval{
+			Plan: id, Digest: ws.Status.PendingPlan().Digest, User: me.Username, Groups: me.Groups})
+		return nil
 	}); err != nil {
 		return err
 	}
-	fmt.Fprintf(f.streams.Out, "Workspace %s: plan %s approved (%s)\n", name, id, planCounts(ws.Status.Plan))
+	fmt.Fprintf(f.streams.Out, "Workspace %s: plan %s approved by %s (%s)\n", name, id, me.Username, planCounts(ws.Status.Plan))
 	if !o.wait {
 		return nil
 	}
@@ -61,6 +75,29 @@ func (o *approveOptions) run(ctx context.Context, f *factory, name string) error
 	}
 	fmt.Fprintf(f.streams.Out, "Workspace %s: plan %s applied (revision %s)\n", name, id, ws.Status.LastApplied.Revision)
 	return nil
+}
+
+// whoAmI is the user the API authenticates this client as, with the
+// groups an approval may name (all but system:authenticated, which every
+// user has).
+func whoAmI(ctx context.Context, c client.Client) (authenticationv1.UserInfo, error) {
+	review := &authenticationv1.SelfSubjectReview{}
+	if err := c.Create(ctx, review); err != nil {
+		return authenticationv1.UserInfo{}, fmt.Errorf("asking the API who you are (SelfSubjectReview, Kubernetes 1.28 or later): %w", err)
+	}
+	me := review.Status.UserInfo
+	if me.Username == "" {
+		return me, refused("the API did not say who you are: an approval needs a username")
+	}
+	me.Groups = slices.DeleteFunc(slices.Clone(me.Groups), func(g string) bool { return g == "system:authenticated" })
+	return me, nil
+}
+
+// withApproval is entries with a, replacing its user's entry for the same
+// plan, without entries for other plans (they approve nothing any more).
+func withApproval(entries []magosv1.Approval, a magosv1.Approval) []magosv1.Approval {
+	out := slices.DeleteFunc(slices.Clone(entries), func(e magosv1.Approval) bool { return e.Plan != a.Plan || e.User == a.User })
+	return append(out, a)
 }
 
 // approvable is the ID of the Workspace's plan awaiting approval; with

@@ -37,6 +37,38 @@ func workspaceRow(ws *magosv1.Workspace, now time.Time) []string {
 		runCell(st, now), readyMessage(st.Conditions)}
 }
 
+// workspaceWideHeaders are the columns of workspaceWide.
+var workspaceWideHeaders = []string{"APPROVED BY", "PLAN ID"}
+
+// workspaceWide is the columns -o wide adds for a Workspace.
+func workspaceWide(ws *magosv1.Workspace) []string {
+	id := none
+	if p := ws.Status.Plan; p != nil {
+		id = p.ID
+	}
+	return []string{approvedBy(ws), id}
+}
+
+// approvedBy names who approved the Workspace's plan: the users of
+// status.plan.approvals, or spec.approvedPlan when only it names the plan.
+func approvedBy(ws *magosv1.Workspace) string {
+	p := ws.Status.Plan
+	if p == nil {
+		return none
+	}
+	var users []string
+	for _, a := range p.Approvals {
+		users = append(users, a.User)
+	}
+	if len(users) == 0 && ws.Spec.ApprovedPlan == p.ID {
+		return "spec.approvedPlan"
+	}
+	if len(users) == 0 {
+		return none
+	}
+	return strings.Join(users, ",")
+}
+
 // planCounts is "+add ~change -destroy" of a plan.
 func planCounts(p *magosv1.PlanStatus) string {
 	if p == nil {

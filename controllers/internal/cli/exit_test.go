@@ -23,7 +23,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"approve", "a", "b"},
 		{"wait", "hello"},
 		{"get", "--no-such-flag"},
-		{"get", "-o", "wide"},
+		{"get", "-o", "name"},
 		{"frobnicate"},
 		{"plan"},
 		{"policy", "test", "plan.json"},

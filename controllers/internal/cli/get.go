@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -51,7 +52,7 @@ verdict, stuck lock holder, last run and Ready message.`,
 	}
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "list objects of every namespace")
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label selector, e.g. env=prod")
-	cmd.Flags().StringVarP(&o.output, "output", "o", "", "output format: json or yaml (default: a table)")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "", "output format: wide (a table with more columns), json or yaml (default: a table)")
 	cmd.Flags().BoolVarP(&o.watch, "watch", "w", false, "after listing, print objects again as they change")
 	return cmd
 }
@@ -79,7 +80,7 @@ func (o *getOptions) run(ctx context.Context, f *factory, k *kind, name string) 
 	if err := o.print(f, k, list, objs, name != "", true); err != nil {
 		return err
 	}
-	if len(objs) == 0 && o.output == outputTable {
+	if len(objs) == 0 && o.tabular() {
 		fmt.Fprintf(f.streams.ErrOut, "No %s found%s.\n", k.name, o.where(ns))
 	}
 	if !o.watch {
@@ -128,23 +129,35 @@ func (o *getOptions) where(ns string) string {
 // or YAML; one named object is printed as itself, not as a list.
 func (o *getOptions) print(f *factory, k *kind, list client.ObjectList, objs []runtime.Object, single, headers bool) error {
 	out := f.streams.Out
-	if o.output != outputTable {
+	if !o.tabular() {
 		if single && len(objs) == 1 {
 			return printObject(out, o.output, objs[0])
 		}
 		return printObject(out, o.output, list)
 	}
 	t := newTable(out)
+	wide := o.output == outputWide && k.wide != nil
 	if headers {
-		t.row(o.withNamespace("NAMESPACE", k.headers)...)
+		h := k.headers
+		if wide {
+			h = slices.Concat(h, k.wideHeaders)
+		}
+		t.row(o.withNamespace("NAMESPACE", h)...)
 	}
 	now := time.Now()
 	for _, obj := range objs {
 		ns := obj.(client.Object).GetNamespace()
-		t.row(o.withNamespace(ns, k.row(obj, now))...)
+		row := k.row(obj, now)
+		if wide {
+			row = slices.Concat(row, k.wide(obj))
+		}
+		t.row(o.withNamespace(ns, row)...)
 	}
 	return t.flush()
 }
+
+// tabular says whether -o asks for a table.
+func (o *getOptions) tabular() bool { return o.output == outputTable || o.output == outputWide }
 
 // withNamespace prefixes a row with its namespace under -A.
 func (o *getOptions) withNamespace(ns string, row []string) []string {

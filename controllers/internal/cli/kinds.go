@@ -18,13 +18,18 @@ type kind struct {
 	headers []string
 	newList func() client.ObjectList
 	row     func(obj runtime.Object, now time.Time) []string
+	// wideHeaders and wide are the columns -o wide adds, if any.
+	wideHeaders []string
+	wide        func(obj runtime.Object) []string
 }
 
 var (
 	workspaces = &kind{
 		name: "workspaces", aliases: []string{"workspace", "ws", "tfws"}, headers: workspaceHeaders,
-		newList: func() client.ObjectList { return &magosv1.WorkspaceList{} },
-		row:     func(o runtime.Object, now time.Time) []string { return workspaceRow(o.(*magosv1.Workspace), now) },
+		newList:     func() client.ObjectList { return &magosv1.WorkspaceList{} },
+		row:         func(o runtime.Object, now time.Time) []string { return workspaceRow(o.(*magosv1.Workspace), now) },
+		wideHeaders: workspaceWideHeaders,
+		wide:        func(o runtime.Object) []string { return workspaceWide(o.(*magosv1.Workspace)) },
 	}
 	projects = &kind{
 		name: "projects", aliases: []string{"project", "proj"}, headers: projectHeaders,

@@ -14,6 +14,7 @@ import (
 // Output formats of -o.
 const (
 	outputTable = ""
+	outputWide  = "wide"
 	outputJSON  = "json"
 	outputYAML  = "yaml"
 )
@@ -21,10 +22,10 @@ const (
 // checkOutput refuses an -o value other than json or yaml.
 func checkOutput(o string) error {
 	switch o {
-	case outputTable, outputJSON, outputYAML:
+	case outputTable, outputWide, outputJSON, outputYAML:
 		return nil
 	}
-	return usageError("unknown output format %q: use -o json or -o yaml", o)
+	return usageError("unknown output format %q: use -o wide, -o json or -o yaml", o)
 }
 
 // printObject writes obj as JSON or YAML with its apiVersion and kind.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -83,7 +84,9 @@ func showPlan(ctx context.Context, f *factory, name string, asJSON bool) error {
 	if p.AppliedWithoutGate {
 		fmt.Fprintf(out, "Planned and applied without a gate in one run: nothing decided on it (approval Auto, no policy, no Rollout gate); stored bundle %s, verified\n\n", p.BundleDigest)
 	} else {
-		fmt.Fprintf(out, "Digest %s (stored bundle %s, verified)\n\n", p.Digest, p.BundleDigest)
+		fmt.Fprintf(out, "Digest %s (stored bundle %s, verified)\n", p.Digest, p.BundleDigest)
+		writeApprovals(out, p)
+		fmt.Fprintln(out)
 	}
 	fmt.Fprintln(out, strings.TrimRight(text, "\n"))
 	fmt.Fprintln(out)
@@ -164,4 +167,15 @@ func printable(s string) string {
 		}
 		return -1
 	}, s)
+}
+
+// writeApprovals says who approved plan p, and when.
+func writeApprovals(w io.Writer, p *magosv1.PlanStatus) {
+	for _, a := range p.Approvals {
+		groups := ""
+		if len(a.Groups) > 0 {
+			groups = " (groups " + strings.Join(a.Groups, ", ") + ")"
+		}
+		fmt.Fprintf(w, "Approved by %s%s at %s\n", a.User, groups, a.Time.UTC().Format(time.RFC3339))
+	}
 }

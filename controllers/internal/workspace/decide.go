@@ -53,8 +53,11 @@ type facts struct {
 	// the Workspace is not deleted).
 	Request *magosv1.PlanRequest
 
+	// Approval is the approval mode; ApprovedPlan and Approvals approve
+	// plans (approved).
 	Approval     magosv1.ApprovalMode
 	ApprovedPlan string
+	Approvals    []magosv1.Approval
 	// Interval is the drift re-plan interval (0: none).
 	Interval time.Duration
 
@@ -278,7 +281,7 @@ func decideRun(f facts) decision {
 	if f.Admission.Denied && f.rolloutGated() {
 		return awaitingPromotion(plan, f.Admission)
 	}
-	if f.Approval == magosv1.ApprovalManual && f.ApprovedPlan != plan.ID {
+	if f.Approval == magosv1.ApprovalManual && !f.approved(plan) {
 		return decision{
 			Phase: magosv1.PhaseAwaitingApproval, Reason: magosv1.ReasonAwaitingApproval,
 			Message: fmt.Sprintf("%s %s (%s) of revision %s awaits approval: set spec.approvedPlan to %q (kubectl magos approve %s --plan %s)",
@@ -472,7 +475,7 @@ func decideDeletion(f facts) decision {
 	if d, ok := decideGate(f, destroyBlockedMessage(plan, f.Gate.Message)); ok {
 		return d
 	}
-	if f.Approval == magosv1.ApprovalManual && f.ApprovedPlan != plan.ID {
+	if f.Approval == magosv1.ApprovalManual && !f.approved(plan) {
 		return decision{
 			Phase: magosv1.PhaseAwaitingApproval, Reason: magosv1.ReasonDestroyAwaitingApproval, Message: destroyApprovalMessage(plan),
 			Event: &note{Normal, magosv1.ReasonDestroyAwaitingApproval, fmt.Sprintf("The Workspace is being deleted: destroy plan %s (%s) awaits approval", plan.ID, PlanSummary(plan))},

@@ -165,10 +165,13 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 		Now: time.Now(), Name: ws.Name, Revision: revision, Inputs: inputs,
 		ErroredState: st.ErroredState, Lock: st.Lock, LastRun: st.LastRun(), Retry: st.Retry,
 		Plan: st.Plan, Applied: st.LastApplied,
-		Approval: s.Approval, ApprovedPlan: ws.Spec.ApprovedPlan, Interval: s.Interval, Deletion: del,
+		Approval: s.Approval, ApprovedPlan: ws.Spec.ApprovedPlan, Approvals: ws.Spec.Approvals, Interval: s.Interval, Deletion: del,
 		Mode: modeOf(ws), SeparatePlans: r.Options.Guards.AlwaysSeparatePlanIdentity,
 	}
 	if st.Plan != nil {
+		for _, a := range recordApprovals(st.Plan, ws.Spec.Approvals, f.Now) {
+			r.event(ws, corev1.EventTypeNormal, magosv1.ReasonApproved, "Plan %s (%s) approved by %s", st.Plan.ID, PlanSummary(st.Plan), approver(a))
+		}
 		f.Interval = jitteredInterval(s.Interval, string(ws.UID)+"/"+st.Plan.ID, r.Options.DriftJitter)
 	}
 	if rq := ws.Spec.PlanRequest; rq != nil && rq.ID != st.LastHandledPlanRequest && del == nil {

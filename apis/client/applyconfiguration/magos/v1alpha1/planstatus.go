@@ -79,6 +79,9 @@ type PlanStatusApplyConfiguration struct {
 	// NextApply says what applying the plan would do in the Workspace's
 	// mode, e.g. "apply +1 ~0 -0", "destroy -3" or "none (plan-only)".
 	NextApply *string `json:"nextApply,omitempty"`
+	// Approvals are the approvals of this plan (spec.approvals), as the
+	// controller recorded them.
+	Approvals []PlanApprovalApplyConfiguration `json:"approvals,omitempty"`
 	// Time the plan finished.
 	Time *v1.Time `json:"time,omitempty"`
 }
@@ -230,6 +233,19 @@ func (b *PlanStatusApplyConfiguration) WithAppliedWithoutGate(value bool) *PlanS
 // If called multiple times, the NextApply field is set to the value of the last call.
 func (b *PlanStatusApplyConfiguration) WithNextApply(value string) *PlanStatusApplyConfiguration {
 	b.NextApply = &value
+	return b
+}
+
+// WithApprovals adds the given value to the Approvals field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Approvals field.
+func (b *PlanStatusApplyConfiguration) WithApprovals(values ...*PlanApprovalApplyConfiguration) *PlanStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithApprovals")
+		}
+		b.Approvals = append(b.Approvals, *values[i])
+	}
 	return b
 }
 

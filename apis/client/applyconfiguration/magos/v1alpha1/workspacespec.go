@@ -48,8 +48,16 @@ type WorkspaceSpecApplyConfiguration struct {
 	// Approval says whether plans are applied on their own (Auto) or only
 	// once approvedPlan names them (Manual). Defaults to the Project's, then Auto.
 	Approval *magosv1alpha1.ApprovalMode `json:"approval,omitempty"`
-	// ApprovedPlan is the plan ID (status.plan.id) approved for apply.
+	// ApprovedPlan is the plan ID (status.plan.id) approved for apply,
+	// without saying by whom (spec.approvals does).
 	ApprovedPlan *string `json:"approvedPlan,omitempty"`
+	// Approvals approve plans, each in the name of the user who wrote it
+	// (kubectl magos approve): an entry naming status.plan.id (and its
+	// digest, if it names one) approves the plan, and status.plan.approvals
+	// records who approved and when. The chart's admission policy
+	// (approvals.attributed) admits a new entry only in its writer's own
+	// name and groups.
+	Approvals []ApprovalApplyConfiguration `json:"approvals,omitempty"`
 	// Interval between drift re-plans of the last applied revision.
 	Interval *v1.Duration `json:"interval,omitempty"`
 	// Suspend stops new runs; a running Job is left to finish.
@@ -172,6 +180,19 @@ func (b *WorkspaceSpecApplyConfiguration) WithApproval(value magosv1alpha1.Appro
 // If called multiple times, the ApprovedPlan field is set to the value of the last call.
 func (b *WorkspaceSpecApplyConfiguration) WithApprovedPlan(value string) *WorkspaceSpecApplyConfiguration {
 	b.ApprovedPlan = &value
+	return b
+}
+
+// WithApprovals adds the given value to the Approvals field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Approvals field.
+func (b *WorkspaceSpecApplyConfiguration) WithApprovals(values ...*ApprovalApplyConfiguration) *WorkspaceSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithApprovals")
+		}
+		b.Approvals = append(b.Approvals, *values[i])
+	}
 	return b
 }
 
