@@ -38,6 +38,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &magosv1alpha1.AppliedStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Approval"):
 		return &magosv1alpha1.ApprovalApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ApprovalRule"):
+		return &magosv1alpha1.ApprovalRuleApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("BackendSpec"):
 		return &magosv1alpha1.BackendSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CLIConfigSpec"):

@@ -28,6 +28,14 @@ type ProjectDefaults struct {
 	// +optional
 	Approval ApprovalMode `json:"approval,omitempty"`
 
+	// ApprovalRules are the default approval rules
+	// (Workspace spec.approvalRules).
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	ApprovalRules []ApprovalRule `json:"approvalRules,omitempty"`
+
 	// Destroy is the default of how deleted destroyOnDelete Workspaces
 	// destroy their resources.
 	// +optional

@@ -20,6 +20,8 @@ const (
 	ReasonQueued                   = "Queued"
 	ReasonAwaitingApproval         = "AwaitingApproval"
 	ReasonApproved                 = "Approved"
+	ReasonAutoApproved             = "AutoApproved"
+	ReasonInvalidApprovalRule      = "InvalidApprovalRule"
 	ReasonAwaitingPromotion        = "AwaitingPromotion"
 	ReasonRetriesExhausted         = "RetriesExhausted"
 	ReasonUnlocked                 = "Unlocked"
@@ -174,6 +176,8 @@ var reasonTable = []ReasonInfo{
 	{ReasonNoDrift, ReasonSettles, workspaceOnly, "The last plan or drift check found no changes (Drifted=False)."},
 	{ReasonQueued, ReasonWaits, workspaceOnly, "A run is due but waits for a slot under the controller's, the namespace's or the Project's bound on runs in progress, or the namespace's plan rate."},
 	{ReasonAwaitingApproval, ReasonWaits, workspaceOnly, "approval: Manual and spec.approvedPlan does not name the plan: a person approves it (kubectl magos approve)."},
+	{ReasonAutoApproved, ReasonProgresses, workspaceOnly, "An approval rule (spec.approvalRules) with autoApprove governs the plan: it is applied without an approval; the event names the rule."},
+	{ReasonInvalidApprovalRule, ReasonStalls, workspaceOnly, "An approval rule's `when` does not compile or evaluate (CEL): the message names the rule and the error; plans wait until it is fixed."},
 	{ReasonApproved, ReasonProgresses, workspaceOnly, "A user approved the plan (spec.approvals); the event names who, as the Kubernetes API authenticated them."},
 	{ReasonAwaitingPromotion, ReasonWaits, workspaceOnly, "The governing Rollout has not admitted the plan's revision to the Workspace's stage yet."},
 	{ReasonRetriesExhausted, ReasonStalls, workspaceOnly, "Runs failed spec.retry.maxAttempts times in a row for the same revision and inputs; a new revision, a change of inputs or a reconcile request starts another attempt."},

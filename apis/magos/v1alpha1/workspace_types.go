@@ -147,6 +147,17 @@ type WorkspaceSpec struct {
 	// +kubebuilder:validation:MaxItems=32
 	Approvals []Approval `json:"approvals,omitempty"`
 
+	// ApprovalRules decide, with approval Manual, which plans apply without
+	// an approval and how many approvals, from whom, the others need: the
+	// first rule whose `when` holds governs a plan; a plan no rule governs
+	// needs one approval. Set, they replace the Project's
+	// (defaults.approvalRules).
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	ApprovalRules []ApprovalRule `json:"approvalRules,omitempty"`
+
 	// Interval between drift re-plans of the last applied revision.
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
 	// +kubebuilder:validation:Type=string
@@ -332,9 +343,46 @@ type PlanStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=32
 	Approvals []PlanApproval `json:"approvals,omitempty"`
+	// ApprovalRule is the approval rule (spec.approvalRules) that governs
+	// the plan; AutoApproved says it applies the plan without approval.
+	// +optional
+	ApprovalRule string `json:"approvalRule,omitempty"`
+	// +optional
+	AutoApproved bool `json:"autoApproved,omitempty"`
 	// Time the plan finished.
 	// +optional
 	Time *metav1.Time `json:"time,omitempty"`
+}
+
+// ApprovalRule says what a plan it governs needs to be applied.
+// +kubebuilder:validation:XValidation:rule="!has(self.autoApprove) || !self.autoApprove || (!has(self.approvals) && !has(self.groups))",message="an autoApprove rule takes no approvals or groups"
+type ApprovalRule struct {
+	// Name names the rule in status and messages.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+	// When is a CEL expression, true for the plans the rule governs, over
+	// `plan` (add, change, destroy: the counts; destroyMode: a destroy
+	// plan; drift: a drift re-plan) and `workspace` (name, namespace,
+	// labels), e.g. "plan.destroy == 0 && plan.change == 0". Empty governs
+	// every plan.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	When string `json:"when,omitempty"`
+	// AutoApprove applies the plans the rule governs without an approval.
+	// +optional
+	AutoApprove bool `json:"autoApprove,omitempty"`
+	// Approvals is how many distinct users must approve (default 1).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	// +optional
+	Approvals *int32 `json:"approvals,omitempty"`
+	// Groups, when set, count only approvals by members of one of them.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=set
+	// +optional
+	Groups []string `json:"groups,omitempty"`
 }
 
 // Approval approves a plan in the name of a user.

@@ -137,6 +137,17 @@ func TestCRDValidation(t *testing.T) {
 		})},
 
 		// Refused: Workspace.
+		{name: "workspace with approvals and approval rules", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.Approvals = []magosv1.Approval{{Plan: "p1", Digest: "sha256:x", User: "alice", Groups: []string{"platform-admins"}}, {Plan: "p1", User: "bob"}}
+			ws.Spec.ApprovalRules = []magosv1.ApprovalRule{{Name: "additions", When: "plan.destroy == 0", AutoApprove: true},
+				{Name: "deletions", Approvals: new(int32(2)), Groups: []string{"platform-admins"}}}
+		})},
+		{name: "an autoApprove rule asking approvals", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.ApprovalRules = []magosv1.ApprovalRule{{Name: "both", AutoApprove: true, Approvals: new(int32(2))}}
+		}), wantFields: []string{"spec.approvalRules[0]", "an autoApprove rule takes no approvals or groups"}},
+		{name: "two approvals by one user for one plan", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.Approvals = []magosv1.Approval{{Plan: "p1", User: "alice"}, {Plan: "p1", User: "alice", Digest: "sha256:x"}}
+		}), wantFields: []string{"spec.approvals[1]", "Duplicate value"}},
 		{name: "unknown destroy gate", obj: workspace(func(ws *magosv1.Workspace) {
 			ws.Spec.Destroy = &magosv1.DestroySpec{Gate: "Never"}
 		}), wantFields: []string{"spec.destroy.gate", "Unsupported value"}},

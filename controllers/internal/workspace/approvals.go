@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -50,4 +51,74 @@ func approver(r magosv1.PlanApproval) string {
 		return r.User
 	}
 	return r.User + " (groups " + strings.Join(r.Groups, ", ") + ")"
+}
+
+// review is what the approval rule governing a plan asks of it
+// (spec.approvalRules), and which approvals count.
+type review struct {
+	// Rule names the governing rule; "" when none does (one approval).
+	Rule string
+	// Auto: the rule applies the plan without an approval.
+	Auto bool
+	// Needed approvals, by distinct users, in one of Groups if set.
+	Needed int
+	Groups []string
+	// Counted are the users whose approvals count ("spec.approvedPlan"
+	// for that field); Ignored those who approved outside Groups.
+	Counted, Ignored []string
+}
+
+// reviewPlan is the review of plan p under rule (nil: none governs), with
+// the approvals entries and spec.approvedPlan give.
+func reviewPlan(rule *magosv1.ApprovalRule, p *magosv1.PlanStatus, entries []magosv1.Approval, approvedPlan string) review {
+	r := review{Needed: 1}
+	if rule != nil {
+		r.Rule, r.Auto, r.Groups = rule.Name, rule.AutoApprove, rule.Groups
+		if rule.Approvals != nil {
+			r.Needed = int(*rule.Approvals)
+		}
+	}
+	for _, a := range entries {
+		if !approves(a, p) || slices.Contains(r.Counted, a.User) || slices.Contains(r.Ignored, a.User) {
+			continue
+		}
+		if len(r.Groups) > 0 && !slices.ContainsFunc(a.Groups, func(g string) bool { return slices.Contains(r.Groups, g) }) {
+			r.Ignored = append(r.Ignored, a.User)
+			continue
+		}
+		r.Counted = append(r.Counted, a.User)
+	}
+	if approvedPlan == p.ID && len(r.Groups) == 0 {
+		r.Counted = append(r.Counted, "spec.approvedPlan")
+	}
+	return r
+}
+
+// satisfied says whether the plan may be applied.
+func (r review) satisfied() bool { return r.Auto || len(r.Counted) >= r.Needed }
+
+// missing says what the plan still needs: "1 of 2 approvals (rule
+// deletions), from members of platform-admins (bob is in none)".
+func (r review) missing() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d of %d approvals", len(r.Counted), r.Needed)
+	if r.Rule != "" {
+		fmt.Fprintf(&b, " (rule %s)", r.Rule)
+	}
+	if len(r.Groups) > 0 {
+		fmt.Fprintf(&b, ", from members of %s", strings.Join(r.Groups, " or "))
+	}
+	if len(r.Ignored) > 0 {
+		fmt.Fprintf(&b, " (not counted: %s, in none of them)", strings.Join(r.Ignored, ", "))
+	}
+	return b.String()
+}
+
+// approvedEnough says whether plan p may be applied under approval Manual:
+// the review says so, or, unreviewed, an approval names it.
+func (f facts) approvedEnough(p *magosv1.PlanStatus) bool {
+	if f.Review != nil {
+		return f.Review.satisfied()
+	}
+	return f.approved(p)
 }

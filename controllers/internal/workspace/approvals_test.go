@@ -31,3 +31,33 @@ func TestRecordApprovals(t *testing.T) {
 	assert.Equal(t, metav1.NewTime(t1), p.Approvals[0].Time, "alice's approval keeps its time")
 	assert.Empty(t, recordApprovals(p, entries, t2), "nothing new")
 }
+
+func TestReviewPlan(t *testing.T) {
+	p := &magosv1.PlanStatus{ID: "p2", Digest: "sha256:plan"}
+	entries := []magosv1.Approval{
+		{Plan: "p2", User: "alice", Groups: []string{"platform-admins"}},
+		{Plan: "p2", User: "bob", Groups: []string{"developers"}},
+		{Plan: "p1", User: "carol", Groups: []string{"platform-admins"}},
+	}
+	two := int32(2)
+	for _, tt := range []struct {
+		name         string
+		rule         *magosv1.ApprovalRule
+		approvedPlan string
+		want         review
+		satisfied    bool
+	}{
+		{"no rule: one approval", nil, "", review{Needed: 1, Counted: []string{"alice", "bob"}}, true},
+		{"no rule, no entry: spec.approvedPlan counts", nil, "p2", review{Needed: 1, Counted: []string{"alice", "bob", "spec.approvedPlan"}}, true},
+		{"auto", &magosv1.ApprovalRule{Name: "additions", AutoApprove: true}, "", review{Rule: "additions", Auto: true, Needed: 1, Counted: []string{"alice", "bob"}}, true},
+		{"two from a group: only alice counts", &magosv1.ApprovalRule{Name: "deletions", Approvals: &two, Groups: []string{"platform-admins"}}, "p2",
+			review{Rule: "deletions", Needed: 2, Groups: []string{"platform-admins"}, Counted: []string{"alice"}, Ignored: []string{"bob"}}, false},
+		{"two from anyone", &magosv1.ApprovalRule{Name: "changes", Approvals: &two}, "", review{Rule: "changes", Needed: 2, Counted: []string{"alice", "bob"}}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := reviewPlan(tt.rule, p, entries, tt.approvedPlan)
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, tt.satisfied, got.satisfied())
+		})
+	}
+}

@@ -58,6 +58,9 @@ type facts struct {
 	Approval     magosv1.ApprovalMode
 	ApprovedPlan string
 	Approvals    []magosv1.Approval
+	// Review is what the approval rules ask of the pending plan; nil when
+	// not looked up (then one approval naming the plan will do).
+	Review *review
 	// Interval is the drift re-plan interval (0: none).
 	Interval time.Duration
 
@@ -281,12 +284,17 @@ func decideRun(f facts) decision {
 	if f.Admission.Denied && f.rolloutGated() {
 		return awaitingPromotion(plan, f.Admission)
 	}
-	if f.Approval == magosv1.ApprovalManual && !f.approved(plan) {
+	if f.Approval == magosv1.ApprovalManual && !f.approvedEnough(plan) {
+		msg := fmt.Sprintf("%s %s (%s) of revision %s awaits approval: set spec.approvedPlan to %q (kubectl magos approve %s --plan %s)",
+			planNoun(plan), plan.ID, PlanSummary(plan), plan.Revision, plan.ID, f.Name, plan.ID)
+		if rv := f.Review; rv != nil && (rv.Rule != "" || rv.Needed > 1) {
+			msg = fmt.Sprintf("%s %s (%s) of revision %s awaits approvals: %s (kubectl magos approve %s --plan %s)",
+				planNoun(plan), plan.ID, PlanSummary(plan), plan.Revision, rv.missing(), f.Name, plan.ID)
+		}
 		return decision{
 			Phase: magosv1.PhaseAwaitingApproval, Reason: magosv1.ReasonAwaitingApproval,
-			Message: fmt.Sprintf("%s %s (%s) of revision %s awaits approval: set spec.approvedPlan to %q (kubectl magos approve %s --plan %s)",
-				planNoun(plan), plan.ID, PlanSummary(plan), plan.Revision, plan.ID, f.Name, plan.ID),
-			Event: &note{Normal, magosv1.ReasonAwaitingApproval, fmt.Sprintf("%s %s (%s) awaits approval", planNoun(plan), plan.ID, PlanSummary(plan))},
+			Message: msg,
+			Event:   &note{Normal, magosv1.ReasonAwaitingApproval, fmt.Sprintf("%s %s (%s) awaits approval", planNoun(plan), plan.ID, PlanSummary(plan))},
 		}
 	}
 	return startDecision(run{Phase: magosv1.RunApply, Mode: plan.Mode, PlanID: plan.ID, PlanDigest: plan.Digest, PlanBundleDigest: plan.BundleDigest})
@@ -475,7 +483,7 @@ func decideDeletion(f facts) decision {
 	if d, ok := decideGate(f, destroyBlockedMessage(plan, f.Gate.Message)); ok {
 		return d
 	}
-	if f.Approval == magosv1.ApprovalManual && !f.approved(plan) {
+	if f.Approval == magosv1.ApprovalManual && !f.approvedEnough(plan) {
 		return decision{
 			Phase: magosv1.PhaseAwaitingApproval, Reason: magosv1.ReasonDestroyAwaitingApproval, Message: destroyApprovalMessage(plan),
 			Event: &note{Normal, magosv1.ReasonDestroyAwaitingApproval, fmt.Sprintf("The Workspace is being deleted: destroy plan %s (%s) awaits approval", plan.ID, PlanSummary(plan))},

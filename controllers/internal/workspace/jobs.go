@@ -13,6 +13,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/approvalrules"
+	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
 // run describes one run the controller wants.
@@ -66,6 +68,9 @@ type settings struct {
 	// Workspace or its Project asked for, when --min-interval raised it.
 	Interval, AskedInterval time.Duration
 	Approval                magosv1.ApprovalMode
+	// ApprovalRules are the compiled approval rules (the Workspace's, else
+	// its Project's).
+	ApprovalRules *approvalrules.Rules
 	// Timeout is the run's deadline; AskedTimeout the longer one the
 	// Workspace or its Project asked for, when --max-run-timeout cut it.
 	Timeout, AskedTimeout time.Duration
@@ -122,6 +127,14 @@ func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settin
 		}
 		s.Retry = s.Retry.with(l.Retry)
 	}
+	rules, field := ws.Spec.ApprovalRules, "spec.approvalRules"
+	if len(rules) == 0 && in.Project != nil && in.Project.Status.Defaults != nil {
+		rules, field = in.Project.Status.Defaults.ApprovalRules, "the Project's defaults.approvalRules"
+	}
+	var err error
+	if s.ApprovalRules, err = approvalrules.Compile(rules, field); err != nil {
+		return s, rerror.Stall(magosv1.ReasonInvalidApprovalRule, err)
+	}
 	if m := r.Options.MinInterval; s.Interval > 0 && s.Interval < m {
 		s.Interval, s.AskedInterval = m, s.Interval
 	}
@@ -142,7 +155,6 @@ func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settin
 	}
 	s.Sensitive = append(slices.Clone(s.Sensitive), runnerSensitive...)
 	s.SpecEngineImage = engineImages[s.Engine]
-	var err error
 	s.EngineImage, err = r.resolveEngineImage(s)
 	return s, err
 }

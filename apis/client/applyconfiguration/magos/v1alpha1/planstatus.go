@@ -82,6 +82,10 @@ type PlanStatusApplyConfiguration struct {
 	// Approvals are the approvals of this plan (spec.approvals), as the
 	// controller recorded them.
 	Approvals []PlanApprovalApplyConfiguration `json:"approvals,omitempty"`
+	// ApprovalRule is the approval rule (spec.approvalRules) that governs
+	// the plan; AutoApproved says it applies the plan without approval.
+	ApprovalRule *string `json:"approvalRule,omitempty"`
+	AutoApproved *bool   `json:"autoApproved,omitempty"`
 	// Time the plan finished.
 	Time *v1.Time `json:"time,omitempty"`
 }
@@ -246,6 +250,22 @@ func (b *PlanStatusApplyConfiguration) WithApprovals(values ...*PlanApprovalAppl
 		}
 		b.Approvals = append(b.Approvals, *values[i])
 	}
+	return b
+}
+
+// WithApprovalRule sets the ApprovalRule field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ApprovalRule field is set to the value of the last call.
+func (b *PlanStatusApplyConfiguration) WithApprovalRule(value string) *PlanStatusApplyConfiguration {
+	b.ApprovalRule = &value
+	return b
+}
+
+// WithAutoApproved sets the AutoApproved field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the AutoApproved field is set to the value of the last call.
+func (b *PlanStatusApplyConfiguration) WithAutoApproved(value bool) *PlanStatusApplyConfiguration {
+	b.AutoApproved = &value
 	return b
 }
 

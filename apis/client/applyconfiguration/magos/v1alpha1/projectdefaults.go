@@ -37,6 +37,9 @@ type ProjectDefaultsApplyConfiguration struct {
 	Interval *v1.Duration `json:"interval,omitempty"`
 	// Approval is the default approval mode.
 	Approval *magosv1alpha1.ApprovalMode `json:"approval,omitempty"`
+	// ApprovalRules are the default approval rules
+	// (Workspace spec.approvalRules).
+	ApprovalRules []ApprovalRuleApplyConfiguration `json:"approvalRules,omitempty"`
 	// Destroy is the default of how deleted destroyOnDelete Workspaces
 	// destroy their resources.
 	Destroy *DestroySpecApplyConfiguration `json:"destroy,omitempty"`
@@ -79,6 +82,19 @@ func (b *ProjectDefaultsApplyConfiguration) WithInterval(value v1.Duration) *Pro
 // If called multiple times, the Approval field is set to the value of the last call.
 func (b *ProjectDefaultsApplyConfiguration) WithApproval(value magosv1alpha1.ApprovalMode) *ProjectDefaultsApplyConfiguration {
 	b.Approval = &value
+	return b
+}
+
+// WithApprovalRules adds the given value to the ApprovalRules field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ApprovalRules field.
+func (b *ProjectDefaultsApplyConfiguration) WithApprovalRules(values ...*ApprovalRuleApplyConfiguration) *ProjectDefaultsApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithApprovalRules")
+		}
+		b.ApprovalRules = append(b.ApprovalRules, *values[i])
+	}
 	return b
 }
 

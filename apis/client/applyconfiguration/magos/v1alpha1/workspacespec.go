@@ -58,6 +58,12 @@ type WorkspaceSpecApplyConfiguration struct {
 	// (approvals.attributed) admits a new entry only in its writer's own
 	// name and groups.
 	Approvals []ApprovalApplyConfiguration `json:"approvals,omitempty"`
+	// ApprovalRules decide, with approval Manual, which plans apply without
+	// an approval and how many approvals, from whom, the others need: the
+	// first rule whose `when` holds governs a plan; a plan no rule governs
+	// needs one approval. Set, they replace the Project's
+	// (defaults.approvalRules).
+	ApprovalRules []ApprovalRuleApplyConfiguration `json:"approvalRules,omitempty"`
 	// Interval between drift re-plans of the last applied revision.
 	Interval *v1.Duration `json:"interval,omitempty"`
 	// Suspend stops new runs; a running Job is left to finish.
@@ -192,6 +198,19 @@ func (b *WorkspaceSpecApplyConfiguration) WithApprovals(values ...*ApprovalApply
 			panic("nil value passed to WithApprovals")
 		}
 		b.Approvals = append(b.Approvals, *values[i])
+	}
+	return b
+}
+
+// WithApprovalRules adds the given value to the ApprovalRules field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ApprovalRules field.
+func (b *WorkspaceSpecApplyConfiguration) WithApprovalRules(values ...*ApprovalRuleApplyConfiguration) *WorkspaceSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithApprovalRules")
+		}
+		b.ApprovalRules = append(b.ApprovalRules, *values[i])
 	}
 	return b
 }

@@ -1,0 +1,86 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/utils/ptr"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/conditions"
+)
+
+// TestApprovalRules: a Workspace with approval Manual and two rules. A
+// plan that only adds is applied without an approval (rule additions,
+// autoApprove). A plan that deletes needs two approvals from members of
+// platform-admins (rule deletions): status says what is missing, an
+// approval by someone outside the group does not count, the second
+// member's approval applies it. A rule whose CEL does not compile stalls
+// the Workspace, naming the rule.
+func TestApprovalRules(t *testing.T) {
+	env.Require(t)
+	s := newStack(t)
+	dir := t.TempDir()
+	write := func(names ...string) {
+		var b strings.Builder
+		for _, n := range names {
+			b.WriteString(`resource "terraform_data" "` + n + `" { input = "` + n + `" }` + "\n")
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "main.tf"), []byte(b.String()), 0o600))
+	}
+	write("a", "b")
+	rev1 := s.gitRepository("infra", dir)
+	s.newWorkspace("ruled", "infra", func(ws *magosv1.Workspace) {
+		ws.Spec.Approval = magosv1.ApprovalManual
+		ws.Spec.ApprovalRules = []magosv1.ApprovalRule{
+			{Name: "additions", When: "plan.destroy == 0 && plan.change == 0", AutoApprove: true},
+			{Name: "deletions", When: "plan.destroy > 0", Approvals: ptr.To(int32(2)), Groups: []string{"platform-admins"}},
+		}
+	})
+	ws := s.waitWorkspace("ruled", 3*time.Minute, "applies the additions without an approval", appliedRevision(rev1))
+	assert.True(t, ws.Status.Plan.AutoApproved)
+	assert.Equal(t, "additions", ws.Status.Plan.ApprovalRule)
+	assert.Empty(t, ws.Status.Plan.Approvals)
+	requireEvent(t, s.ns, "ruled", magosv1.ReasonAutoApproved)
+	assert.Contains(t, eventMessage(t, s.ns, "ruled", magosv1.ReasonAutoApproved), "approval rule additions governs it")
+
+	write("a")
+	rev2 := s.publish("infra", dir)
+	awaiting := func(missing string) *magosv1.Workspace {
+		return s.waitWorkspace("ruled", 3*time.Minute, "awaits approvals: "+missing, func(ws *magosv1.Workspace) bool {
+			c := conditions.Get(ws, magosv1.ReadyCondition)
+			return ws.Status.Phase == magosv1.PhaseAwaitingApproval && c != nil && strings.Contains(c.Message, missing)
+		})
+	}
+	ws = awaiting("0 of 2 approvals (rule deletions), from members of platform-admins")
+	plan := ws.Status.Plan
+	assert.Equal(t, int32(1), plan.Destroy)
+	assert.Equal(t, "deletions", plan.ApprovalRule)
+	assert.False(t, plan.AutoApproved)
+
+	approveAs := func(user string, groups ...string) {
+		patchWorkspace(t, s.ns, "ruled", func(ws *magosv1.Workspace) {
+			ws.Spec.Approvals = append(ws.Spec.Approvals, magosv1.Approval{Plan: plan.ID, Digest: plan.Digest, User: user, Groups: groups})
+		})
+	}
+	approveAs("alice", "platform-admins")
+	approveAs("bob", "developers")
+	awaiting("1 of 2 approvals (rule deletions), from members of platform-admins (not counted: bob, in none of them)")
+	approveAs("carol", "sre", "platform-admins")
+	ws = s.waitWorkspace("ruled", 3*time.Minute, "applies once two members approved", appliedRevision(rev2))
+	var approvers []string
+	for _, a := range ws.Status.Plan.Approvals {
+		approvers = append(approvers, a.User)
+	}
+	assert.ElementsMatch(t, []string{"alice", "bob", "carol"}, approvers, "status records every approval")
+	assert.Equal(t, 1, applyJobs(t, s.ns, "ruled")-1, "one apply Job for the deletion")
+
+	patchWorkspace(t, s.ns, "ruled", func(ws *magosv1.Workspace) { ws.Spec.ApprovalRules[0].When = "plan.destroy >" })
+	ws = s.waitWorkspace("ruled", time.Minute, "stalls on the rule that does not compile", stalledWith(magosv1.ReasonInvalidApprovalRule))
+	assert.Contains(t, conditions.Get(ws, magosv1.StalledCondition).Message, "spec.approvalRules[0] (additions).when: ")
+}

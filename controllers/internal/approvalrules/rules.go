@@ -1,0 +1,112 @@
+// Package approvalrules compiles and evaluates approval rules
+// (spec.approvalRules): CEL expressions over a plan's summary and its
+// Workspace that pick the rule governing a plan.
+package approvalrules
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/google/cel-go/cel"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+// Plan is what a rule's `when` reads of the plan and its Workspace.
+type Plan struct {
+	Add, Change, Destroy int64
+	DestroyMode, Drift   bool
+	Name, Namespace      string
+	Labels               map[string]string
+}
+
+// Rules are compiled approval rules.
+type Rules struct {
+	rules    []magosv1.ApprovalRule
+	programs []cel.Program // nil for a rule without `when`
+	field    string
+}
+
+// env declares `plan` and `workspace`.
+var env = sync.OnceValues(func() (*cel.Env, error) {
+	return cel.NewEnv(
+		cel.Variable("plan", cel.MapType(cel.StringType, cel.DynType)),
+		cel.Variable("workspace", cel.MapType(cel.StringType, cel.DynType)),
+	)
+})
+
+// programs caches compiled expressions, which are safe to share.
+var programs sync.Map // expression → cel.Program
+
+// Compile compiles rules; field names them in errors (e.g.
+// "spec.approvalRules").
+func Compile(rules []magosv1.ApprovalRule, field string) (*Rules, error) {
+	r := &Rules{rules: rules, programs: make([]cel.Program, len(rules)), field: field}
+	for i, rule := range rules {
+		if rule.When == "" {
+			continue
+		}
+		prg, err := compile(rule.When)
+		if err != nil {
+			return nil, fmt.Errorf("%s[%d] (%s).when: %w", field, i, rule.Name, err)
+		}
+		r.programs[i] = prg
+	}
+	return r, nil
+}
+
+func compile(expr string) (cel.Program, error) {
+	if p, ok := programs.Load(expr); ok {
+		return p.(cel.Program), nil
+	}
+	e, err := env()
+	if err != nil {
+		return nil, err
+	}
+	ast, iss := e.Compile(expr)
+	if iss.Err() != nil {
+		return nil, iss.Err()
+	}
+	if !ast.OutputType().IsExactType(cel.BoolType) && !ast.OutputType().IsExactType(cel.DynType) {
+		return nil, fmt.Errorf("is of type %s, not bool", ast.OutputType())
+	}
+	prg, err := e.Program(ast, cel.CostLimit(10000))
+	if err != nil {
+		return nil, err
+	}
+	programs.Store(expr, prg)
+	return prg, nil
+}
+
+// Govern is the first rule whose `when` holds for p, nil when none does
+// (or there are no rules).
+func (r *Rules) Govern(p Plan) (*magosv1.ApprovalRule, error) {
+	if r == nil {
+		return nil, nil
+	}
+	labels := map[string]any{}
+	for k, v := range p.Labels {
+		labels[k] = v
+	}
+	vars := map[string]any{
+		"plan":      map[string]any{"add": p.Add, "change": p.Change, "destroy": p.Destroy, "destroyMode": p.DestroyMode, "drift": p.Drift},
+		"workspace": map[string]any{"name": p.Name, "namespace": p.Namespace, "labels": labels},
+	}
+	for i := range r.rules {
+		if r.programs[i] == nil {
+			return &r.rules[i], nil
+		}
+		out, _, err := r.programs[i].Eval(vars)
+		if err != nil {
+			return nil, fmt.Errorf("%s[%d] (%s).when: %w", r.field, i, r.rules[i].Name, err)
+		}
+		holds, ok := out.Value().(bool)
+		if !ok {
+			return nil, fmt.Errorf("%s[%d] (%s).when: gave %v, not true or false", r.field, i, r.rules[i].Name, out.Value())
+		}
+		if holds {
+			return &r.rules[i], nil
+		}
+	}
+	return nil, nil
+}

@@ -1,0 +1,56 @@
+package approvalrules
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/utils/ptr"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+func TestGovern(t *testing.T) {
+	rules, err := Compile([]magosv1.ApprovalRule{
+		{Name: "additions", When: "plan.destroy == 0 && plan.change == 0", AutoApprove: true},
+		{Name: "prod-deletes", When: "plan.destroy > 0 && workspace.labels['env'] == 'prod'", Approvals: ptr.To(int32(2)), Groups: []string{"platform-admins"}},
+		{Name: "drift", When: "plan.drift"},
+		{Name: "rest"},
+	}, "spec.approvalRules")
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		name string
+		plan Plan
+		want string
+	}{
+		{"add only", Plan{Add: 3}, "additions"},
+		{"a delete in prod", Plan{Add: 1, Destroy: 1, Labels: map[string]string{"env": "prod"}}, "prod-deletes"},
+		{"a drift re-plan with changes", Plan{Change: 1, Drift: true}, "drift"},
+		{"anything else", Plan{Change: 1, Labels: map[string]string{"env": "dev"}}, "rest"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := rules.Govern(tt.plan)
+			require.NoError(t, err)
+			require.NotNil(t, got)
+			assert.Equal(t, tt.want, got.Name)
+		})
+	}
+
+	none, err := Compile([]magosv1.ApprovalRule{{Name: "deletes", When: "plan.destroy > 0"}}, "spec.approvalRules")
+	require.NoError(t, err)
+	got, err := none.Govern(Plan{Add: 1})
+	require.NoError(t, err)
+	assert.Nil(t, got, "no rule governs")
+}
+
+func TestCompileAndEvaluationErrorsNameTheRule(t *testing.T) {
+	_, err := Compile([]magosv1.ApprovalRule{{Name: "ok", When: "true"}, {Name: "broken", When: "plan.destroy >"}}, "spec.approvalRules")
+	require.ErrorContains(t, err, "spec.approvalRules[1] (broken).when: ")
+	_, err = Compile([]magosv1.ApprovalRule{{Name: "count", When: "plan.add + 1"}}, "the Project's defaults.approvalRules")
+	require.ErrorContains(t, err, "the Project's defaults.approvalRules[0] (count).when: is of type int, not bool")
+
+	rules, err := Compile([]magosv1.ApprovalRule{{Name: "labels", When: "workspace.labels['team'] == 'a'"}}, "spec.approvalRules")
+	require.NoError(t, err)
+	_, err = rules.Govern(Plan{})
+	require.ErrorContains(t, err, "spec.approvalRules[0] (labels).when: ")
+}
