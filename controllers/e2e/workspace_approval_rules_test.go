@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
@@ -83,4 +84,42 @@ func TestApprovalRules(t *testing.T) {
 	patchWorkspace(t, s.ns, "ruled", func(ws *magosv1.Workspace) { ws.Spec.ApprovalRules[0].When = "plan.destroy >" })
 	ws = s.waitWorkspace("ruled", time.Minute, "stalls on the rule that does not compile", stalledWith(magosv1.ReasonInvalidApprovalRule))
 	assert.Contains(t, conditions.Get(ws, magosv1.StalledCondition).Message, "spec.approvalRules[0] (additions).when: ")
+}
+
+// TestApprovalsExpire: with spec.approvalMaxAge, an approval stops
+// counting that long after the controller first saw it. A plan needing two
+// approvals that got one: once that one is older than the maximum age, the
+// Workspace plans again (ApprovalExpired) and the old approval approves
+// nothing of the new plan; two approvals of the new plan apply it.
+func TestApprovalsExpire(t *testing.T) {
+	env.Require(t)
+	s := newStack(t)
+	rev := s.gitRepository("infra", copyConfig(t, "hello"))
+	s.newWorkspace("expiring", "infra", func(ws *magosv1.Workspace) {
+		ws.Spec.Approval = magosv1.ApprovalManual
+		ws.Spec.ApprovalMaxAge = &metav1.Duration{Duration: 5 * time.Second}
+		ws.Spec.ApprovalRules = []magosv1.ApprovalRule{{Name: "two", Approvals: ptr.To(int32(2))}}
+	})
+	ws := s.waitWorkspace("expiring", 3*time.Minute, "awaits approvals", func(ws *magosv1.Workspace) bool {
+		return ws.Status.Phase == magosv1.PhaseAwaitingApproval
+	})
+	first := ws.Status.Plan
+	approve := func(plan *magosv1.PlanStatus, users ...string) {
+		patchWorkspace(t, s.ns, "expiring", func(ws *magosv1.Workspace) {
+			for _, u := range users {
+				ws.Spec.Approvals = append(ws.Spec.Approvals, magosv1.Approval{Plan: plan.ID, Digest: plan.Digest, User: u})
+			}
+		})
+	}
+	approve(first, "alice")
+	ws = s.waitWorkspace("expiring", time.Minute, "plans again once alice's approval expired", func(ws *magosv1.Workspace) bool {
+		return ws.Status.Plan != nil && ws.Status.Plan.ID != first.ID && ws.Status.Phase == magosv1.PhaseAwaitingApproval
+	})
+	requireEvent(t, s.ns, "expiring", magosv1.ReasonApprovalExpired)
+	assert.Contains(t, eventMessage(t, s.ns, "expiring", magosv1.ReasonApprovalExpired), "The approval of plan "+first.ID+" by alice is older than 5s")
+	assert.Empty(t, ws.Status.Plan.Approvals, "the new plan has no approval")
+	assert.Zero(t, applyJobs(t, s.ns, "expiring"))
+
+	approve(ws.Status.Plan, "alice", "bob")
+	s.waitWorkspace("expiring", 3*time.Minute, "applies the new plan, approved twice", appliedRevision(rev))
 }

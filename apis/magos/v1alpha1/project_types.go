@@ -36,6 +36,13 @@ type ProjectDefaults struct {
 	// +kubebuilder:validation:MaxItems=16
 	ApprovalRules []ApprovalRule `json:"approvalRules,omitempty"`
 
+	// ApprovalMaxAge is the default approval lifetime
+	// (Workspace spec.approvalMaxAge).
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
+	// +kubebuilder:validation:Type=string
+	// +optional
+	ApprovalMaxAge *metav1.Duration `json:"approvalMaxAge,omitempty"`
+
 	// Destroy is the default of how deleted destroyOnDelete Workspaces
 	// destroy their resources.
 	// +optional

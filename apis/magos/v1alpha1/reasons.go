@@ -21,6 +21,7 @@ const (
 	ReasonAwaitingApproval         = "AwaitingApproval"
 	ReasonApproved                 = "Approved"
 	ReasonAutoApproved             = "AutoApproved"
+	ReasonApprovalExpired          = "ApprovalExpired"
 	ReasonInvalidApprovalRule      = "InvalidApprovalRule"
 	ReasonAwaitingPromotion        = "AwaitingPromotion"
 	ReasonRetriesExhausted         = "RetriesExhausted"
@@ -176,6 +177,7 @@ var reasonTable = []ReasonInfo{
 	{ReasonNoDrift, ReasonSettles, workspaceOnly, "The last plan or drift check found no changes (Drifted=False)."},
 	{ReasonQueued, ReasonWaits, workspaceOnly, "A run is due but waits for a slot under the controller's, the namespace's or the Project's bound on runs in progress, or the namespace's plan rate."},
 	{ReasonAwaitingApproval, ReasonWaits, workspaceOnly, "approval: Manual and spec.approvedPlan does not name the plan: a person approves it (kubectl magos approve)."},
+	{ReasonApprovalExpired, ReasonProgresses, workspaceOnly, "An approval the plan needed is older than spec.approvalMaxAge: the plan is made again, to be approved anew."},
 	{ReasonAutoApproved, ReasonProgresses, workspaceOnly, "An approval rule (spec.approvalRules) with autoApprove governs the plan: it is applied without an approval; the event names the rule."},
 	{ReasonInvalidApprovalRule, ReasonStalls, workspaceOnly, "An approval rule's `when` does not compile or evaluate (CEL): the message names the rule and the error; plans wait until it is fixed."},
 	{ReasonApproved, ReasonProgresses, workspaceOnly, "A user approved the plan (spec.approvals); the event names who, as the Kubernetes API authenticated them."},

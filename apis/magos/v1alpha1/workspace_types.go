@@ -158,6 +158,16 @@ type WorkspaceSpec struct {
 	// +kubebuilder:validation:MaxItems=16
 	ApprovalRules []ApprovalRule `json:"approvalRules,omitempty"`
 
+	// ApprovalMaxAge is how long an approval stays valid after the
+	// controller first saw it (status.plan.approvals): an older one no
+	// longer counts, and a plan that had needed it is planned again, to be
+	// approved anew. Unset: approvals do not expire (or the Project's
+	// defaults.approvalMaxAge).
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
+	// +kubebuilder:validation:Type=string
+	// +optional
+	ApprovalMaxAge *metav1.Duration `json:"approvalMaxAge,omitempty"`
+
 	// Interval between drift re-plans of the last applied revision.
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
 	// +kubebuilder:validation:Type=string

@@ -571,6 +571,11 @@ func (in *ProjectDefaults) DeepCopyInto(out *ProjectDefaults) {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	if in.ApprovalMaxAge != nil {
+		in, out := &in.ApprovalMaxAge, &out.ApprovalMaxAge
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.Destroy != nil {
 		in, out := &in.Destroy, &out.Destroy
 		*out = new(DestroySpec)
@@ -1611,6 +1616,11 @@ func (in *WorkspaceSpec) DeepCopyInto(out *WorkspaceSpec) {
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
+	}
+	if in.ApprovalMaxAge != nil {
+		in, out := &in.ApprovalMaxAge, &out.ApprovalMaxAge
+		*out = new(v1.Duration)
+		**out = **in
 	}
 	if in.Interval != nil {
 		in, out := &in.Interval, &out.Interval

@@ -64,14 +64,19 @@ type review struct {
 	Needed int
 	Groups []string
 	// Counted are the users whose approvals count ("spec.approvedPlan"
-	// for that field); Ignored those who approved outside Groups.
-	Counted, Ignored []string
+	// for that field); Ignored those who approved outside Groups; Expired
+	// those whose approval is older than MaxAge.
+	Counted, Ignored, Expired []string
+	// MaxAge is how long an approval counts (0: for ever); Expires when
+	// the first counted one stops counting (nil: never).
+	MaxAge  time.Duration
+	Expires *time.Time
 }
 
 // reviewPlan is the review of plan p under rule (nil: none governs), with
 // the approvals entries and spec.approvedPlan give.
-func reviewPlan(rule *magosv1.ApprovalRule, p *magosv1.PlanStatus, entries []magosv1.Approval, approvedPlan string) review {
-	r := review{Needed: 1}
+func reviewPlan(rule *magosv1.ApprovalRule, p *magosv1.PlanStatus, entries []magosv1.Approval, approvedPlan string, now time.Time, maxAge time.Duration) review {
+	r := review{Needed: 1, MaxAge: maxAge}
 	if rule != nil {
 		r.Rule, r.Auto, r.Groups = rule.Name, rule.AutoApprove, rule.Groups
 		if rule.Approvals != nil {
@@ -79,8 +84,18 @@ func reviewPlan(rule *magosv1.ApprovalRule, p *magosv1.PlanStatus, entries []mag
 		}
 	}
 	for _, a := range entries {
-		if !approves(a, p) || slices.Contains(r.Counted, a.User) || slices.Contains(r.Ignored, a.User) {
+		if !approves(a, p) || slices.Contains(r.Counted, a.User) || slices.Contains(r.Ignored, a.User) || slices.Contains(r.Expired, a.User) {
 			continue
+		}
+		if seen := firstSeen(p, a.User); maxAge > 0 && seen != nil {
+			expires := seen.Add(maxAge)
+			if !now.Before(expires) {
+				r.Expired = append(r.Expired, a.User)
+				continue
+			}
+			if r.Expires == nil || expires.Before(*r.Expires) {
+				r.Expires = &expires
+			}
 		}
 		if len(r.Groups) > 0 && !slices.ContainsFunc(a.Groups, func(g string) bool { return slices.Contains(r.Groups, g) }) {
 			r.Ignored = append(r.Ignored, a.User)
@@ -92,6 +107,16 @@ func reviewPlan(rule *magosv1.ApprovalRule, p *magosv1.PlanStatus, entries []mag
 		r.Counted = append(r.Counted, "spec.approvedPlan")
 	}
 	return r
+}
+
+// firstSeen is when the controller first saw user's approval of p.
+func firstSeen(p *magosv1.PlanStatus, user string) *time.Time {
+	for _, r := range p.Approvals {
+		if r.User == user {
+			return &r.Time.Time
+		}
+	}
+	return nil
 }
 
 // satisfied says whether the plan may be applied.
@@ -112,6 +137,29 @@ func (r review) missing() string {
 		fmt.Fprintf(&b, " (not counted: %s, in none of them)", strings.Join(r.Ignored, ", "))
 	}
 	return b.String()
+}
+
+// awaitingApproval is decision d of a plan that is not approved enough:
+// planned again when an approval it needed expired (the new plan is
+// approved anew), else d, waking when the first approval it counts
+// expires.
+func awaitingApproval(f facts, plan *magosv1.PlanStatus, d decision) decision {
+	rv := f.Review
+	if rv == nil {
+		return d
+	}
+	if len(rv.Expired) > 0 {
+		again := startDecision(f.planRun(false))
+		again.Reason = magosv1.ReasonApprovalExpired
+		again.Message = fmt.Sprintf("The approval of %s %s by %s is older than %s (spec.approvalMaxAge): planning again, to be approved anew",
+			strings.ToLower(planNoun(plan)), plan.ID, strings.Join(rv.Expired, ", "), rv.MaxAge)
+		again.Event = &note{Normal, magosv1.ReasonApprovalExpired, again.Message}
+		return again
+	}
+	if rv.Expires != nil {
+		d.Action, d.After = actWait, max(rv.Expires.Sub(f.Now), 0)
+	}
+	return d
 }
 
 // approvedEnough says whether plan p may be applied under approval Manual:

@@ -55,9 +55,37 @@ func TestReviewPlan(t *testing.T) {
 		{"two from anyone", &magosv1.ApprovalRule{Name: "changes", Approvals: &two}, "", review{Rule: "changes", Needed: 2, Counted: []string{"alice", "bob"}}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := reviewPlan(tt.rule, p, entries, tt.approvedPlan)
+			got := reviewPlan(tt.rule, p, entries, tt.approvedPlan, time.Now(), 0)
 			assert.Equal(t, tt.want, got)
 			assert.Equal(t, tt.satisfied, got.satisfied())
 		})
 	}
+}
+
+func TestReviewPlanExpiresApprovals(t *testing.T) {
+	seen := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	p := &magosv1.PlanStatus{ID: "p2", Approvals: []magosv1.PlanApproval{
+		{User: "alice", Time: metav1.NewTime(seen)},
+		{User: "bob", Time: metav1.NewTime(seen.Add(30 * time.Minute))},
+	}}
+	entries := []magosv1.Approval{{Plan: "p2", User: "alice"}, {Plan: "p2", User: "bob"}, {Plan: "p2", User: "carol"}}
+	two := int32(2)
+	rule := &magosv1.ApprovalRule{Name: "two", Approvals: &two}
+
+	got := reviewPlan(rule, p, entries, "", seen.Add(50*time.Minute), time.Hour)
+	assert.Equal(t, []string{"alice", "bob", "carol"}, got.Counted, "carol's is not recorded yet: it counts from when it is")
+	assert.Equal(t, seen.Add(time.Hour), *got.Expires, "alice's expires first")
+
+	got = reviewPlan(rule, p, entries, "", seen.Add(70*time.Minute), time.Hour)
+	assert.Equal(t, []string{"alice"}, got.Expired)
+	assert.Equal(t, []string{"bob", "carol"}, got.Counted)
+	assert.True(t, got.satisfied())
+
+	got = reviewPlan(rule, p, entries[:2], "", seen.Add(70*time.Minute), time.Hour)
+	assert.False(t, got.satisfied(), "bob's alone is not enough")
+	assert.Equal(t, []string{"alice"}, got.Expired)
+
+	got = reviewPlan(rule, p, entries, "", seen.Add(100*time.Hour), 0)
+	assert.Empty(t, got.Expired, "no maximum age: approvals do not expire")
+	assert.Nil(t, got.Expires)
 }

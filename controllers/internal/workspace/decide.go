@@ -291,11 +291,11 @@ func decideRun(f facts) decision {
 			msg = fmt.Sprintf("%s %s (%s) of revision %s awaits approvals: %s (kubectl magos approve %s --plan %s)",
 				planNoun(plan), plan.ID, PlanSummary(plan), plan.Revision, rv.missing(), f.Name, plan.ID)
 		}
-		return decision{
+		return awaitingApproval(f, plan, decision{
 			Phase: magosv1.PhaseAwaitingApproval, Reason: magosv1.ReasonAwaitingApproval,
 			Message: msg,
 			Event:   &note{Normal, magosv1.ReasonAwaitingApproval, fmt.Sprintf("%s %s (%s) awaits approval", planNoun(plan), plan.ID, PlanSummary(plan))},
-		}
+		})
 	}
 	return startDecision(run{Phase: magosv1.RunApply, Mode: plan.Mode, PlanID: plan.ID, PlanDigest: plan.Digest, PlanBundleDigest: plan.BundleDigest})
 }
@@ -484,10 +484,10 @@ func decideDeletion(f facts) decision {
 		return d
 	}
 	if f.Approval == magosv1.ApprovalManual && !f.approvedEnough(plan) {
-		return decision{
+		return awaitingApproval(f, plan, decision{
 			Phase: magosv1.PhaseAwaitingApproval, Reason: magosv1.ReasonDestroyAwaitingApproval, Message: destroyApprovalMessage(plan),
 			Event: &note{Normal, magosv1.ReasonDestroyAwaitingApproval, fmt.Sprintf("The Workspace is being deleted: destroy plan %s (%s) awaits approval", plan.ID, PlanSummary(plan))},
-		}
+		})
 	}
 	return startDecision(run{Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy, PlanID: plan.ID, PlanDigest: plan.Digest, PlanBundleDigest: plan.BundleDigest})
 }

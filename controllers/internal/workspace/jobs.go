@@ -71,6 +71,8 @@ type settings struct {
 	// ApprovalRules are the compiled approval rules (the Workspace's, else
 	// its Project's).
 	ApprovalRules *approvalrules.Rules
+	// ApprovalMaxAge is how long an approval counts (0: for ever).
+	ApprovalMaxAge time.Duration
 	// Timeout is the run's deadline; AskedTimeout the longer one the
 	// Workspace or its Project asked for, when --max-run-timeout cut it.
 	Timeout, AskedTimeout time.Duration
@@ -102,7 +104,8 @@ func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settin
 	if in.Project != nil && in.Project.Status.Defaults != nil {
 		layers = append(layers, in.Project.Status.Defaults)
 	}
-	layers = append(layers, &magosv1.ProjectDefaults{Terraform: ws.Spec.Terraform, Interval: ws.Spec.Interval, Approval: ws.Spec.Approval, Destroy: ws.Spec.Destroy, Retry: ws.Spec.Retry})
+	layers = append(layers, &magosv1.ProjectDefaults{Terraform: ws.Spec.Terraform, Interval: ws.Spec.Interval, Approval: ws.Spec.Approval,
+		ApprovalMaxAge: ws.Spec.ApprovalMaxAge, Destroy: ws.Spec.Destroy, Retry: ws.Spec.Retry})
 	engineImages := map[magosv1.Engine]string{}
 	for _, l := range layers {
 		if t := l.Terraform; t != nil {
@@ -126,6 +129,11 @@ func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settin
 			s.DestroyGate = l.Destroy.Gate
 		}
 		s.Retry = s.Retry.with(l.Retry)
+	}
+	for _, l := range layers {
+		if l.ApprovalMaxAge != nil {
+			s.ApprovalMaxAge = l.ApprovalMaxAge.Duration
+		}
 	}
 	rules, field := ws.Spec.ApprovalRules, "spec.approvalRules"
 	if len(rules) == 0 && in.Project != nil && in.Project.Status.Defaults != nil {

@@ -260,7 +260,7 @@ func (r *Reconciler) reviewOf(ws *magosv1.Workspace, s settings, plan *magosv1.P
 	if err != nil {
 		return review{}, rerror.Stall(magosv1.ReasonInvalidApprovalRule, err)
 	}
-	rv := reviewPlan(rule, plan, ws.Spec.Approvals, ws.Spec.ApprovedPlan)
+	rv := reviewPlan(rule, plan, ws.Spec.Approvals, ws.Spec.ApprovedPlan, time.Now(), s.ApprovalMaxAge)
 	if rv.Auto && !plan.AutoApproved {
 		r.event(ws, corev1.EventTypeNormal, magosv1.ReasonAutoApproved, "Plan %s (%s) is applied without approval: approval rule %s governs it", plan.ID, PlanSummary(plan), rv.Rule)
 	}

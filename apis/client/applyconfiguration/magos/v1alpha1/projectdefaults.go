@@ -40,6 +40,9 @@ type ProjectDefaultsApplyConfiguration struct {
 	// ApprovalRules are the default approval rules
 	// (Workspace spec.approvalRules).
 	ApprovalRules []ApprovalRuleApplyConfiguration `json:"approvalRules,omitempty"`
+	// ApprovalMaxAge is the default approval lifetime
+	// (Workspace spec.approvalMaxAge).
+	ApprovalMaxAge *v1.Duration `json:"approvalMaxAge,omitempty"`
 	// Destroy is the default of how deleted destroyOnDelete Workspaces
 	// destroy their resources.
 	Destroy *DestroySpecApplyConfiguration `json:"destroy,omitempty"`
@@ -95,6 +98,14 @@ func (b *ProjectDefaultsApplyConfiguration) WithApprovalRules(values ...*Approva
 		}
 		b.ApprovalRules = append(b.ApprovalRules, *values[i])
 	}
+	return b
+}
+
+// WithApprovalMaxAge sets the ApprovalMaxAge field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ApprovalMaxAge field is set to the value of the last call.
+func (b *ProjectDefaultsApplyConfiguration) WithApprovalMaxAge(value v1.Duration) *ProjectDefaultsApplyConfiguration {
+	b.ApprovalMaxAge = &value
 	return b
 }
 

@@ -64,6 +64,12 @@ type WorkspaceSpecApplyConfiguration struct {
 	// needs one approval. Set, they replace the Project's
 	// (defaults.approvalRules).
 	ApprovalRules []ApprovalRuleApplyConfiguration `json:"approvalRules,omitempty"`
+	// ApprovalMaxAge is how long an approval stays valid after the
+	// controller first saw it (status.plan.approvals): an older one no
+	// longer counts, and a plan that had needed it is planned again, to be
+	// approved anew. Unset: approvals do not expire (or the Project's
+	// defaults.approvalMaxAge).
+	ApprovalMaxAge *v1.Duration `json:"approvalMaxAge,omitempty"`
 	// Interval between drift re-plans of the last applied revision.
 	Interval *v1.Duration `json:"interval,omitempty"`
 	// Suspend stops new runs; a running Job is left to finish.
@@ -212,6 +218,14 @@ func (b *WorkspaceSpecApplyConfiguration) WithApprovalRules(values ...*ApprovalR
 		}
 		b.ApprovalRules = append(b.ApprovalRules, *values[i])
 	}
+	return b
+}
+
+// WithApprovalMaxAge sets the ApprovalMaxAge field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ApprovalMaxAge field is set to the value of the last call.
+func (b *WorkspaceSpecApplyConfiguration) WithApprovalMaxAge(value v1.Duration) *WorkspaceSpecApplyConfiguration {
+	b.ApprovalMaxAge = &value
 	return b
 }
 
