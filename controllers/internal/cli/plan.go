@@ -26,7 +26,7 @@ func newPlanCommand(f *factory) *cobra.Command {
 		Example: "  kubectl magos plan show hello",
 		Args:    args(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usageError("plan needs a subcommand: plan show WORKSPACE")
+			return usageError("plan needs a subcommand: plan show WORKSPACE, plan diff WORKSPACE --against OTHER")
 		},
 	}
 	var asJSON bool
@@ -43,7 +43,7 @@ the policy gate evaluated and an approval approves.`,
 		RunE: func(cmd *cobra.Command, a []string) error { return showPlan(cmd.Context(), f, a[0], asJSON) },
 	}
 	show.Flags().BoolVar(&asJSON, "json", false, "print the plan JSON (the engine's show -json output)")
-	plan.AddCommand(show)
+	plan.AddCommand(show, newPlanDiffCommand(f))
 	return plan
 }
 

@@ -1,0 +1,183 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/apis/planstore"
+)
+
+func newPlanDiffCommand(f *factory) *cobra.Command {
+	var against string
+	cmd := &cobra.Command{
+		Use:   "diff WORKSPACE --against OTHER",
+		Short: "Compare the stored plans of two Workspaces, resource by resource",
+		Long: `Compare the current plan of WORKSPACE with the current plan of OTHER (e.g. prod's
+plan with the one dev applied): which resource changes are the same (address,
+actions and planned values), which differ and in which attributes, and which
+are in one plan only. Values are never printed (a plan's values may be
+sensitive): only the names of the attributes that differ. Exit code 0 when
+the plans are the same change, 1 when they differ (as diff does).`,
+		Example: `  kubectl magos plan diff prod --against dev`,
+		Args:    args(1, 1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if against == "" {
+				return usageError("plan diff needs --against OTHER: the Workspace whose plan to compare with")
+			}
+			return diffPlans(cmd.Context(), f, a[0], against)
+		},
+	}
+	cmd.Flags().StringVar(&against, "against", "", "the Workspace (same namespace) whose current plan to compare with")
+	return cmd
+}
+
+// plannedChange is what plan diff compares of one resource change.
+type plannedChange struct {
+	Actions []string
+	After   map[string]json.RawMessage
+}
+
+func diffPlans(ctx context.Context, f *factory, name, other string) error {
+	a, idA, err := loadChanges(ctx, f, name)
+	if err != nil {
+		return err
+	}
+	b, idB, err := loadChanges(ctx, f, other)
+	if err != nil {
+		return err
+	}
+	out := f.streams.Out
+	fmt.Fprintf(out, "Plan %s of Workspace %s against plan %s of Workspace %s:\n", idA, name, idB, other)
+	differ := writeDiff(out, name, other, a, b)
+	if differ == 0 {
+		fmt.Fprintln(out, "The plans are the same change.")
+		return nil
+	}
+	return newError(ExitFailure, ReasonFailed, "the plans differ in %d resource change(s)", differ)
+}
+
+// writeDiff writes how changes a (of Workspace nameA) and b differ and
+// returns the number of resource changes that differ.
+func writeDiff(out io.Writer, nameA, nameB string, a, b map[string]plannedChange) int {
+	same, differ := 0, 0
+	for _, addr := range slices.Sorted(maps.Keys(a)) {
+		ca := a[addr]
+		cb, ok := b[addr]
+		switch {
+		case !ok:
+			differ++
+			fmt.Fprintf(out, "  only in %s: %s (%s)\n", nameA, addr, strings.Join(ca.Actions, ", "))
+		case !slices.Equal(ca.Actions, cb.Actions):
+			differ++
+			fmt.Fprintf(out, "  ~ %s: %s in %s, %s in %s\n", addr, strings.Join(ca.Actions, ", "), nameA, strings.Join(cb.Actions, ", "), nameB)
+		default:
+			if attrs := differingAttributes(ca.After, cb.After); len(attrs) > 0 {
+				differ++
+				fmt.Fprintf(out, "  ~ %s (%s): differs in %s\n", addr, strings.Join(ca.Actions, ", "), strings.Join(attrs, ", "))
+			} else {
+				same++
+			}
+		}
+	}
+	for _, addr := range slices.Sorted(maps.Keys(b)) {
+		if _, ok := a[addr]; !ok {
+			differ++
+			fmt.Fprintf(out, "  only in %s: %s (%s)\n", nameB, addr, strings.Join(b[addr].Actions, ", "))
+		}
+	}
+	fmt.Fprintf(out, "  %d resource change(s) the same, %d different\n", same, differ)
+	return differ
+}
+
+// differingAttributes are the top-level attributes whose planned values
+// differ, sorted.
+func differingAttributes(a, b map[string]json.RawMessage) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(a)) {
+		if v, ok := b[k]; !ok || !jsonEqual(a[k], v) {
+			out = append(out, k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(b)) {
+		if _, ok := a[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return bytes.Equal(a, b)
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
+}
+
+// loadChanges reads the resource changes (no-ops left out) of the
+// Workspace's current stored plan, checked against its status.
+func loadChanges(ctx context.Context, f *factory, name string) (map[string]plannedChange, string, error) {
+	t, ws, err := readWorkspace(ctx, f, name)
+	if err != nil {
+		return nil, "", err
+	}
+	p := ws.Status.Plan
+	if p == nil {
+		return nil, "", newError(ExitFailure, ReasonNotFound, "Workspace %s has no plan yet (phase %s)", name, orNone(string(ws.Status.Phase)))
+	}
+	g := planstore.GetterFunc(func(ctx context.Context, secret string) (*corev1.Secret, error) {
+		s := &corev1.Secret{}
+		return s, t.c.Get(ctx, clientKey(t.key.Namespace, secret), s)
+	})
+	stored, err := planstore.LoadJSONSealed(ctx, g, name, maxPlanJSONBytes, p.BundleDigest)
+	if err != nil {
+		return nil, "", planError(name, err)
+	}
+	if err := samePlan(stored, p); err != nil {
+		return nil, "", err
+	}
+	if len(stored.JSON) == 0 {
+		return nil, "", newError(ExitFailure, ReasonNotFound, "plan %s of Workspace %s has no plan JSON to compare (%s)", p.ID, name, noJSONWhy(p))
+	}
+	var doc struct {
+		ResourceChanges []struct {
+			Address string `json:"address"`
+			Change  struct {
+				Actions []string                   `json:"actions"`
+				After   map[string]json.RawMessage `json:"after"`
+			} `json:"change"`
+		} `json:"resource_changes"`
+	}
+	if err := json.Unmarshal(stored.JSON, &doc); err != nil {
+		return nil, "", failed("the plan JSON of Workspace %s does not parse: %v", name, err)
+	}
+	changes := map[string]plannedChange{}
+	for _, rc := range doc.ResourceChanges {
+		if slices.Equal(rc.Change.Actions, []string{"no-op"}) {
+			continue
+		}
+		changes[rc.Address] = plannedChange{Actions: rc.Change.Actions, After: rc.Change.After}
+	}
+	return changes, p.ID, nil
+}
+
+// noJSONWhy says why a stored plan has no JSON.
+func noJSONWhy(p *magosv1.PlanStatus) string {
+	if p.AppliedWithoutGate {
+		return "it was planned and applied without a gate in one run, which renders none"
+	}
+	return "it was stored without one"
+}
