@@ -14,15 +14,19 @@ import (
 )
 
 type approveOptions struct {
-	plan    string
-	wait    bool
-	timeout time.Duration
+	plan  string
+	stage string
+	like  string
+	wait  bool
+	// approved is the plan approveOne approved last.
+	approved string
+	timeout  time.Duration
 }
 
 func newApproveCommand(f *factory) *cobra.Command {
 	o := &approveOptions{}
 	cmd := &cobra.Command{
-		Use:   "approve WORKSPACE",
+		Use:   "approve (WORKSPACE | --stage ROLLOUT/STAGE)",
 		Short: "Approve the plan a Workspace waits on, in your name (spec.approvals)",
 		Long: `Approve the current plan of a Workspace with approval: Manual by adding an
 entry to spec.approvals: the plan's ID and digest (status.plan.id, .digest),
@@ -31,13 +35,33 @@ chart's admission policy refuses any other name). Entries for earlier plans
 are dropped. With --plan, the approval is refused unless the current plan is
 that ID, so a plan that changed after you read it is never approved by
 mistake. The Workspace's status then records who approved
-(status.plan.approvals; kubectl magos get -o wide, plan show).`,
+(status.plan.approvals; kubectl magos get -o wide, plan show).
+
+With --stage ROLLOUT/STAGE, one review approves the stage: the plans of the
+stage's Workspaces awaiting approval are compared (plan diff), and when they
+are all the same change each one is approved, in an entry naming its own
+plan; when they are different changes, --like WORKSPACE approves those that
+are the same change as that Workspace's.`,
 		Example: `  kubectl magos plan show hello             # read the plan and note its ID
   kubectl magos approve hello --plan 8f3c…   # approve exactly that plan
-  kubectl magos approve hello --wait         # approve and wait for the apply`,
-		Args: args(1, 1),
-		RunE: func(cmd *cobra.Command, a []string) error { return o.run(cmd.Context(), f, a[0]) },
+  kubectl magos approve hello --wait         # approve and wait for the apply
+  kubectl magos approve --stage release/prod # one review for the stage's same plans`,
+		Args: args(0, 1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			switch {
+			case o.stage != "" && len(a) == 0:
+				if o.plan != "" || o.wait {
+					return usageError("--stage approves each Workspace's current plan: --plan and --wait take one WORKSPACE")
+				}
+				return o.approveStage(cmd.Context(), f, o.stage)
+			case o.stage == "" && len(a) == 1:
+				return o.run(cmd.Context(), f, a[0])
+			}
+			return usageError("approve takes a WORKSPACE or --stage ROLLOUT/STAGE")
+		},
 	}
+	cmd.Flags().StringVar(&o.stage, "stage", "", "approve the plans of a Rollout stage's Workspaces that are the same change (ROLLOUT/STAGE)")
+	cmd.Flags().StringVar(&o.like, "like", "", "with --stage: approve the plans that are the same change as this Workspace's")
 	cmd.Flags().StringVar(&o.plan, "plan", "", "approve only if the current plan has this ID")
 	cmd.Flags().BoolVar(&o.wait, "wait", false, "wait until the plan is applied or the Workspace fails")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 10*time.Minute, "how long --wait waits")
@@ -45,6 +69,28 @@ mistake. The Workspace's status then records who approved
 }
 
 func (o *approveOptions) run(ctx context.Context, f *factory, name string) error {
+	if err := o.approveOne(ctx, f, name, o.plan); err != nil {
+		return err
+	}
+	if !o.wait {
+		return nil
+	}
+	t, err := targetOf(f, name)
+	if err != nil {
+		return err
+	}
+	id := o.approved
+	ws, err := t.waitWorkspace(ctx, o.timeout, "apply plan "+id, func(ws *magosv1.Workspace) (bool, error) { return approvedApplied(ws, id) })
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f.streams.Out, "Workspace %s: plan %s applied (revision %s)\n", name, id, ws.Status.LastApplied.Revision)
+	return nil
+}
+
+// approveOne approves Workspace name's plan (want, if set) in the user's
+// name.
+func (o *approveOptions) approveOne(ctx context.Context, f *factory, name, want string) error {
 	t, err := targetOf(f, name)
 	if err != nil {
 		return err
@@ -56,7 +102,7 @@ func (o *approveOptions) run(ctx context.Context, f *factory, name string) error
 	ws := &magosv1.Workspace{}
 	var id string
 	if err := t.update(ctx, ws, func() error {
-		if id, err = approvable(ws, o.plan); err != nil {
+		if id, err = approvable(ws, want); err != nil {
 			return err
 		}
 		ws.Spec.Approvals = withApproval(ws.Spec.Approvals, magosv1.Approval{
@@ -66,14 +112,7 @@ func (o *approveOptions) run(ctx context.Context, f *factory, name string) error
 		return err
 	}
 	fmt.Fprintf(f.streams.Out, "Workspace %s: plan %s approved by %s (%s)\n", name, id, me.Username, planCounts(ws.Status.Plan))
-	if !o.wait {
-		return nil
-	}
-	ws, err = t.waitWorkspace(ctx, o.timeout, "apply plan "+id, func(ws *magosv1.Workspace) (bool, error) { return approvedApplied(ws, id) })
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(f.streams.Out, "Workspace %s: plan %s applied (revision %s)\n", name, id, ws.Status.LastApplied.Revision)
+	o.approved = id
 	return nil
 }
 
