@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -112,4 +113,45 @@ func TestApprovalsAreAttributed(t *testing.T) {
 		return c.Patch(ctx, &ws, patch)
 	}
 	assert.NoError(t, patchAs(bob), "an edit that leaves the approvals as they are")
+}
+
+// TestApprovalsPolicyAttributedOnly: with approvalsPolicy.attributedOnly
+// the chart's policy also refuses setting spec.approvedPlan, which
+// approves without saying who; an attributed entry is still admitted, and
+// a Workspace whose approvedPlan predates the policy can still be edited.
+func TestApprovalsPolicyAttributedOnly(t *testing.T) {
+	env.Require(t)
+	ctx := context.Background()
+	s := newStackWith(t, stackOptions{NoControllers: true})
+	old := s.newWorkspace("old", "infra", func(ws *magosv1.Workspace) { ws.Spec.ApprovedPlan = "p0" })
+	release := "m" + rand.String(5)
+	objs := renderChart(t, release, "magos-system", "--set", "approvalsPolicy.attributedOnly=true",
+		"--set-string", "approvalsPolicy.namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name="+s.ns)
+	installChart(t, []*unstructured.Unstructured{
+		chartObject(objs, "ValidatingAdmissionPolicy", release+"-attributed-approvals"),
+		chartObject(objs, "ValidatingAdmissionPolicyBinding", release+"-attributed-approvals"),
+	})
+	alice := asUser(t, "alice")
+	ws := s.newWorkspace("manual", "infra", func(ws *magosv1.Workspace) { ws.Spec.Approval = magosv1.ApprovalManual })
+	set := func(c client.Client, name string, mutate func(*magosv1.Workspace)) error {
+		var ws magosv1.Workspace
+		require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: name}, &ws))
+		patch := client.MergeFrom(ws.DeepCopy())
+		mutate(&ws)
+		return c.Patch(ctx, &ws, patch)
+	}
+	var err error
+	tries := 0
+	require.Eventually(t, func() bool {
+		tries++ // a new value each time: setting the value already there is no change
+		err = set(alice, ws.Name, func(ws *magosv1.Workspace) { ws.Spec.ApprovedPlan = fmt.Sprintf("p%d", tries) })
+		return apierrors.IsForbidden(err)
+	}, 30*time.Second, 200*time.Millisecond, "spec.approvedPlan is refused: %v", err)
+	assert.Contains(t, err.Error(), "spec.approvedPlan does not say who approved")
+	assert.NoError(t, set(alice, ws.Name, func(ws *magosv1.Workspace) {
+		ws.Spec.Approvals = []magosv1.Approval{{Plan: "p1", User: "alice"}}
+	}), "an attributed approval")
+	assert.NoError(t, set(alice, old.Name, func(ws *magosv1.Workspace) { ws.Labels = map[string]string{"team": "a"} }),
+		"a Workspace whose approvedPlan predates the policy can be edited")
+	assert.NoError(t, set(alice, old.Name, func(ws *magosv1.Workspace) { ws.Spec.ApprovedPlan = "" }), "and its approvedPlan cleared")
 }
