@@ -198,9 +198,15 @@ func newGitSource(t testing.TB, ns string) *gitSource {
 		ObjectMeta: metav1.ObjectMeta{Name: s.secret, Namespace: ns},
 		StringData: map[string]string{"username": "flux", "password": password},
 	}))
+	logSourceControllerOnFailure(t, ns)
+	return s
+}
+
+// logSourceControllerOnFailure logs, when t fails, what source-controller
+// said about namespace ns.
+func logSourceControllerOnFailure(t testing.TB, ns string) {
 	t.Cleanup(func() {
 		if t.Failed() {
-			// What source-controller said about the test's namespace.
 			for _, line := range strings.Split(readLogs(t, node.PodLogsDir()), "\n") {
 				if strings.Contains(line, `"namespace":"`+ns+`"`) {
 					t.Log(line)
@@ -208,7 +214,6 @@ func newGitSource(t testing.TB, ns string) *gitSource {
 			}
 		}
 	})
-	return s
 }
 
 // Publish commits dir as the content of branch main of repository name,
