@@ -14,13 +14,11 @@ import (
 )
 
 type approveOptions struct {
-	plan  string
-	stage string
-	like  string
-	wait  bool
-	// approved is the plan approveOne approved last.
-	approved string
-	timeout  time.Duration
+	plan    string
+	stage   string
+	like    string
+	wait    bool
+	timeout time.Duration
 }
 
 func newApproveCommand(f *factory) *cobra.Command {
@@ -69,7 +67,8 @@ are the same change as that Workspace's.`,
 }
 
 func (o *approveOptions) run(ctx context.Context, f *factory, name string) error {
-	if err := o.approveOne(ctx, f, name, o.plan); err != nil {
+	id, err := approveOne(ctx, f, name, o.plan)
+	if err != nil {
 		return err
 	}
 	if !o.wait {
@@ -79,7 +78,6 @@ func (o *approveOptions) run(ctx context.Context, f *factory, name string) error
 	if err != nil {
 		return err
 	}
-	id := o.approved
 	ws, err := t.waitWorkspace(ctx, o.timeout, "apply plan "+id, func(ws *magosv1.Workspace) (bool, error) { return approvedApplied(ws, id) })
 	if err != nil {
 		return err
@@ -89,15 +87,15 @@ func (o *approveOptions) run(ctx context.Context, f *factory, name string) error
 }
 
 // approveOne approves Workspace name's plan (want, if set) in the user's
-// name.
-func (o *approveOptions) approveOne(ctx context.Context, f *factory, name, want string) error {
+// name and returns the plan's ID.
+func approveOne(ctx context.Context, f *factory, name, want string) (string, error) {
 	t, err := targetOf(f, name)
 	if err != nil {
-		return err
+		return "", err
 	}
 	me, err := whoAmI(ctx, t.c)
 	if err != nil {
-		return err
+		return "", err
 	}
 	ws := &magosv1.Workspace{}
 	var id string
@@ -109,11 +107,10 @@ func (o *approveOptions) approveOne(ctx context.Context, f *factory, name, want 
 			Plan: id, Digest: ws.Status.PendingPlan().Digest, User: me.Username, Groups: me.Groups})
 		return nil
 	}); err != nil {
-		return err
+		return "", err
 	}
 	fmt.Fprintf(f.streams.Out, "Workspace %s: plan %s approved by %s (%s)\n", name, id, me.Username, planCounts(ws.Status.Plan))
-	o.approved = id
-	return nil
+	return id, nil
 }
 
 // whoAmI is the user the API authenticates this client as, with the

@@ -3,10 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
@@ -38,7 +37,7 @@ func (o *approveOptions) approveStage(ctx context.Context, f *factory, stage str
 	if err != nil {
 		return err
 	}
-	groups, waiting, err := distinctPlans(ctx, f, t.c, t.key.Namespace, members)
+	groups, waiting, err := distinctPlans(ctx, t, members)
 	if err != nil {
 		return err
 	}
@@ -65,7 +64,7 @@ func (o *approveOptions) approveStage(ctx context.Context, f *factory, stage str
 		chosen = groups[0]
 	}
 	for _, name := range chosen {
-		if err := o.approveOne(ctx, f, name, ""); err != nil {
+		if _, err := approveOne(ctx, f, name, ""); err != nil {
 			return err
 		}
 	}
@@ -89,22 +88,22 @@ func stageMembers(ro *magosv1.Rollout, stage string) ([]string, error) {
 
 // distinctPlans groups the members awaiting approval by the change their
 // plans make: members whose plans are the same change share a group.
-func distinctPlans(ctx context.Context, f *factory, c client.Client, ns string, members []string) (groups [][]string, waiting int, _ error) {
+func distinctPlans(ctx context.Context, t *target, members []string) (groups [][]string, waiting int, _ error) {
 	var changes []map[string]plannedChange
 	for _, name := range members {
 		ws := &magosv1.Workspace{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, ws); err != nil {
+		if err := t.c.Get(ctx, clientKey(t.key.Namespace, name), ws); err != nil {
 			return nil, 0, err
 		}
 		if _, err := approvable(ws, ""); err != nil {
 			continue
 		}
 		waiting++
-		ch, _, err := loadChanges(ctx, f, name)
+		ch, _, err := loadChanges(ctx, t.planGetter(), ws)
 		if err != nil {
 			return nil, 0, err
 		}
-		i := slices.IndexFunc(changes, func(other map[string]plannedChange) bool { return writeDiff(nopWriter{}, "", "", ch, other) == 0 })
+		i := slices.IndexFunc(changes, func(other map[string]plannedChange) bool { return writeDiff(io.Discard, "", "", ch, other) == 0 })
 		if i < 0 {
 			changes = append(changes, ch)
 			groups = append(groups, nil)
@@ -114,7 +113,3 @@ func distinctPlans(ctx context.Context, f *factory, c client.Client, ns string, 
 	}
 	return groups, waiting, nil
 }
-
-type nopWriter struct{}
-
-func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }

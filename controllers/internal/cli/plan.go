@@ -56,17 +56,11 @@ func showPlan(ctx context.Context, f *factory, name string, asJSON bool) error {
 	if p == nil {
 		return newError(ExitFailure, ReasonNotFound, "Workspace %s has no plan yet (phase %s)", name, orNone(string(ws.Status.Phase)))
 	}
-	g := planstore.GetterFunc(func(ctx context.Context, secret string) (*corev1.Secret, error) {
-		s := &corev1.Secret{}
-		return s, t.c.Get(ctx, clientKey(t.key.Namespace, secret), s)
-	})
+	g := t.planGetter()
 	out := f.streams.Out
 	if asJSON {
-		stored, err := planstore.LoadJSONSealed(ctx, g, name, maxPlanJSONBytes, p.BundleDigest)
+		stored, err := loadPlanJSON(ctx, g, name, p)
 		if err != nil {
-			return planError(name, err)
-		}
-		if err := samePlan(stored, p); err != nil {
 			return err
 		}
 		if len(stored.JSON) == 0 && p.AppliedWithoutGate {
@@ -103,10 +97,7 @@ func showPlan(ctx context.Context, f *factory, name string, asJSON bool) error {
 func planText(ctx context.Context, g planstore.Getter, name string, p *magosv1.PlanStatus) (string, error) {
 	stored, err := planstore.LoadTextSealed(ctx, g, name, planstore.MaxTextBytes, p.BundleDigest)
 	if errors.Is(err, planstore.ErrNoText) {
-		if stored, err = planstore.LoadJSONSealed(ctx, g, name, maxPlanJSONBytes, p.BundleDigest); err != nil {
-			return "", planError(name, err)
-		}
-		if err := samePlan(stored, p); err != nil {
+		if stored, err = loadPlanJSON(ctx, g, name, p); err != nil {
 			return "", err
 		}
 		return summarize(stored.JSON)
@@ -118,6 +109,27 @@ func planText(ctx context.Context, g planstore.Getter, name string, p *magosv1.P
 		return "", err
 	}
 	return printable(string(stored.Text)), nil
+}
+
+// planGetter reads the plan Secrets of the target's namespace.
+func (t *target) planGetter() planstore.Getter {
+	return planstore.GetterFunc(func(ctx context.Context, secret string) (*corev1.Secret, error) {
+		s := &corev1.Secret{}
+		return s, t.c.Get(ctx, clientKey(t.key.Namespace, secret), s)
+	})
+}
+
+// loadPlanJSON is Workspace name's stored plan with its JSON, sealed and
+// checked to be plan p of its status.
+func loadPlanJSON(ctx context.Context, g planstore.Getter, name string, p *magosv1.PlanStatus) (*planstore.Plan, error) {
+	stored, err := planstore.LoadJSONSealed(ctx, g, name, maxPlanJSONBytes, p.BundleDigest)
+	if err != nil {
+		return nil, planError(name, err)
+	}
+	if err := samePlan(stored, p); err != nil {
+		return nil, err
+	}
+	return stored, nil
 }
 
 // samePlan refuses a stored plan other than the one status shows: another

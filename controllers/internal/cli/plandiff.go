@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/apis/planstore"
@@ -48,11 +47,19 @@ type plannedChange struct {
 }
 
 func diffPlans(ctx context.Context, f *factory, name, other string) error {
-	a, idA, err := loadChanges(ctx, f, name)
+	t, ws, err := readWorkspace(ctx, f, name)
 	if err != nil {
 		return err
 	}
-	b, idB, err := loadChanges(ctx, f, other)
+	a, idA, err := loadChanges(ctx, t.planGetter(), ws)
+	if err != nil {
+		return err
+	}
+	_, otherWS, err := readWorkspace(ctx, f, other)
+	if err != nil {
+		return err
+	}
+	b, idB, err := loadChanges(ctx, t.planGetter(), otherWS)
 	if err != nil {
 		return err
 	}
@@ -127,26 +134,15 @@ func jsonEqual(a, b json.RawMessage) bool {
 	return bytes.Equal(xa, ya)
 }
 
-// loadChanges reads the resource changes (no-ops left out) of the
-// Workspace's current stored plan, checked against its status.
-func loadChanges(ctx context.Context, f *factory, name string) (map[string]plannedChange, string, error) {
-	t, ws, err := readWorkspace(ctx, f, name)
-	if err != nil {
-		return nil, "", err
-	}
-	p := ws.Status.Plan
+// loadChanges reads the resource changes (no-ops left out) of Workspace
+// ws's current stored plan, checked against its status.
+func loadChanges(ctx context.Context, g planstore.Getter, ws *magosv1.Workspace) (map[string]plannedChange, string, error) {
+	name, p := ws.Name, ws.Status.Plan
 	if p == nil {
 		return nil, "", newError(ExitFailure, ReasonNotFound, "Workspace %s has no plan yet (phase %s)", name, orNone(string(ws.Status.Phase)))
 	}
-	g := planstore.GetterFunc(func(ctx context.Context, secret string) (*corev1.Secret, error) {
-		s := &corev1.Secret{}
-		return s, t.c.Get(ctx, clientKey(t.key.Namespace, secret), s)
-	})
-	stored, err := planstore.LoadJSONSealed(ctx, g, name, maxPlanJSONBytes, p.BundleDigest)
+	stored, err := loadPlanJSON(ctx, g, name, p)
 	if err != nil {
-		return nil, "", planError(name, err)
-	}
-	if err := samePlan(stored, p); err != nil {
 		return nil, "", err
 	}
 	if len(stored.JSON) == 0 {
