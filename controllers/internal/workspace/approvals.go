@@ -24,11 +24,6 @@ func approves(a magosv1.Approval, p *magosv1.PlanStatus) bool {
 	return a.Plan == p.ID && (a.Digest == "" || a.Digest == p.Digest)
 }
 
-// approved says whether plan p is approved.
-func (f facts) approved(p *magosv1.PlanStatus) bool {
-	return f.ApprovedPlan == p.ID || slices.ContainsFunc(f.Approvals, func(a magosv1.Approval) bool { return approves(a, p) })
-}
-
 // recordApprovals adds to p.Approvals the users of entries approving p it
 // does not hold yet, at now, and returns them.
 func recordApprovals(p *magosv1.PlanStatus, entries []magosv1.Approval, now time.Time) []magosv1.PlanApproval {
@@ -163,10 +158,13 @@ func awaitingApproval(f facts, plan *magosv1.PlanStatus, d decision) decision {
 }
 
 // approvedEnough says whether plan p may be applied under approval Manual:
-// the review says so, or, unreviewed, an approval names it.
+// the review says so, or, unreviewed (no rule, no expiry), one approval
+// names it.
 func (f facts) approvedEnough(p *magosv1.PlanStatus) bool {
-	if f.Review != nil {
-		return f.Review.satisfied()
+	rv := f.Review
+	if rv == nil {
+		unruled := reviewPlan(nil, p, f.Approvals, f.ApprovedPlan, f.Now, 0)
+		rv = &unruled
 	}
-	return f.approved(p)
+	return rv.satisfied()
 }

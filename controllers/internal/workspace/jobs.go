@@ -128,12 +128,10 @@ func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settin
 		if l.Destroy != nil && l.Destroy.Gate != "" {
 			s.DestroyGate = l.Destroy.Gate
 		}
-		s.Retry = s.Retry.with(l.Retry)
-	}
-	for _, l := range layers {
 		if l.ApprovalMaxAge != nil {
 			s.ApprovalMaxAge = l.ApprovalMaxAge.Duration
 		}
+		s.Retry = s.Retry.with(l.Retry)
 	}
 	rules, field := ws.Spec.ApprovalRules, "spec.approvalRules"
 	if len(rules) == 0 && in.Project != nil && in.Project.Status.Defaults != nil {

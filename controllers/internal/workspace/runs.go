@@ -239,7 +239,7 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 		}
 	}
 	if f.Approval == magosv1.ApprovalManual && f.Plan.HasChanges {
-		rv, err := r.reviewOf(ws, s, f.Plan)
+		rv, err := r.reviewOf(ws, s, f.Plan, f.Now)
 		if err != nil {
 			return facts{}, nil, err
 		}
@@ -248,10 +248,10 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 	return f, lease, nil
 }
 
-// reviewOf reviews the pending plan under the approval rules and records
-// in status which rule governs it (an AutoApproved event the first time
-// one applies it without approval).
-func (r *Reconciler) reviewOf(ws *magosv1.Workspace, s settings, plan *magosv1.PlanStatus) (review, error) {
+// reviewOf reviews the pending plan under the approval rules at now and
+// records in status which rule governs it (an AutoApproved event the first
+// time one applies it without approval).
+func (r *Reconciler) reviewOf(ws *magosv1.Workspace, s settings, plan *magosv1.PlanStatus, now time.Time) (review, error) {
 	rule, err := s.ApprovalRules.Govern(approvalrules.Plan{
 		Add: int64(plan.Add), Change: int64(plan.Change), Destroy: int64(plan.Destroy),
 		DestroyMode: plan.Mode == magosv1.PlanModeDestroy, Drift: plan.Drift,
@@ -260,7 +260,7 @@ func (r *Reconciler) reviewOf(ws *magosv1.Workspace, s settings, plan *magosv1.P
 	if err != nil {
 		return review{}, rerror.Stall(magosv1.ReasonInvalidApprovalRule, err)
 	}
-	rv := reviewPlan(rule, plan, ws.Spec.Approvals, ws.Spec.ApprovedPlan, time.Now(), s.ApprovalMaxAge)
+	rv := reviewPlan(rule, plan, ws.Spec.Approvals, ws.Spec.ApprovedPlan, now, s.ApprovalMaxAge)
 	if rv.Auto && !plan.AutoApproved {
 		r.event(ws, corev1.EventTypeNormal, magosv1.ReasonAutoApproved, "Plan %s (%s) is applied without approval: approval rule %s governs it", plan.ID, PlanSummary(plan), rv.Rule)
 	}
