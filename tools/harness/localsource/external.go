@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -19,11 +18,7 @@ import (
 // externalartifact/<namespace>/<name>/, revision latest@<digest>, Ready
 // True. It returns the revision.
 func (s *Server) PublishExternal(ctx context.Context, key types.NamespacedName, dir string) (string, error) {
-	a, err := readDir(dir)
-	if err != nil {
-		return "", fmt.Errorf("localsource: packaging %s: %w", dir, err)
-	}
-	data, _, err := a.tarball()
+	data, _, err := s.pack(Source{Dir: dir}, "latest")
 	if err != nil {
 		return "", fmt.Errorf("localsource: %w", err)
 	}
@@ -32,7 +27,7 @@ func (s *Server) PublishExternal(ctx context.Context, key types.NamespacedName, 
 	if err != nil {
 		return "", err
 	}
-	u := newExternalArtifact()
+	u := newSourceObject(sourcev1.ExternalArtifactKind)
 	u.SetNamespace(key.Namespace)
 	u.SetName(key.Name)
 	if err := s.client.Create(ctx, u); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -47,7 +42,7 @@ func (s *Server) PublishExternal(ctx context.Context, key types.NamespacedName, 
 
 // setExternalArtifact records the artifact and Ready True in the status.
 func (s *Server) setExternalArtifact(ctx context.Context, key types.NamespacedName, art *meta.Artifact) error {
-	return updateStatus(ctx, s.client, key, newExternalArtifact, func(ea *sourcev1.ExternalArtifact) any {
+	return updateStatus(ctx, s.client, key, sourcev1.ExternalArtifactKind, func(ea *sourcev1.ExternalArtifact) any {
 		ea.Status.Artifact = art
 		apimeta.SetStatusCondition(&ea.Status.Conditions, metav1.Condition{
 			Type: meta.ReadyCondition, Status: metav1.ConditionTrue, Reason: meta.SucceededReason,
@@ -55,12 +50,4 @@ func (s *Server) setExternalArtifact(ctx context.Context, key types.NamespacedNa
 		})
 		return &ea.Status
 	})
-}
-
-// newExternalArtifact is an empty ExternalArtifact that any client can read,
-// whatever its scheme.
-func newExternalArtifact() *unstructured.Unstructured {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(sourcev1.GroupVersion.WithKind(sourcev1.ExternalArtifactKind))
-	return u
 }

@@ -134,10 +134,10 @@ func (s *Server) serve(kind string, key types.NamespacedName, data []byte, revis
 // gitRepository reads the GitRepository, creating it when it is missing
 // and Options.CreateMissing is set.
 func (s *Server) gitRepository(ctx context.Context, key types.NamespacedName) (*sourcev1.GitRepository, error) {
-	u := newGitRepository()
+	u := newSourceObject(sourcev1.GitRepositoryKind)
 	err := s.client.Get(ctx, key, u)
 	if apierrors.IsNotFound(err) && s.opts.CreateMissing {
-		u = newGitRepository()
+		u = newSourceObject(sourcev1.GitRepositoryKind)
 		u.SetNamespace(key.Namespace)
 		u.SetName(key.Name)
 		u.Object["spec"] = map[string]any{
@@ -161,7 +161,7 @@ func (s *Server) gitRepository(ctx context.Context, key types.NamespacedName) (*
 // does: Ready and ArtifactInStorage True (reason Succeeded), the
 // observedGeneration, and no Reconciling or Stalled condition.
 func (s *Server) setArtifact(ctx context.Context, key types.NamespacedName, art *meta.Artifact) error {
-	return updateStatus(ctx, s.client, key, newGitRepository, func(repo *sourcev1.GitRepository) any {
+	return updateStatus(ctx, s.client, key, sourcev1.GitRepositoryKind, func(repo *sourcev1.GitRepository) any {
 		st := &repo.Status
 		st.Artifact = art
 		st.ObservedGeneration = repo.Generation
@@ -180,11 +180,11 @@ func (s *Server) setArtifact(ctx context.Context, key types.NamespacedName, art 
 
 // updateStatus reads object key as a T, lets edit change it and return its
 // status, and writes that status, retrying on conflicts. The object is
-// read and written as unstructured (empty gives one of its kind), so any
+// read and written as unstructured (a Flux source kind), so any
 // client can, whatever its scheme.
-func updateStatus[T any](ctx context.Context, c client.Client, key types.NamespacedName, empty func() *unstructured.Unstructured, edit func(*T) any) error {
+func updateStatus[T any](ctx context.Context, c client.Client, key types.NamespacedName, kind string, edit func(*T) any) error {
 	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		u := empty()
+		u := newSourceObject(kind)
 		if err := c.Get(ctx, key, u); err != nil {
 			return err
 		}
@@ -201,11 +201,11 @@ func updateStatus[T any](ctx context.Context, c client.Client, key types.Namespa
 	})
 }
 
-// newGitRepository is an empty GitRepository that any client can read,
-// whatever its scheme.
-func newGitRepository() *unstructured.Unstructured {
+// newSourceObject is an empty source object of a Flux kind that any
+// client can read, whatever its scheme.
+func newSourceObject(kind string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(sourcev1.GroupVersion.WithKind(sourcev1.GitRepositoryKind))
+	u.SetGroupVersionKind(sourcev1.GroupVersion.WithKind(kind))
 	return u
 }
 
