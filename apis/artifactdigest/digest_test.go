@@ -1,6 +1,8 @@
 package artifactdigest
 
 import (
+	"bytes"
+	"io"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -31,4 +33,25 @@ func TestParseAndSum(t *testing.T) {
 		"sha256:2CF24DBA5FB0A30E26E83B2AC5B9E29E1B161E5C1FA7425E73043362938B9824"} {
 		assert.False(t, Valid(bad), "%q", bad)
 	}
+}
+
+func TestReader(t *testing.T) {
+	data := []byte("an artifact")
+	want, err := Parse(Of("sha256", data))
+	require.NoError(t, err)
+	t.Run("the artifact whole, within the limit, verifies", func(t *testing.T) {
+		r := NewReader(bytes.NewReader(data), want, int64(len(data)))
+		_, err := io.CopyN(io.Discard, r, 3)
+		require.NoError(t, err)
+		assert.NoError(t, r.Verify())
+	})
+	t.Run("one byte over the limit is refused", func(t *testing.T) {
+		r := NewReader(bytes.NewReader(data), want, int64(len(data))-1)
+		_, err := io.Copy(io.Discard, r)
+		assert.ErrorIs(t, err, ErrTooLarge)
+	})
+	t.Run("other bytes do not verify", func(t *testing.T) {
+		r := NewReader(bytes.NewReader([]byte("another one")), want, 0)
+		assert.ErrorIs(t, r.Verify(), ErrMismatch)
+	})
 }

@@ -117,19 +117,11 @@ func (s *Server) relay(ctx context.Context, w http.ResponseWriter, method string
 	if err != nil {
 		return fmt.Errorf("%w: %w", errHeaderSent, err)
 	}
-	h := want.Hasher()
-	var body io.Reader = resp.Body
-	if s.MaxBytes > 0 {
-		body = io.LimitReader(resp.Body, s.MaxBytes+1)
-	}
-	n, err := io.Copy(io.MultiWriter(w, h), body)
-	if err != nil {
+	body := artifactdigest.NewReader(resp.Body, want, s.MaxBytes)
+	if _, err := io.Copy(w, body); err != nil {
 		return fmt.Errorf("%w: relaying the artifact: %w", errHeaderSent, err)
 	}
-	if s.MaxBytes > 0 && n > s.MaxBytes {
-		return fmt.Errorf("%w: the artifact is larger than the limit of %d bytes", errHeaderSent, s.MaxBytes)
-	}
-	if got := want.Sum(h); got != want {
+	if got := body.Sum(); got != want {
 		// The runner checks the digest itself and fails the run with
 		// ArtifactDigestMismatch, a clearer verdict than a cut download.
 		return fmt.Errorf("%w: the artifact has %s, the run expects %s", errDigestMismatch, got, g.Digest)

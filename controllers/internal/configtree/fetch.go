@@ -3,7 +3,6 @@ package configtree
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 
@@ -95,38 +94,13 @@ func (c *Cache) read(ctx context.Context, url, digest string) (*Tree, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("downloading the artifact: %s", resp.Status)
 	}
-	var body io.Reader = resp.Body
-	if c.MaxBytes > 0 {
-		body = io.LimitReader(body, c.MaxBytes+1)
-	}
-	h := want.Hasher()
-	counted := &countingReader{r: io.TeeReader(body, h)}
-	t, err := Read(counted)
-	if c.MaxBytes > 0 && counted.n > c.MaxBytes {
-		return nil, fmt.Errorf("the artifact is larger than the limit of %d bytes", c.MaxBytes)
-	}
+	body := artifactdigest.NewReader(resp.Body, want, c.MaxBytes)
+	t, err := Read(body)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := io.Copy(io.Discard, counted); err != nil {
+	if err := body.Verify(); err != nil {
 		return nil, fmt.Errorf("downloading the artifact: %w", err)
 	}
-	if c.MaxBytes > 0 && counted.n > c.MaxBytes {
-		return nil, fmt.Errorf("the artifact is larger than the limit of %d bytes", c.MaxBytes)
-	}
-	if got := want.Sum(h); got != want {
-		return nil, fmt.Errorf("the artifact has digest %s, its source says %s", got, want)
-	}
 	return t, nil
-}
-
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }

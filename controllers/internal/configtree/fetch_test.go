@@ -45,12 +45,12 @@ func TestCacheRefusesAWrongDigestOrAnOversizeArtifact(t *testing.T) {
 	srv, requests := serve(t, data)
 	c := &Cache{}
 	_, err := c.Tree(context.Background(), srv.URL, artifactdigest.Of("sha256", []byte("other")))
-	require.ErrorContains(t, err, "the artifact has digest")
+	require.ErrorIs(t, err, artifactdigest.ErrMismatch)
 	_, err = c.Tree(context.Background(), srv.URL, artifactdigest.Of("sha256", []byte("other")))
 	require.Error(t, err)
 	assert.Equal(t, int32(2), requests.Load(), "a failed read is not cached")
 
 	small := &Cache{MaxBytes: int64(len(data) - 1)}
 	_, err = small.Tree(context.Background(), srv.URL, artifactdigest.Of("sha256", data))
-	require.ErrorContains(t, err, "larger than the limit")
+	require.ErrorIs(t, err, artifactdigest.ErrTooLarge)
 }

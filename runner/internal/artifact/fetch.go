@@ -120,22 +120,18 @@ func (f *Fetcher) download(ctx context.Context, u, dst string, want artifactdige
 	if err != nil {
 		return artifactdigest.Digest{}, false, err
 	}
-	h := want.Hasher()
-	var body io.Reader = resp.Body
-	if f.MaxBytes > 0 {
-		body = io.LimitReader(resp.Body, f.MaxBytes+1)
-	}
-	n, err := io.Copy(io.MultiWriter(out, h), body)
+	body := artifactdigest.NewReader(resp.Body, want, f.MaxBytes)
+	_, err = io.Copy(out, body)
 	if cerr := out.Close(); err == nil {
 		err = cerr
+	}
+	if errors.Is(err, artifactdigest.ErrTooLarge) {
+		return artifactdigest.Digest{}, false, fmt.Errorf("%w: %w", ErrRejected, err)
 	}
 	if err != nil {
 		return artifactdigest.Digest{}, true, fmt.Errorf("reading the artifact: %w", err)
 	}
-	if f.MaxBytes > 0 && n > f.MaxBytes {
-		return artifactdigest.Digest{}, false, fmt.Errorf("%w: artifact is larger than the limit of %d bytes", ErrRejected, f.MaxBytes)
-	}
-	return want.Sum(h), false, nil
+	return body.Sum(), false, nil
 }
 
 // Redact drops the user info and query of a URL, which may hold tokens, so
