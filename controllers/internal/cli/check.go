@@ -64,28 +64,42 @@ type checkResult struct {
 	Detail, Advice string
 }
 
+// checkOptions are check's flags.
+type checkOptions struct {
+	installNamespace string
+	images           bool
+	timeout          time.Duration
+}
+
 func newCheckCommand(f *factory) *cobra.Command {
-	var namespace string
+	o := checkOptions{}
 	cmd := &cobra.Command{
-		Use:   "check [--install-namespace NS]",
+		Use:   "check [--install-namespace NS] [--images [-n NS]]",
 		Short: "Check that the cluster can run Magos and that Magos runs",
 		Long: `Check, before and after installing, what Magos needs: the Kubernetes
 version, the Magos CRDs, Flux's source CRDs and Kyverno's policy CRDs (both
 optional: the controllers start without them and pick them up once
 installed), the four controllers' Deployments and their leader Leases.
-Every check that is not ok says what to do.
+With --images, it also pulls the images a run uses (the runner image and the
+default engine's image, as the workspace-controller runs them) in a Pod in
+namespace -n, with the runner pull Secrets, as a run Pod does: a tenant
+namespace whose runs cannot pull them fails here first. Every check that is
+not ok says what to do.
 
 Exit code 1 when a check fails; warnings (a missing optional CRD) leave it 0.`,
 		Example: `  kubectl magos check
-  kubectl magos check --install-namespace platform-system`,
+  kubectl magos check --install-namespace platform-system
+  kubectl magos check --images -n team-a     # can team-a's runs pull their images?`,
 		Args: args(0, 0),
-		RunE: func(cmd *cobra.Command, _ []string) error { return check(cmd.Context(), f, namespace) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return check(cmd.Context(), f, o) },
 	}
-	cmd.Flags().StringVar(&namespace, "install-namespace", "magos-system", "the namespace Magos's controllers run in")
+	cmd.Flags().StringVar(&o.installNamespace, "install-namespace", "magos-system", "the namespace Magos's controllers run in")
+	cmd.Flags().BoolVar(&o.images, "images", false, "pull the runner and engine images in a Pod in namespace -n, as a run does")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 3*time.Minute, "how long --images waits for the node to pull the images")
 	return cmd
 }
 
-func check(ctx context.Context, f *factory, namespace string) error {
+func check(ctx context.Context, f *factory, o checkOptions) error {
 	cfg, err := f.flags.ToRESTConfig()
 	if err != nil {
 		return err
@@ -101,11 +115,22 @@ func check(ctx context.Context, f *factory, namespace string) error {
 	var results []checkResult
 	results = append(results, checkKubernetes(dc))
 	results = append(results, checkKinds(dc)...)
-	controllers, err := checkControllers(ctx, c, namespace, time.Now())
+	controllers, err := checkControllers(ctx, c, o.installNamespace, time.Now())
 	if err != nil {
 		return err
 	}
 	results = append(results, controllers...)
+	if o.images {
+		ns, err := f.namespace()
+		if err != nil {
+			return err
+		}
+		images, err := checkImages(ctx, c, o.installNamespace, ns, o.timeout)
+		if err != nil {
+			return err
+		}
+		results = append(results, images...)
+	}
 	printChecks(f.streams.Out, results)
 	var failedChecks []string
 	for _, r := range results {
