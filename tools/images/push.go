@@ -26,7 +26,7 @@ func push(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&registry, "registry", "", "host[/prefix] to push to; an image <any>/<name>:<tag> goes to <registry>/<name>:<tag>")
 	fs.BoolVar(&helm.PlainHTTP, "plain-http", false, "talk to the registry over HTTP (a local test registry)")
 	fs.StringVar(&helm.Binary, "helm", "", "helm binary that packages and pushes the -chart directories")
-	fs.Var(&chartDir, "chart", "chart directory to push to <registry>/"+charts.Path+"/<chart>:<version> (repeatable)")
+	fs.Var(&chartDir, "chart", "chart directory or packaged chart (.tgz) to push to <registry>/"+charts.Path+"/<chart>:<version> (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

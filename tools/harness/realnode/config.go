@@ -57,6 +57,7 @@ func writeTemplate(path, text string, data any) error {
 // lowering oom_score_adj, which this kind of VM refuses (every Pod would
 // otherwise stick in ContainerCreating with "can't get final child's PID
 // from pipe: EOF"). The opt plugin would write to /opt; it is off.
+// Registry hosts are read from containerd/certs.d (TrustRegistry).
 const containerdConfig = `version = 2
 root = "{{.Dir}}/containerd/root"
 state = "{{.Dir}}/containerd/state"
@@ -82,6 +83,8 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "{{.Dir}}/cni/net.d"
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "{{.Dir}}/containerd/certs.d"
 `
 
 // cniConfig is one bridge network: the bridge is the Pods' gateway on the
@@ -111,7 +114,11 @@ const cniConfig = `{
 // under the node's own cgroup root; protectKernelDefaults: false lets it
 // set the kernel tunables it wants (the harness restores them); the API
 // reaches it with webhook authentication and authorization; image garbage
-// collection is off, since imported images cannot be pulled again; the
+// collection is off, since imported images cannot be pulled again; an
+// image present on the node is used without re-checking a Pod's pull
+// credentials (NeverVerify), since the imported images are the same images
+// (same IDs) a test pulls from its own registry with a Secret, which would
+// otherwise make the kubelet refuse them to every other Pod; the
 // eviction thresholds are small absolute amounts, since a percentage of a
 // large shared disk would evict the node's Pods while gigabytes are free.
 const kubeletConfig = `apiVersion: kubelet.config.k8s.io/v1beta1
@@ -148,6 +155,7 @@ resolvConf: {{.Dir}}/resolv.conf
 podLogsDir: {{.PodLogsDir}}
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
+imagePullCredentialsVerificationPolicy: NeverVerify
 evictionHard:
   memory.available: "1Mi"
   nodefs.available: "256Mi"

@@ -42,24 +42,19 @@ type Pushed struct {
 	Digest string
 }
 
-// Push packages the chart in dir and pushes it to <registry>/charts.
+// Push pushes a chart to <registry>/charts: the chart in directory dir,
+// packaged, or a chart already packaged (a .tgz, as a release holds).
 func (h Helm) Push(ctx context.Context, dir, registry string) (Pushed, error) {
-	tmp, err := os.MkdirTemp("", "magos-chart-")
-	if err != nil {
-		return Pushed{}, err
-	}
-	defer os.RemoveAll(tmp)
-	out, err := h.run(ctx, "package", dir, "--destination", tmp)
-	if err != nil {
-		return Pushed{}, err
-	}
-	m := packagedRe.FindStringSubmatch(out)
-	if m == nil {
-		return Pushed{}, fmt.Errorf("helm package %s: no package path in its output %q", dir, out)
-	}
-	pkg := m[1]
-	if !filepath.IsAbs(pkg) {
-		pkg = filepath.Join(tmp, filepath.Base(pkg))
+	pkg := dir
+	if !strings.HasSuffix(dir, ".tgz") {
+		tmp, err := os.MkdirTemp("", "magos-chart-")
+		if err != nil {
+			return Pushed{}, err
+		}
+		defer os.RemoveAll(tmp)
+		if pkg, err = h.pack(ctx, dir, tmp); err != nil {
+			return Pushed{}, err
+		}
 	}
 	args := []string{"push", pkg, "oci://" + strings.TrimSuffix(strings.TrimPrefix(registry, "oci://"), "/") + "/" + Path}
 	if h.PlainHTTP {
@@ -68,7 +63,7 @@ func (h Helm) Push(ctx context.Context, dir, registry string) (Pushed, error) {
 	if h.RegistryConfig != "" {
 		args = append(args, "--registry-config", h.RegistryConfig)
 	}
-	out, err = h.run(ctx, args...)
+	out, err := h.run(ctx, args...)
 	if err != nil {
 		return Pushed{}, err
 	}
@@ -88,4 +83,20 @@ func (h Helm) run(ctx context.Context, args ...string) (string, error) {
 		return out.String(), fmt.Errorf("helm %s: %w: %s", strings.Join(args, " "), err, out.String())
 	}
 	return out.String(), nil
+}
+
+// pack packages the chart in dir into tmp and returns the package's path.
+func (h Helm) pack(ctx context.Context, dir, tmp string) (string, error) {
+	out, err := h.run(ctx, "package", dir, "--destination", tmp)
+	if err != nil {
+		return "", err
+	}
+	m := packagedRe.FindStringSubmatch(out)
+	if m == nil {
+		return "", fmt.Errorf("helm package %s: no package path in its output %q", dir, out)
+	}
+	if pkg := m[1]; filepath.IsAbs(pkg) {
+		return pkg, nil
+	}
+	return filepath.Join(tmp, filepath.Base(m[1])), nil
 }
