@@ -157,9 +157,10 @@ build: ## Build the controller, runner and kubectl-magos binaries into bin/, and
 
 .PHONY: test
 test: tools images $(if $(REALNODE_CAPABLE),node) ## Run every test against the local control plane (with the images built), and on a real node where the machine can run one.
-	MAGOS_KUBE_VERSION=v$(KUBE_VERSION) go test $(GO_TEST_FLAGS) $(addprefix ./,$(addsuffix /...,$(WORK_MODULES)))
+	$(MAKE) --no-print-directory release CLI_PLATFORMS=$(HOST_PLATFORM)
+	MAGOS_RELEASE_DIR=$(RELEASE_DIR) MAGOS_KUBE_VERSION=v$(KUBE_VERSION) go test $(GO_TEST_FLAGS) $(addprefix ./,$(addsuffix /...,$(WORK_MODULES)))
 	cd tools/testprovider && GOWORK=off go test $(GO_TEST_FLAGS) ./...
-	$(MAKE) test-images
+	$(TEST_IMAGES)
 
 .PHONY: test-unit
 test-unit: ## Run the pure tests of every Go module (-short): no control plane and nothing from bin/ needed; tests that need them skip.
@@ -169,8 +170,12 @@ test-unit: ## Run the pure tests of every Go module (-short): no control plane a
 
 .PHONY: test-images
 test-images: images $(HELM) ## Test the image builder, and inspect and run the images `make images` wrote and the release `make release` writes (its CLI for this platform only).
-	$(MAKE) --no-print-directory release CLI_PLATFORMS=$(shell go env GOOS)/$(shell go env GOARCH)
-	cd tools/images && MAGOS_IMAGES_DIR=$(IMAGES) MAGOS_RELEASE_DIR=$(RELEASE_DIR) GOWORK=off go test $(GO_TEST_FLAGS) ./...
+	$(MAKE) --no-print-directory release CLI_PLATFORMS=$(HOST_PLATFORM)
+	$(TEST_IMAGES)
+
+# The image builder's tests over the images and the release (make test runs
+# them after the release it made for the real-node tier's install).
+TEST_IMAGES = cd tools/images && MAGOS_IMAGES_DIR=$(IMAGES) MAGOS_RELEASE_DIR=$(RELEASE_DIR) GOWORK=off go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-compat
 test-compat: tools $(KUBE_NEXT_ASSETS)/kube-apiserver ## Run the controller tests against the next Kubernetes minor's kube-apiserver.
@@ -346,6 +351,8 @@ push: images $(HELM) ## Push the images and both charts to REGISTRY=host[/prefix
 # What `make release` writes, and for which platforms it builds the CLI.
 RELEASE_DIR = $(BIN)/release/$(VERSION)
 CLI_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+# This machine's platform: the tests' release builds the CLI for it only.
+HOST_PLATFORM := $(shell go env GOOS)/$(shell go env GOARCH)
 
 .PHONY: release
 release: images $(HELM) $(MAGOS_IMAGE) ## Write a release to bin/release/VERSION: images (+ SPDX SBOMs), charts, kubectl-magos per platform, install manifests, SHA256SUMS.
