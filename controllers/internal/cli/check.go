@@ -30,20 +30,22 @@ var controllerNames = []string{"workspace-controller", "project-controller", "ro
 
 // servedKinds are the kinds Magos reads, by group-version: its own (needed),
 // Flux's sources and Kyverno's policies (optional: the controllers start
-// without them and watch them once installed).
+// without them and watch them once installed). Source kinds are optional
+// one by one, but with none served no Workspace can run: then they fail.
 var servedKinds = []struct {
 	GroupVersions []string // any one of them serving the kinds will do
 	Kinds         []string
 	Required      bool
+	Source        bool
 	Missing       string // what to do
 }{
-	{[]string{magosv1.GroupVersion.String()}, []string{"Workspace", "Project", "Rollout", "VariableSet"}, true,
+	{[]string{magosv1.GroupVersion.String()}, []string{"Workspace", "Project", "Rollout", "VariableSet"}, true, false,
 		"install the CRDs: helm install magos-crds charts/magos-crds (or the magos chart with crds.enabled=true)"},
-	{[]string{"source.toolkit.fluxcd.io/v1"}, []string{"GitRepository", "OCIRepository", "Bucket"}, false,
+	{[]string{"source.toolkit.fluxcd.io/v1"}, []string{"GitRepository", "OCIRepository", "Bucket"}, false, true,
 		"install Flux 2.6 or later (flux install --components=source-controller); until then Workspaces wait with SourceNotReady"},
-	{[]string{"source.toolkit.fluxcd.io/v1"}, []string{"ExternalArtifact"}, false,
+	{[]string{"source.toolkit.fluxcd.io/v1"}, []string{"ExternalArtifact"}, false, true,
 		"install Flux 2.7 or later, needed only by Workspaces whose source is an ExternalArtifact; until then they wait with SourceNotReady"},
-	{[]string{"policies.kyverno.io/v1", "policies.kyverno.io/v1beta1"}, []string{"ValidatingPolicy", "NamespacedValidatingPolicy"}, false,
+	{[]string{"policies.kyverno.io/v1", "policies.kyverno.io/v1beta1"}, []string{"ValidatingPolicy", "NamespacedValidatingPolicy"}, false, false,
 		"install Kyverno's CRDs (a release serving policies.kyverno.io/v1 or v1beta1; tested with 1.19); until then a Workspace that selects policies is blocked by the gate"},
 }
 
@@ -167,6 +169,8 @@ func checkKubernetes(dc discovery.ServerVersionInterface) checkResult {
 // checkKinds checks which of the kinds Magos reads are served.
 func checkKinds(dc discovery.ServerResourcesInterface) []checkResult {
 	var out []checkResult
+	var sources []int // indexes in out of the source kinds
+	anySource := false
 	for _, want := range servedKinds {
 		served := map[string]string{}
 		for _, gv := range want.GroupVersions {
@@ -188,7 +192,17 @@ func checkKinds(dc discovery.ServerResourcesInterface) []checkResult {
 					r.Status = checkFail
 				}
 			}
+			if want.Source {
+				sources = append(sources, len(out))
+				anySource = anySource || r.Status == checkOK
+			}
 			out = append(out, r)
+		}
+	}
+	if !anySource {
+		for _, i := range sources {
+			out[i].Status = checkFail
+			out[i].Advice = "no Flux source kind is served, so no Workspace can run: " + out[i].Advice
 		}
 	}
 	return out

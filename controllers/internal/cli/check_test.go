@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -8,7 +9,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
 
 func TestControllerCheck(t *testing.T) {
@@ -53,4 +58,46 @@ func TestControllerCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestCheckKinds(t *testing.T) {
+	served := func(gv string, kinds ...string) *metav1.APIResourceList {
+		l := &metav1.APIResourceList{GroupVersion: gv}
+		for _, k := range kinds {
+			l.APIResources = append(l.APIResources, metav1.APIResource{Name: strings.ToLower(k) + "s", Kind: k})
+		}
+		return l
+	}
+	magos := served(magosv1.GroupVersion.String(), "Workspace", "Project", "Rollout", "VariableSet")
+	statusOf := func(results []checkResult) map[string]checkStatus {
+		m := map[string]checkStatus{}
+		for _, r := range results {
+			m[r.Name] = r.Status
+		}
+		return m
+	}
+	t.Run("no Flux source kind: the sources fail, saying no Workspace can run", func(t *testing.T) {
+		results := checkKinds(&fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{Resources: []*metav1.APIResourceList{magos}}})
+		st := statusOf(results)
+		assert.Equal(t, checkOK, st["Workspace"])
+		for _, kind := range []string{"GitRepository", "OCIRepository", "Bucket", "ExternalArtifact"} {
+			assert.Equal(t, checkFail, st[kind], kind)
+		}
+		assert.Equal(t, checkWarn, st["ValidatingPolicy"], "Kyverno's kinds stay optional")
+		for _, r := range results {
+			if r.Name == "GitRepository" {
+				assert.Contains(t, r.Advice, "no Flux source kind is served, so no Workspace can run: install Flux 2.6 or later")
+			}
+		}
+	})
+	t.Run("Flux before 2.7: only ExternalArtifact is missing, a warning", func(t *testing.T) {
+		st := statusOf(checkKinds(&fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{Resources: []*metav1.APIResourceList{
+			magos, served("source.toolkit.fluxcd.io/v1", "GitRepository", "OCIRepository", "Bucket")}}}))
+		assert.Equal(t, checkOK, st["GitRepository"])
+		assert.Equal(t, checkWarn, st["ExternalArtifact"])
+	})
+	t.Run("no Magos CRDs fail", func(t *testing.T) {
+		st := statusOf(checkKinds(&fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{}}))
+		assert.Equal(t, checkFail, st["Workspace"])
+	})
 }
