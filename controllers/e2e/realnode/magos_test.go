@@ -75,7 +75,17 @@ func installMagos() error {
 	if _, err := runHelm(root, "install", "magos-crds", "charts/magos-crds", "--wait"); err != nil {
 		return err
 	}
-	_, err = runHelm(root, "install", "magos", "charts/magos", "--namespace", magosNamespace, "--create-namespace",
+	if err := installMagosChart(root); err != nil {
+		return err
+	}
+	fmt.Printf("realnode: Magos installed and its controllers Ready in %s\n", time.Since(began).Round(time.Millisecond))
+	return nil
+}
+
+// installMagosChart installs the controllers' chart with the tier's
+// settings.
+func installMagosChart(root string) error {
+	_, err := runHelm(root, "install", "magos", "charts/magos", "--namespace", magosNamespace, "--create-namespace",
 		"--wait", "--timeout", "5m",
 		"--set", "global.image.pullPolicy=Never",
 		"--set", "workspace-controller.runner.retryInterval=10s",
@@ -85,7 +95,6 @@ func installMagos() error {
 	if err != nil {
 		return errors.Join(err, describePods(magosNamespace))
 	}
-	fmt.Printf("realnode: Magos installed and its controllers Ready in %s\n", time.Since(began).Round(time.Millisecond))
 	return nil
 }
 

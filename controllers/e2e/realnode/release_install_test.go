@@ -42,18 +42,9 @@ import (
 func TestInstallFromAReleaseInAPrivateRegistry(t *testing.T) {
 	requireMagos(t)
 	ctx := context.Background()
-	root, err := testenv.RepoRoot()
-	require.NoError(t, err)
-	version := mustVersion(t)
-	release := os.Getenv("MAGOS_RELEASE_DIR")
-	if release == "" {
-		release = filepath.Join(root, "bin", "release", version)
-	}
+	root, version, release := releaseDir(t)
 	images, _ := filepath.Glob(filepath.Join(release, "images", "*.tar"))
 	charts, _ := filepath.Glob(filepath.Join(release, "charts", "*.tgz"))
-	if len(images) < 7 || len(charts) != 2 {
-		t.Fatalf("%s holds %d image archives and %d charts, not a release: run `make release VERSION=%s`", release, len(images), len(charts), version)
-	}
 
 	// The registry: every request needs the pull user's password.
 	const user = "puller"
@@ -177,6 +168,26 @@ workspace-controller:
 	require.NoError(t, err, "kubectl magos check --images in a namespace with the pull Secret: %s", check)
 	assert.Regexp(t, `ok\s+engine image \(opentofu 1\.10\.6\)\s+`+regexp.QuoteMeta(repository)+`/magos-engine-opentofu:1\.10\.6 pulled in `+ns, check)
 	assert.Regexp(t, `ok\s+runner image\s+`+regexp.QuoteMeta(repository)+`/magos-runner:`, check)
+}
+
+// releaseDir is the release `make test` wrote for this version
+// ($MAGOS_RELEASE_DIR, else bin/release/<version>), with the repository's
+// root and the version; t fails without one.
+func releaseDir(t *testing.T) (root, version, dir string) {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	require.NoError(t, err)
+	version = mustVersion(t)
+	dir = os.Getenv("MAGOS_RELEASE_DIR")
+	if dir == "" {
+		dir = filepath.Join(root, "bin", "release", version)
+	}
+	images, _ := filepath.Glob(filepath.Join(dir, "images", "*.tar"))
+	charts, _ := filepath.Glob(filepath.Join(dir, "charts", "*.tgz"))
+	if _, err := os.Stat(filepath.Join(dir, "manifests", "magos.yaml")); err != nil || len(images) < 7 || len(charts) != 2 {
+		t.Fatalf("%s is not a whole release (%d image archives, %d charts, manifests: %v): run `make release VERSION=%s`", dir, len(images), len(charts), err, version)
+	}
+	return root, version, dir
 }
 
 // releaseCLI runs a release's kubectl-magos in the node's network

@@ -1,0 +1,127 @@
+package realnode
+
+import (
+	"context"
+	"crypto/rand"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/fluxsource"
+)
+
+// TestFluxInstallsAReleaseFromItsManifests: the plain install manifests of
+// `make release` (manifests/magos.yaml), pushed with `flux push artifact`
+// to a registry that refuses anonymous requests, are installed by Flux:
+// an OCIRepository with the registry's pull Secret and a Kustomization
+// with prune and wait, which is Ready once every controller is; a
+// Workspace then applies. The tier's Helm install is uninstalled first and
+// reinstalled afterwards, once the Kustomization's deletion pruned what it
+// applied. (The CRDs stay the magos-crds chart's: a Kustomization that
+// prunes CRDs deletes every Magos object with them.)
+func TestFluxInstallsAReleaseFromItsManifests(t *testing.T) {
+	requireMagos(t)
+	requireKustomizeController(t)
+	ctx := context.Background()
+	root, version, release := releaseDir(t)
+
+	const user = "flux"
+	password := rand.Text()
+	reg := newPrivateRegistry(t, user, password)
+	manifests := t.TempDir()
+	data, err := os.ReadFile(filepath.Join(release, "manifests", "magos.yaml"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(manifests, "magos.yaml"), data, 0o644))
+	runFlux(t, "push", "artifact", "oci://"+reg.host+"/magos/manifests:"+version, "--path="+manifests,
+		"--source=https://github.com/magos-dev/magos", "--revision="+version+"@sha1:0123456789abcdef0123456789abcdef01234567",
+		"--insecure-registry", "--creds="+user+":"+password)
+
+	ns := newNamespace(t)
+	createPullSecret(t, ns, "registry-pull", reg.host, user, password)
+
+	_, err = runHelm(root, "uninstall", "magos", "--namespace", magosNamespace, "--wait")
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		// Deleting the Kustomization prunes what it applied; then the
+		// tier's own install comes back for the tests after this one.
+		ks := newKustomization(ns, "magos")
+		if err := k8s.Delete(context.Background(), ks); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting the Kustomization: %v", err)
+		}
+		deadline := time.Now().Add(3 * time.Minute)
+		for time.Now().Before(deadline) {
+			err := k8s.Get(context.Background(), client.ObjectKeyFromObject(ks), ks)
+			var d appsv1.Deployment
+			gone := k8s.Get(context.Background(), client.ObjectKey{Namespace: magosNamespace, Name: "magos-workspace-controller"}, &d)
+			if apierrors.IsNotFound(err) && apierrors.IsNotFound(gone) {
+				break
+			}
+			time.Sleep(time.Second)
+		}
+		if err := installMagosChart(root); err != nil {
+			t.Errorf("reinstalling the tier's Magos: %v", err)
+		}
+	})
+
+	repo := &unstructured.Unstructured{}
+	repo.SetGroupVersionKind(fluxsource.GroupVersion.WithKind("OCIRepository"))
+	repo.SetNamespace(ns)
+	repo.SetName("magos")
+	require.NoError(t, unstructured.SetNestedMap(repo.Object, map[string]any{
+		"url": "oci://" + reg.host + "/magos/manifests", "ref": map[string]any{"tag": version}, "interval": "1h",
+		"insecure": true, "secretRef": map[string]any{"name": "registry-pull"},
+	}, "spec"))
+	require.NoError(t, k8s.Create(ctx, repo))
+	ks := newKustomization(ns, "magos")
+	require.NoError(t, unstructured.SetNestedMap(ks.Object, map[string]any{
+		"sourceRef": map[string]any{"kind": "OCIRepository", "name": "magos"},
+		"path":      "./",
+		"prune":     true,
+		"wait":      true,
+		"timeout":   "5m",
+		"interval":  "1h",
+	}, "spec"))
+	began := time.Now()
+	require.NoError(t, k8s.Create(ctx, ks))
+	require.Eventually(t, func() bool {
+		s, _ := kustomizationReady(t, ns, "magos")
+		return s == "True"
+	}, 6*time.Minute, time.Second, "the Kustomization is Ready once every controller is")
+	t.Logf("realnode: Flux installed Magos %s from the release's manifests in %s", version, time.Since(began).Round(time.Millisecond))
+	for _, name := range controllerNames {
+		var d appsv1.Deployment
+		require.NoError(t, k8s.Get(ctx, client.ObjectKey{Namespace: magosNamespace, Name: "magos-" + name + "-controller"}, &d))
+		require.Equal(t, int32(1), d.Status.AvailableReplicas, "%s-controller", name)
+		require.Equal(t, "magos", d.Labels["kustomize.toolkit.fluxcd.io/name"], "%s-controller was applied by the Kustomization", name)
+	}
+
+	tenant := newNamespace(t)
+	src := newGitSource(t, tenant)
+	rev := src.Publish(ctx, "infra", "../testdata/hello")
+	require.NoError(t, k8s.Create(ctx, &magosv1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: tenant},
+		Spec: magosv1.WorkspaceSpec{
+			SourceRef: magosv1.SourceReference{Kind: "GitRepository", Name: "infra"},
+			Vars:      []magosv1.Variable{{Name: "secret_word", Value: new("flux")}},
+		},
+	}))
+	waitWorkspace(t, tenant, "hello", 5*time.Minute, "applies under the Magos Flux installed", applied(rev))
+}
+
+// newKustomization is an empty Kustomization ns/name.
+func newKustomization(ns, name string) *unstructured.Unstructured {
+	ks := &unstructured.Unstructured{}
+	ks.SetGroupVersionKind(kustomizationGVK)
+	ks.SetNamespace(ns)
+	ks.SetName(name)
+	return ks
+}
