@@ -31,6 +31,8 @@ Commands:
             where nothing decides on the plan)
   destroy   destroy everything in the Workspace's state, without a plan
   version   print the runner's version
+  reach URL ask URL once, as a run fetches its artifact, and say whether it
+            answered (kubectl magos check; exit 3 if not)
 
 The controller sets the run's parameters in the environment (MAGOS_*).
 The run's result is written as JSON to $MAGOS_TERMINATION_MESSAGE
@@ -54,6 +56,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "version", "--version":
 		fmt.Fprintln(stdout, "runner", version)
 		return 0
+	case magosv1.RunnerReach:
+		if len(args) != 2 {
+			fmt.Fprintf(stderr, "runner reach: want one URL\n\n%s", usage)
+			return magosv1.ExitUsage
+		}
+		return reach(args[1], stdout, stderr)
 	case magosv1.RunPlan, magosv1.RunApply, magosv1.RunDestroy, magosv1.RunPlanApply:
 		if len(args) > 1 {
 			fmt.Fprintf(stderr, "runner %s: unexpected arguments %q\n\n%s", args[0], args[1:], usage)

@@ -164,6 +164,14 @@ const (
 	ExitLocked    = 5
 )
 
+// RunnerReach is the runner's command `reach URL`, which kubectl magos
+// check runs in a Pod labelled as a runner: it asks URL once (any HTTP
+// answer is reached) and exits ExitSucceeded, or ExitUnreachable with why.
+const (
+	RunnerReach     = "reach"
+	ExitUnreachable = 3
+)
+
 // RunnerExitCodes are the exit codes by which the runner reports a run
 // that did not succeed, as opposed to a runner killed from outside.
 var RunnerExitCodes = []int32{ExitFailed, ExitUsage, ExitStale, ExitLocked}

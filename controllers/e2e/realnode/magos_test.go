@@ -346,7 +346,7 @@ func magosCLI(t *testing.T, args ...string) string {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	require.NoError(t, err, "kubectl magos %s: %s", strings.Join(args, " "), stderr.String())
+	require.NoError(t, err, "kubectl magos %s: %s%s", strings.Join(args, " "), out, stderr.String())
 	return string(out)
 }
 

@@ -168,6 +168,11 @@ func TestNetworkPolicyKeepsRunnersFromSourceController(t *testing.T) {
 	scrape = probeURL(t, teamA, "metrics-after", metrics)
 	assert.True(t, strings.HasPrefix(scrape, "Get "), "the policy keeps a tenant's Pod from the controller's metrics: %s", scrape)
 
+	// The pre-flight check, from a runner-labelled Pod of team-a: under the
+	// policies a runner still reaches the artifact proxy.
+	check := magosCLI(t, "check", "--images", "-n", teamA)
+	assert.Regexp(t, `ok\s+artifact path\s+a runner in `+teamA+` reaches the artifact proxy`, check)
+
 	revA := newGitSource(t, teamA).Publish(ctx, "infra", content)
 	require.NoError(t, k8s.Create(ctx, &magosv1.Workspace{
 		ObjectMeta: metav1.ObjectMeta{Name: "release", Namespace: teamA},

@@ -168,6 +168,7 @@ workspace-controller:
 	require.NoError(t, err, "kubectl magos check --images in a namespace with the pull Secret: %s", check)
 	assert.Regexp(t, `ok\s+engine image \(opentofu 1\.10\.6\)\s+`+regexp.QuoteMeta(repository)+`/magos-engine-opentofu:1\.10\.6 pulled in `+ns, check)
 	assert.Regexp(t, `ok\s+runner image\s+`+regexp.QuoteMeta(repository)+`/magos-runner:`, check)
+	assert.Regexp(t, `ok\s+artifact path\s+a runner in `+ns+` reaches the artifact proxy`, check)
 }
 
 // releaseDir is the release `make test` wrote for this version

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
@@ -82,4 +83,37 @@ func TestImageResults(t *testing.T) {
 			assert.Equal(t, tt.done, done)
 		})
 	}
+}
+
+func TestReachResult(t *testing.T) {
+	im := runImages{Runner: "r:1", ReachURL: "http://proxy:9443", ReachWhat: "artifact proxy (http://proxy:9443)", ProxyURL: "http://proxy:9443"}
+	pod := imageCheckPod("team-a", im)
+	assert.Equal(t, []string{magosv1.RunnerReach, "http://proxy:9443"}, pod.Spec.Containers[0].Args, "the runner asks where runs fetch artifacts")
+	assert.Equal(t, magosv1.ManagedByValue, pod.Labels[magosv1.ManagedByLabel], "NetworkPolicies see a runner")
+
+	exited := func(code int32, msg string) *corev1.ContainerStatus {
+		return &corev1.ContainerStatus{Name: "runner", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Message: msg}}}
+	}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{*exited(magosv1.ExitUnreachable, "cannot reach http://proxy:9443: i/o timeout\n")}
+	pod.Status.Phase = corev1.PodFailed
+	results, done := imageResults(pod, im)
+	require.True(t, done)
+	require.Len(t, results, 2)
+	assert.Equal(t, checkOK, results[0].Status, "the runner image was pulled and ran")
+	assert.Equal(t, checkFail, results[1].Status)
+	assert.Equal(t, "a runner in team-a cannot reach the artifact proxy (http://proxy:9443): cannot reach http://proxy:9443: i/o timeout", results[1].Detail)
+	assert.Contains(t, results[1].Advice, "a NetworkPolicy blocks it")
+
+	assert.Equal(t, checkOK, reachResult("team-a", im, exited(0, "")).Status)
+	assert.Equal(t, checkWarn, reachResult("team-a", im, nil).Status, "not asked before the runner ran")
+	direct := runImages{ReachWhat: "source-controller"}
+	assert.Contains(t, reachResult("team-a", direct, exited(magosv1.ExitUnreachable, "")).Advice, "fluxSourceAccess.enabled", "without the proxy, the source-controller side")
+}
+
+func TestExpandServiceEnv(t *testing.T) {
+	services := []corev1.Service{{ObjectMeta: metav1.ObjectMeta{Name: "magos-workspace-controller-artifacts"},
+		Spec: corev1.ServiceSpec{ClusterIP: "10.96.0.12", Ports: []corev1.ServicePort{{Port: 9443}}}}}
+	assert.Equal(t, "http://10.96.0.12:9443",
+		expandServiceEnv("http://$(MAGOS_WORKSPACE_CONTROLLER_ARTIFACTS_SERVICE_HOST):$(MAGOS_WORKSPACE_CONTROLLER_ARTIFACTS_SERVICE_PORT)", services))
+	assert.Equal(t, "http://$(OTHER_SERVICE_HOST):1", expandServiceEnv("http://$(OTHER_SERVICE_HOST):1", services), "no such Service: left as is")
 }
