@@ -70,6 +70,7 @@ Exit codes: 0 success, 1 a refusal or a failure, 2 wrong usage.`,
 		newTreeCommand(f),
 		newLogsCommand(f),
 		newCheckCommand(f),
+		newImportCommand(f),
 		newVersionCommand(f),
 	)
 	root.AddCommand(newRequestCommands(f)...)
