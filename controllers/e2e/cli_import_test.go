@@ -46,8 +46,9 @@ output "id" {
 // ConfigMap (varsFrom) and outputs. kubectl magos import tofu-controller:
 // --dry-run=client creates nothing; the import creates the Workspace
 // (approval Manual), reads the state in place and suspends the Terraform
-// object, and its first plan shows no changes; an unmappable field is
-// listed; an object whose state is elsewhere is refused and left alone; an
+// object, and its first plan shows no changes; an object whose state
+// differs from what its variables say is imported and its first plan's
+// changes are listed, as no proof; an unmappable field is listed; an object whose state is elsewhere is refused and left alone; an
 // object whose state lock is held is refused with nothing left behind on
 // either side; a second import is a no-op.
 func TestCLIImportFromTofuController(t *testing.T) {
@@ -68,6 +69,8 @@ func TestCLIImportFromTofuController(t *testing.T) {
 	// The state, written by OpenTofu's kubernetes backend into
 	// tfstate-default-network, as tofu-controller's runner writes it.
 	applyWithKubernetesBackend(t, config, s.ns, "network", "-var=region=eu", "-var=token=t0ken", "-var=size=large")
+	// drifted's state was made with another size than its ConfigMap says.
+	applyWithKubernetesBackend(t, config, s.ns, "drifted", "-var=region=eu", "-var=token=t0ken", "-var=size=small")
 	state := &corev1.Secret{}
 	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "tfstate-default-network"}, state))
 	stateBefore := state.Data["tfstate"]
@@ -89,7 +92,12 @@ func TestCLIImportFromTofuController(t *testing.T) {
 		"writeOutputsToSecret": map[string]any{"name": "network-outputs"},
 		"targets":              []any{"terraform_data.net"},
 	})
-	newTerraform("staging", map[string]any{"sourceRef": source, "interval": "5m", "workspace": "staging"})
+	newTerraform("drifted", map[string]any{
+		"sourceRef": source, "interval": "5m",
+		"vars":     []any{map[string]any{"name": "region", "value": "eu"}, map[string]any{"name": "token", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": "creds", "key": "token"}}}},
+		"varsFrom": []any{map[string]any{"kind": "ConfigMap", "name": "sizes", "varsKeys": []any{"size"}}},
+	})
+		newTerraform("staging", map[string]any{"sourceRef": source, "interval": "5m", "workspace": "staging"})
 	newTerraform("busy", map[string]any{"sourceRef": source, "interval": "5m"})
 	// busy's state is locked by a tofu-controller run under way.
 	require.NoError(t, env.Client.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "lock-tfstate-default-busy", Namespace: s.ns},
@@ -111,6 +119,9 @@ func TestCLIImportFromTofuController(t *testing.T) {
 	assert.Contains(t, r.stdout, "not mapped: targets: Magos plans the whole configuration")
 	assert.Contains(t, r.stdout, s.ns+`/staging: not imported: its state is in engine workspace "staging"`)
 	assert.Contains(t, r.stdout, s.ns+"/busy: not imported: the state is locked (Lease lock-tfstate-default-busy held by 9a1c-tf-runner)")
+	assert.Contains(t, r.stdout, "the import would change resources; read it (kubectl magos plan show drifted -n "+s.ns+")", "a first plan with changes is no proof")
+	assert.Contains(t, r.stdout, "    update terraform_data.net\n", "it lists what would change")
+	assert.Contains(t, r.stderr, "3 of 4 not imported, or their first plan has changes")
 
 	ws := s.getWorkspace("network")
 	assert.Equal(t, magosv1.ApprovalManual, ws.Spec.Approval)

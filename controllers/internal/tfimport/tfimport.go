@@ -341,9 +341,35 @@ func mapRunner(spec map[string]any, ws *magosv1.Workspace, skip func(string, str
 			skip("runnerPodTemplate.spec.tolerations", "not tolerations: "+err.Error())
 		}
 	}
+	if res, ok := pod["resources"].(map[string]any); ok && len(res) > 0 {
+		b, _ := json.Marshal(res)
+		runner.Resources = &corev1.ResourceRequirements{}
+		if err := json.Unmarshal(b, runner.Resources); err != nil {
+			runner.Resources = nil
+			skip("runnerPodTemplate.spec.resources", "not resource requirements: "+err.Error())
+		}
+	}
+	env, _ := pod["env"].([]any)
+	for i, e := range env {
+		m, _ := e.(map[string]any)
+		name, field := str(m, "name"), fmt.Sprintf("runnerPodTemplate.spec.env[%d]", i)
+		switch {
+		case magosv1.IsReservedEnv(name):
+			skip(field, name+" is reserved: Magos or the engine sets it")
+		case m["valueFrom"] != nil:
+			from, ok := valueFrom(m["valueFrom"])
+			if !ok {
+				skip(field+".valueFrom", "only secretKeyRef and configMapKeyRef have an equivalent")
+				continue
+			}
+			runner.Env = append(runner.Env, magosv1.EnvEntry{Name: name, ValueFrom: from})
+		default:
+			runner.Env = append(runner.Env, magosv1.EnvEntry{Name: name, Value: new(str(m, "value"))})
+		}
+	}
 	for _, field := range slices.Sorted(maps.Keys(pod)) {
 		switch field {
-		case "nodeSelector", "tolerations":
+		case "nodeSelector", "tolerations", "resources", "env":
 		case "image":
 			skip("runnerPodTemplate.spec.image", "runs use Magos's runner image and the engine image of spec.terraform.version")
 		default:
@@ -352,7 +378,7 @@ func mapRunner(spec map[string]any, ws *magosv1.Workspace, skip func(string, str
 			}
 		}
 	}
-	if runner.NodeSelector != nil || runner.Tolerations != nil {
+	if runner.NodeSelector != nil || runner.Tolerations != nil || runner.Resources != nil || runner.Env != nil {
 		ws.Spec.Runner = runner
 	}
 }

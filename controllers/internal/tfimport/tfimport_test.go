@@ -46,6 +46,12 @@ func TestMap(t *testing.T) {
     spec:
       nodeSelector: {pool: infra}
       image: ghcr.io/flux-iac/tf-runner:v0.16.0
+      resources: {limits: {memory: 1Gi}}
+      env:
+        - {name: AWS_REGION, value: eu-west-1}
+        - name: AWS_SECRET_ACCESS_KEY
+          valueFrom: {secretKeyRef: {name: aws, key: secret}}
+        - {name: TF_LOG, value: DEBUG}
   serviceAccountName: tf-runner
   alwaysCleanupRunnerPod: true
   storeReadablePlan: none
@@ -73,13 +79,17 @@ func TestMap(t *testing.T) {
 	assert.Equal(t, &magosv1.OutputsSpec{SecretName: "network-outputs", Names: []string{"vpc_id"}}, ws.Spec.Outputs)
 	assert.Equal(t, []magosv1.LocalObjectReference{{Name: "base"}}, ws.Spec.DependsOn)
 	assert.Equal(t, map[string]string{"pool": "infra"}, ws.Spec.Runner.NodeSelector)
+	assert.Equal(t, "1Gi", ws.Spec.Runner.Resources.Limits.Memory().String())
+	require.Len(t, ws.Spec.Runner.Env, 2)
+	assert.Equal(t, "eu-west-1", *ws.Spec.Runner.Env[0].Value)
+	assert.Equal(t, "aws", ws.Spec.Runner.Env[1].ValueFrom.SecretKeyRef.Name)
 
 	var fields []string
 	for _, s := range r.Skipped {
 		assert.NotEmpty(t, s.Why, s.Field)
 		fields = append(fields, s.Field)
 	}
-	assert.ElementsMatch(t, []string{"vars[3].valueFrom", "writeOutputsToSecret.labels", "dependsOn[1]", "runnerPodTemplate.spec.image", "targets"}, fields,
+	assert.ElementsMatch(t, []string{"vars[3].valueFrom", "writeOutputsToSecret.labels", "dependsOn[1]", "runnerPodTemplate.spec.image", "runnerPodTemplate.spec.env[2]", "targets"}, fields,
 		"every set field that was not mapped is reported, fields at tofu-controller's defaults are not")
 }
 
