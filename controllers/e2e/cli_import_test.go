@@ -97,7 +97,7 @@ func TestCLIImportFromTofuController(t *testing.T) {
 		"vars":     []any{map[string]any{"name": "region", "value": "eu"}, map[string]any{"name": "token", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": "creds", "key": "token"}}}},
 		"varsFrom": []any{map[string]any{"kind": "ConfigMap", "name": "sizes", "varsKeys": []any{"size"}}},
 	})
-		newTerraform("staging", map[string]any{"sourceRef": source, "interval": "5m", "workspace": "staging"})
+	newTerraform("staging", map[string]any{"sourceRef": source, "interval": "5m", "workspace": "staging"})
 	newTerraform("busy", map[string]any{"sourceRef": source, "interval": "5m"})
 	// busy's state is locked by a tofu-controller run under way.
 	require.NoError(t, env.Client.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "lock-tfstate-default-busy", Namespace: s.ns},
