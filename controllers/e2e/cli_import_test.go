@@ -44,7 +44,8 @@ output "id" {
 // kubernetes backend, as tofu-controller's runner makes it, for a Terraform
 // object with variables from a literal, a Secret (varsFrom) and a
 // ConfigMap (varsFrom) and outputs. kubectl magos import tofu-controller:
-// --dry-run=client creates nothing; the import creates the Workspace
+// --dry-run=client and =server (the API server validates the
+// Workspace) create nothing; the import creates the Workspace
 // (approval Manual), reads the state in place and suspends the Terraform
 // object, and its first plan shows no changes; an object whose state
 // differs from what its variables say is imported and its first plan's
@@ -108,6 +109,9 @@ func TestCLIImportFromTofuController(t *testing.T) {
 	assert.Contains(t, r.stdout, "kind: Workspace", "%s", r)
 	assert.Contains(t, r.stdout, "name: network", "%s", r)
 	assert.Contains(t, r.stdout, "key: token", "the Secret's keys became variables: %s", r)
+	r = s.magos("import", "tofu-controller", "network", "--dry-run=server")
+	require.Equal(t, 0, r.code, "%s", r)
+	assert.Contains(t, r.stdout, s.ns+"/network: would be imported as Workspace network (dry run: server)", "%s", r)
 	err = env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "network"}, &magosv1.Workspace{})
 	require.True(t, apierrors.IsNotFound(err), "a dry run creates nothing: %v", err)
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -13,6 +14,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -71,7 +73,7 @@ Exit code 1 when an object was not imported or its first plan has changes.`,
 		},
 	}
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "import the Terraform objects of every namespace")
-	cmd.Flags().StringVar(&o.dryRun, "dry-run", "none", "client: print what would be created, change nothing")
+	cmd.Flags().StringVar(&o.dryRun, "dry-run", "none", "client: print what would be created; server: also have the API server validate each Workspace; both change nothing")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "", "with --dry-run=client: yaml prints the Workspaces")
 	cmd.Flags().BoolVar(&o.wait, "wait", true, "wait for each Workspace's first plan and report it")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 10*time.Minute, "how long --wait waits for each first plan")
@@ -79,11 +81,11 @@ Exit code 1 when an object was not imported or its first plan has changes.`,
 }
 
 func (o *importOptions) run(ctx context.Context, f *factory, name string) error {
-	if o.dryRun != "none" && o.dryRun != "client" {
-		return usageError("--dry-run is none or client, not %q", o.dryRun)
+	if !slices.Contains([]string{"none", "client", "server"}, o.dryRun) {
+		return usageError("--dry-run is none, client or server, not %q", o.dryRun)
 	}
-	if o.output != "" && (o.output != "yaml" || o.dryRun != "client") {
-		return usageError("-o yaml goes with --dry-run=client")
+	if o.output != "" && (o.output != "yaml" || o.dryRun == "none") {
+		return usageError("-o yaml goes with --dry-run")
 	}
 	c, err := f.client()
 	if err != nil {
@@ -138,7 +140,12 @@ func (o *importOptions) importOne(ctx context.Context, c client.Client, f *facto
 		return fmt.Errorf("not imported: %w", err)
 	}
 	r.Skipped = append(r.Skipped, skipped...)
-	if o.dryRun == "client" {
+	if o.dryRun == "server" {
+		if err := c.Create(ctx, ws.DeepCopy(), client.DryRunAll); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("not imported: the API server refuses the Workspace: %w", err)
+		}
+	}
+	if o.dryRun != "none" {
 		if o.output == "yaml" {
 			b, err := yaml.Marshal(ws)
 			if err != nil {
@@ -147,7 +154,7 @@ func (o *importOptions) importOne(ctx context.Context, c client.Client, f *facto
 			fmt.Fprintf(out, "---\n%s", b)
 			return nil
 		}
-		fmt.Fprintf(out, "%s: would be imported as Workspace %s (dry run)\n", key, ws.Name)
+		fmt.Fprintf(out, "%s: would be imported as Workspace %s (dry run: %s)\n", key, ws.Name, o.dryRun)
 		writeSkipped(out, r.Skipped)
 		return nil
 	}
@@ -243,43 +250,79 @@ func stalledCondition(ws *magosv1.Workspace) string {
 	return ""
 }
 
-// adoptState makes tofu-controller's state Secret and lock Lease, when
-// they exist, the Workspace's (its labels and UID), while the lock is free.
+// adoptState makes tofu-controller's state Secret and lock Lease the
+// Workspace's (its labels and UID) under the state lock: it takes the
+// Lease (creating it if the engine never locked), which only a free lock
+// allows, takes the Secret over, and releases the lock in the same update
+// that marks the Lease the Workspace's. A tofu-controller run that starts
+// meanwhile fails to lock and retries later.
 func adoptState(ctx context.Context, c client.Client, ws *magosv1.Workspace) error {
-	var adopt []client.Object
+	holder := "magos-import-" + string(ws.UID)
 	lease := &coordinationv1.Lease{}
 	err := c.Get(ctx, client.ObjectKey{Namespace: ws.Namespace, Name: magosv1.LockLeaseName(ws.Name)}, lease)
 	switch {
 	case apierrors.IsNotFound(err):
+		lease = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ws.Namespace, Name: magosv1.LockLeaseName(ws.Name),
+			Labels: magosv1.StateSecretLabels(ws.Name)}}
+		lease.Spec.HolderIdentity = &holder
+		if err := c.Create(ctx, lease); err != nil {
+			return fmt.Errorf("taking the state lock: %w", err)
+		}
 	case err != nil:
 		return err
-	case lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "" && lease.Annotations[magosv1.WorkspaceUIDAnnotation] != string(ws.UID):
+	case lease.Annotations[magosv1.WorkspaceUIDAnnotation] == string(ws.UID):
+		// Taken over by an earlier import: Magos's runs lock it now.
+	case lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "" && *lease.Spec.HolderIdentity != holder:
 		return fmt.Errorf("the state is locked (Lease %s held by %s): a tofu-controller run is under way; import again when it ends",
 			lease.Name, *lease.Spec.HolderIdentity)
 	default:
-		adopt = append(adopt, lease)
+		lease.Spec.HolderIdentity = &holder
+		if err := c.Update(ctx, lease); err != nil {
+			return fmt.Errorf("taking the state lock (Lease %s): %w", lease.Name, err)
+		}
 	}
 	state := &corev1.Secret{}
 	err = c.Get(ctx, client.ObjectKey{Namespace: ws.Namespace, Name: magosv1.StateSecretName(ws.Name)}, state)
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
-		return err
+		return errors.Join(err, release(ctx, c, lease, holder, nil))
 	case state.Type != corev1.SecretTypeOpaque:
-		return fmt.Errorf("state Secret %s has type %q, not Opaque", state.Name, state.Type)
+		return errors.Join(fmt.Errorf("state Secret %s has type %q, not Opaque", state.Name, state.Type), release(ctx, c, lease, holder, nil))
 	default:
-		adopt = append(adopt, state)
-	}
-	for _, obj := range adopt {
-		if err := takeOver(ctx, c, ws, obj); err != nil {
-			return err
+		if err := takeOver(ctx, c, ws, state); err != nil {
+			return errors.Join(err, release(ctx, c, lease, holder, nil))
 		}
+	}
+	return release(ctx, c, lease, holder, ws)
+}
+
+// release frees the state lock the import holds and, with ws, marks the
+// Lease ws's in the same update.
+func release(ctx context.Context, c client.Client, lease *coordinationv1.Lease, holder string, ws *magosv1.Workspace) error {
+	if lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity == holder {
+		lease.Spec.HolderIdentity = nil
+	}
+	if ws != nil {
+		mark(ws, lease)
+	}
+	if err := c.Update(ctx, lease); err != nil {
+		return fmt.Errorf("releasing the state lock (Lease %s): %w", lease.Name, err)
 	}
 	return nil
 }
 
-// takeOver labels obj as ws's storage and records ws's UID on it.
+// takeOver marks obj ws's and updates it.
 func takeOver(ctx context.Context, c client.Client, ws *magosv1.Workspace, obj client.Object) error {
+	mark(ws, obj)
+	if err := c.Update(ctx, obj); err != nil {
+		return fmt.Errorf("taking over %s for Workspace %s: %w", obj.GetName(), ws.Name, err)
+	}
+	return nil
+}
+
+// mark labels obj as ws's storage and records ws's UID on it.
+func mark(ws *magosv1.Workspace, obj client.Object) {
 	labels := maps.Clone(obj.GetLabels())
 	if labels == nil {
 		labels = map[string]string{}
@@ -293,10 +336,6 @@ func takeOver(ctx context.Context, c client.Client, ws *magosv1.Workspace, obj c
 	}
 	ann[magosv1.WorkspaceUIDAnnotation] = string(ws.UID)
 	obj.SetAnnotations(ann)
-	if err := c.Update(ctx, obj); err != nil {
-		return fmt.Errorf("taking over %s for Workspace %s: %w", obj.GetName(), ws.Name, err)
-	}
-	return nil
 }
 
 // keysOf reads the keys (never the values) of a varsFrom reference.
