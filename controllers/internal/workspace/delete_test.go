@@ -62,7 +62,7 @@ func TestDestroyGateSettings(t *testing.T) {
 			if tt.project != nil {
 				in.Project = projectWith(&magosv1.ProjectDefaults{Destroy: tt.project})
 			}
-			s, err := testReconciler().effectiveSettings(&magosv1.Workspace{Spec: magosv1.WorkspaceSpec{Destroy: tt.workspace}}, in)
+			s, err := settingsOf(testReconciler(), &magosv1.Workspace{Spec: magosv1.WorkspaceSpec{Destroy: tt.workspace}}, in)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, s.DestroyGate)
 		})

@@ -12,6 +12,13 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
+// settingsOf is r's effective settings of ws with inputs in, the
+// effective runner derived as resolveInputs derives it.
+func settingsOf(r *Reconciler, ws *magosv1.Workspace, in inputs) (settings, error) {
+	in.Runner = effectiveRunner(ws, in.Project)
+	return r.effectiveSettings(ws, in)
+}
+
 func testReconciler() *Reconciler {
 	return &Reconciler{Options: Options{
 		RunnerImage:          "ghcr.io/magos-dev/magos-runner:0.1.0",
@@ -78,7 +85,7 @@ func TestEngineImageResolution(t *testing.T) {
 			if tc.project != nil {
 				in.Project = projectWith(tc.project)
 			}
-			s, err := r.effectiveSettings(&magosv1.Workspace{Spec: tc.ws}, in)
+			s, err := settingsOf(r, &magosv1.Workspace{Spec: tc.ws}, in)
 			if tc.wantErr != "" {
 				require.ErrorContains(t, err, tc.wantErr)
 				e, ok := rerror.As(err)
@@ -101,7 +108,7 @@ func TestRunJobDeliversEngine(t *testing.T) {
 	ws := &magosv1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "net", Namespace: "team"}}
 	rn := run{Phase: magosv1.RunPlan, ID: "abc"}
 
-	s, err := r.effectiveSettings(ws, inputs{})
+	s, err := settingsOf(r, ws, inputs{})
 	require.NoError(t, err)
 	pod := r.buildJob(ws, rn, s).Spec.Template.Spec
 
@@ -136,7 +143,7 @@ func TestRunJobDeliversEngine(t *testing.T) {
 	assert.Contains(t, pod.Containers[0].Env, corev1.EnvVar{Name: magosv1.EnvVersionsDir, Value: "/opt/magos/engines"})
 
 	ws.Spec.Runner = &magosv1.RunnerSpec{Image: "corp.example/runner-with-tofu:1"}
-	s, err = r.effectiveSettings(ws, inputs{})
+	s, err = settingsOf(r, ws, inputs{})
 	require.NoError(t, err)
 	pod = r.buildJob(ws, rn, s).Spec.Template.Spec
 	assert.Empty(t, pod.InitContainers, "a runner image of one's own holds the engine")

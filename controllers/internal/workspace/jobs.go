@@ -144,7 +144,7 @@ func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settin
 	if m := r.Options.MinInterval; s.Interval > 0 && s.Interval < m {
 		s.Interval, s.AskedInterval = m, s.Interval
 	}
-	s.Runner = effectiveRunner(ws, in.Project)
+	s.Runner = in.Runner
 	s.RunnerImageSet = s.Runner.Image != ""
 	var timeout time.Duration
 	if s.Runner.Timeout != nil {

@@ -36,7 +36,7 @@ func TestRunnerConfigurationShapesThePod(t *testing.T) {
 	r := runnerTestReconciler()
 	r.Options.RunnerEnv = envFlag{"TF_CLI_CONFIG_FILE=/operator/tofurc"}
 	r.Options.RunnerImagePullSecrets = []string{"cluster-registry", "registry"}
-	s, err := r.effectiveSettings(ws, inputs{})
+	s, err := settingsOf(r, ws, inputs{})
 	require.NoError(t, err)
 	s.Timeout = time.Minute
 	job := r.buildJob(ws, run{Phase: magosv1.RunPlan, ID: "abc"}, s)
@@ -104,7 +104,7 @@ func TestRunnerConfigurationShapesThePod(t *testing.T) {
 func TestRunnerPodDefaults(t *testing.T) {
 	ws := workspaceWithRunner(nil)
 	r := runnerTestReconciler()
-	s, err := r.effectiveSettings(ws, inputs{})
+	s, err := settingsOf(r, ws, inputs{})
 	require.NoError(t, err)
 	job := r.buildJob(ws, run{Phase: magosv1.RunApply, ID: "abc"}, s)
 	pod := job.Spec.Template
@@ -125,7 +125,7 @@ func TestRunnerPodDefaults(t *testing.T) {
 func TestRunnerTokenOnlyInTheRunner(t *testing.T) {
 	ws := workspaceWithRunner(nil)
 	r := runnerTestReconciler()
-	s, err := r.effectiveSettings(ws, inputs{})
+	s, err := settingsOf(r, ws, inputs{})
 	require.NoError(t, err)
 	s.EngineImage = "engine:1"
 	pod := r.buildJob(ws, run{Phase: magosv1.RunApply, ID: "abc"}, s).Spec.Template.Spec
@@ -154,7 +154,7 @@ func TestRunnerEnvIsNotExpanded(t *testing.T) {
 	ws.Spec.Path = "$(TF_VAR_password)/app"
 	ws.Spec.Outputs = &magosv1.OutputsSpec{SecretName: "out", Names: []string{"a$b"}}
 	r := runnerTestReconciler()
-	s, err := r.effectiveSettings(ws, inputs{})
+	s, err := settingsOf(r, ws, inputs{})
 	require.NoError(t, err)
 	job := r.buildJob(ws, run{Phase: magosv1.RunApply, ID: "abc"}, s)
 	got := map[string]string{}

@@ -191,14 +191,14 @@ func (r *Reconciler) resolveInputs(ctx context.Context, ws *magosv1.Workspace) (
 	if err != nil {
 		return in, err
 	}
-	rs := effectiveRunner(ws, project)
+	in.Runner = effectiveRunner(ws, project)
 	// The guards on the runner's spec come first: a forbidden setting is
 	// refused at once, not after a wait for a Secret it names.
-	if err := r.Options.Guards.checkRunner(ws, &rs); err != nil {
+	if err := r.Options.Guards.checkRunner(ws, &in.Runner); err != nil {
 		return in, err
 	}
-	runnerEnvVars, _ := runnerEnv(rs.Env)
-	deps, err := r.checkStorageRefs(ctx, ws, append(secretRefs(append(slices.Clone(in.Env), runnerEnvVars...)), runnerSecretRefs(&rs)...))
+	runnerEnvVars, _ := runnerEnv(in.Runner.Env)
+	deps, err := r.checkStorageRefs(ctx, ws, append(secretRefs(append(slices.Clone(in.Env), runnerEnvVars...)), runnerSecretRefs(&in.Runner)...))
 	in.OutputReads = outputReads(in.Env, deps)
 	return in, err
 }

@@ -22,7 +22,10 @@ import (
 // inputs are a Workspace's resolved inputs: its Project (if any) and the
 // runner environment folded from VariableSets and inline variables.
 type inputs struct {
-	Project   *magosv1.Project
+	Project *magosv1.Project
+	// Runner is the effective runner: the Workspace's runner settings over
+	// its Project's defaults (effectiveRunner), derived once.
+	Runner    magosv1.RunnerSpec
 	Env       []corev1.EnvVar
 	Sensitive []string
 	// SetDigests are "<name>=<inputsDigest>" of the VariableSets used.

@@ -76,7 +76,7 @@ func TestRunnerSettingsInheritProjectDefaults(t *testing.T) {
 		NodeSelector:      map[string]string{"pool": "team"},
 	})
 
-	s, err := runnerTestReconciler().effectiveSettings(ws, inputs{Project: p})
+	s, err := settingsOf(runnerTestReconciler(), ws, inputs{Project: p})
 	require.NoError(t, err)
 	rs := s.Runner
 	assert.Equal(t, []magosv1.EnvEntry{literal("A", "project"), literal("B", "workspace"), fromSecret("C", "creds", "token")}, rs.Env, "env merges by name")
@@ -132,7 +132,7 @@ func TestRunnerConfigRefusedAtReconcile(t *testing.T) {
 			if tt.project != nil {
 				in.Project = projectWithRunner(tt.project)
 			}
-			_, err := r.effectiveSettings(workspaceWithRunner(tt.workspace), in)
+			_, err := settingsOf(r, workspaceWithRunner(tt.workspace), in)
 			require.Error(t, err)
 			re, ok := rerror.As(err)
 			require.True(t, ok, "a typed error: %v", err)
@@ -202,7 +202,7 @@ func TestRunnerInputsDigest(t *testing.T) {
 	r := runnerTestReconciler()
 	digest := func(rs *magosv1.RunnerSpec) string {
 		ws := workspaceWithRunner(rs)
-		s, err := r.effectiveSettings(ws, inputs{})
+		s, err := settingsOf(r, ws, inputs{})
 		require.NoError(t, err)
 		return inputsDigest(ws, s, nil, nil)
 	}
