@@ -99,7 +99,7 @@ func TestCLIImportFromTofuController(t *testing.T) {
 		"varsFrom": []any{map[string]any{"kind": "ConfigMap", "name": "sizes", "varsKeys": []any{"size"}}},
 	})
 	newTerraform("staging", map[string]any{"sourceRef": source, "interval": "5m", "workspace": "staging"})
-	newTerraform("busy", map[string]any{"sourceRef": source, "interval": "5m"})
+	newTerraform("busy", map[string]any{"sourceRef": source, "interval": "5m", "destroyResourcesOnDeletion": true})
 	// busy's state is locked by a tofu-controller run under way.
 	require.NoError(t, env.Client.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "lock-tfstate-default-busy", Namespace: s.ns},
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("9a1c-tf-runner")}}))

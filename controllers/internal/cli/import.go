@@ -159,11 +159,14 @@ func (o *importOptions) importOne(ctx context.Context, c client.Client, f *facto
 		return nil
 	}
 
+	// Until it owns the state the Workspace is suspended and would destroy
+	// nothing if deleted: an import that stops deletes it.
+	destroyOnDelete := ws.Spec.DestroyOnDelete
 	existing := &magosv1.Workspace{}
 	err = c.Get(ctx, client.ObjectKeyFromObject(ws), existing)
 	switch {
 	case apierrors.IsNotFound(err):
-		ws.Spec.Suspend = true // until it owns the state
+		ws.Spec.Suspend, ws.Spec.DestroyOnDelete = true, false
 		if err := c.Create(ctx, ws); err != nil {
 			return fmt.Errorf("not imported: creating Workspace %s: %w", ws.Name, err)
 		}
@@ -187,7 +190,7 @@ func (o *importOptions) importOne(ctx context.Context, c client.Client, f *facto
 	}
 	if ws.Spec.Suspend {
 		before := ws.DeepCopy()
-		ws.Spec.Suspend = false
+		ws.Spec.Suspend, ws.Spec.DestroyOnDelete = false, destroyOnDelete
 		if err := c.Patch(ctx, ws, client.MergeFrom(before)); err != nil {
 			return fmt.Errorf("resuming Workspace %s: %w; run the import again", ws.Name, err)
 		}
