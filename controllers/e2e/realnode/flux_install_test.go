@@ -5,15 +5,18 @@ import (
 	"crypto/rand"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
@@ -114,7 +117,60 @@ func TestFluxInstallsAReleaseFromItsManifests(t *testing.T) {
 			Vars:      []magosv1.Variable{{Name: "secret_word", Value: new("flux")}},
 		},
 	}))
-	waitWorkspace(t, tenant, "hello", 5*time.Minute, "applies under the Magos Flux installed", applied(rev))
+	before := waitWorkspace(t, tenant, "hello", 5*time.Minute, "applies under the Magos Flux installed", applied(rev))
+	var jobs batchv1.JobList
+	require.NoError(t, k8s.List(ctx, &jobs, client.InNamespace(tenant)))
+	jobsBefore := len(jobs.Items)
+
+	// An upgrade, as Flux delivers one: a second version of the manifests
+	// (every controller's Pod template changes, so each Deployment rolls
+	// out), pushed under a new tag and selected by the OCIRepository. The
+	// applied Workspace is not planned again, and no Job starts.
+	upgraded := upgradeManifests(t, data)
+	require.NoError(t, os.WriteFile(filepath.Join(manifests, "magos.yaml"), upgraded, 0o644))
+	tag := version + "-2"
+	runFlux(t, "push", "artifact", "oci://"+reg.host+"/magos/manifests:"+tag, "--path="+manifests,
+		"--source=https://github.com/magos-dev/magos", "--revision="+tag+"@sha1:89abcdef0123456789abcdef0123456789abcdef",
+		"--insecure-registry", "--creds="+user+":"+password)
+	require.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(repo), repo))
+	patch := client.MergeFrom(repo.DeepCopy())
+	require.NoError(t, unstructured.SetNestedField(repo.Object, tag, "spec", "ref", "tag"))
+	require.NoError(t, k8s.Patch(ctx, repo, patch))
+	require.Eventually(t, func() bool {
+		s, msg := kustomizationReady(t, ns, "magos")
+		return s == "True" && strings.Contains(msg, tag+"@")
+	}, 6*time.Minute, time.Second, "the Kustomization applies the second version and is Ready once every controller rolled out")
+	for _, name := range controllerNames {
+		var d appsv1.Deployment
+		require.NoError(t, k8s.Get(ctx, client.ObjectKey{Namespace: magosNamespace, Name: "magos-" + name + "-controller"}, &d))
+		require.Equal(t, "2", d.Spec.Template.Annotations["magos.dev/test-upgrade"], "%s-controller runs the second version", name)
+	}
+	// The new workspace-controller has read every Workspace by now; give it
+	// a drift interval's worth of nothing to do.
+	time.Sleep(15 * time.Second)
+	after := waitWorkspace(t, tenant, "hello", time.Second, "still applied after the upgrade", applied(rev))
+	require.Equal(t, before.Status.Runs, after.Status.Runs, "the upgrade planned nothing again")
+	require.NoError(t, k8s.List(ctx, &jobs, client.InNamespace(tenant)))
+	require.Len(t, jobs.Items, jobsBefore, "the upgrade started no Job")
+}
+
+// upgradeManifests is a second version of the rendered manifests: every
+// Deployment's Pod template carries one more annotation.
+func upgradeManifests(t *testing.T, data []byte) []byte {
+	t.Helper()
+	var docs []string
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil || u.GetKind() != "Deployment" {
+			docs = append(docs, doc)
+			continue
+		}
+		require.NoError(t, unstructured.SetNestedField(u.Object, "2", "spec", "template", "metadata", "annotations", "magos.dev/test-upgrade"))
+		b, err := yaml.Marshal(u.Object)
+		require.NoError(t, err)
+		docs = append(docs, string(b))
+	}
+	return []byte(strings.Join(docs, "\n---\n"))
 }
 
 // newKustomization is an empty Kustomization ns/name.
