@@ -29,7 +29,7 @@ const (
 // the network lets the runner through.
 func reach(url string, stdout, stderr io.Writer) int {
 	if _, err := neturl.ParseRequestURI(url); err != nil {
-		fmt.Fprintf(stderr, "runner reach: %v\n", err)
+		fmt.Fprintf(stderr, "runner reach: %s is not a URL\n", artifact.Redact(url))
 		return magosv1.ExitUsage
 	}
 	deadline := time.Now().Add(reachFor)

@@ -47,7 +47,8 @@ output "id" {
 // --dry-run=client and =server (the API server validates the
 // Workspace) create nothing; the import creates the Workspace
 // (approval Manual), reads the state in place and suspends the Terraform
-// object, and its first plan shows no changes; an object whose state
+// object, and its first plan shows no changes (the outputs Secret
+// tofu-controller controlled becomes the Workspace's); an object whose state
 // differs from what its variables say is imported and its first plan's
 // changes are listed, as no proof; an unmappable field is listed; an object whose state is elsewhere is refused and left alone; an
 // object whose state lock is held is refused with nothing left behind on
@@ -77,22 +78,27 @@ func TestCLIImportFromTofuController(t *testing.T) {
 	stateBefore := state.Data["tfstate"]
 	require.NotEmpty(t, stateBefore)
 
-	newTerraform := func(name string, spec map[string]any) {
+	newTerraform := func(name string, spec map[string]any) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(tfimport.GVK)
 		u.SetNamespace(s.ns)
 		u.SetName(name)
 		u.Object["spec"] = spec
 		require.NoError(t, env.Client.Create(ctx, u))
+		return u
 	}
 	source := map[string]any{"kind": "GitRepository", "name": "infra"}
-	newTerraform("network", map[string]any{
+	network := newTerraform("network", map[string]any{
 		"sourceRef": source, "interval": "5m", "approvePlan": "auto", "path": "./",
 		"vars":                 []any{map[string]any{"name": "region", "value": "eu"}},
 		"varsFrom":             []any{map[string]any{"kind": "Secret", "name": "creds"}, map[string]any{"kind": "ConfigMap", "name": "sizes"}},
 		"writeOutputsToSecret": map[string]any{"name": "network-outputs"},
 		"targets":              []any{"terraform_data.net"},
 	})
+	// tofu-controller wrote network's outputs to a Secret it controls.
+	require.NoError(t, env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "network-outputs", Namespace: s.ns,
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: tfimport.GVK.GroupVersion().String(), Kind: "Terraform", Name: "network",
+			UID: network.GetUID(), Controller: ptr.To(true)}}}, StringData: map[string]string{"id": "x"}}))
 	newTerraform("drifted", map[string]any{
 		"sourceRef": source, "interval": "5m",
 		"vars":     []any{map[string]any{"name": "region", "value": "eu"}, map[string]any{"name": "token", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": "creds", "key": "token"}}}},
@@ -136,6 +142,10 @@ func TestCLIImportFromTofuController(t *testing.T) {
 	assert.Equal(t, stateBefore, state.Data["tfstate"], "the state was read in place, not rewritten")
 	assert.Equal(t, string(ws.UID), state.Annotations[magosv1.WorkspaceUIDAnnotation], "the state Secret is the Workspace's")
 	assert.True(t, terraformSuspended(t, s.ns, "network"))
+	outputs := &corev1.Secret{}
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "network-outputs"}, outputs))
+	require.Len(t, outputs.OwnerReferences, 1)
+	assert.Equal(t, ws.UID, outputs.OwnerReferences[0].UID, "the outputs Secret tofu-controller controlled is the Workspace's")
 	assert.False(t, terraformSuspended(t, s.ns, "staging"), "a refused object is left as it was")
 	assert.False(t, terraformSuspended(t, s.ns, "busy"), "a refused object is left as it was")
 	err = env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "busy"}, &magosv1.Workspace{})

@@ -58,7 +58,11 @@ func runImagesOf(d *appsv1.Deployment) (runImages, error) {
 			case "runner-image":
 				im.Runner = value
 			case "runner-image-pull-secrets":
-				im.PullSecrets = strings.Split(value, ",")
+				for _, name := range strings.Split(value, ",") {
+					if name = strings.TrimSpace(name); name != "" && !slices.Contains(im.PullSecrets, name) {
+						im.PullSecrets = append(im.PullSecrets, name)
+					}
+				}
 			case "default-engine-version":
 				version = value
 			case "artifact-proxy-url":
@@ -129,6 +133,10 @@ func imageCheckPod(namespace string, im runImages) *corev1.Pod {
 // pull.
 var pullFailures = []string{"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull", "ImageInspectError"}
 
+// startFailures are the kubelet's waiting reasons of a container it
+// cannot start, which it retries for ever.
+var startFailures = []string{"CreateContainerConfigError", "CreateContainerError", "RunContainerError"}
+
 // imageResults judges the check Pod: each image is ok once its container
 // ran to success, failed when the kubelet could not pull it or it exited
 // non-zero; done says the check has its answer: every image judged, or
@@ -145,6 +153,9 @@ func imageResults(pod *corev1.Pod, im runImages) (results []checkResult, done bo
 		case st != nil && st.State.Waiting != nil && slices.Contains(pullFailures, st.State.Waiting.Reason):
 			r.Detail = fmt.Sprintf("%s: %s: %s", image, st.State.Waiting.Reason, st.State.Waiting.Message)
 			r.Advice = pullAdvice(pod.Namespace, im)
+		case st != nil && st.State.Waiting != nil && slices.Contains(startFailures, st.State.Waiting.Reason):
+			r.Detail = fmt.Sprintf("%s pulled, but its container cannot start: %s: %s", image, st.State.Waiting.Reason, st.State.Waiting.Message)
+			r.Advice = "kubectl -n " + pod.Namespace + " describe pod " + pod.Name + " (a runner Pod would fail the same way)"
 		case st != nil && st.State.Terminated != nil:
 			r.Detail = fmt.Sprintf("%s pulled, but exited %d (%s)", image, st.State.Terminated.ExitCode, st.State.Terminated.Reason)
 			r.Advice = "the image is not Magos's " + name + " of this release: check global.image.repository and the image's tag"

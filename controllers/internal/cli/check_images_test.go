@@ -14,7 +14,7 @@ import (
 
 func TestRunImagesOf(t *testing.T) {
 	d := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
-		Args: []string{"--leader-elect", "--runner-image=reg.example/magos/magos-runner:0.1.0", "--runner-image-pull-secrets=pull-a,pull-b",
+		Args: []string{"--leader-elect", "--runner-image=reg.example/magos/magos-runner:0.1.0", "--runner-image-pull-secrets=pull-a, pull-b,", "--runner-image-pull-secrets=pull-a",
 			"--default-engine-version=1.10.6", "--engine-image=opentofu=reg.example/magos/magos-engine-opentofu:{version}"},
 	}}}}}}
 	im, err := runImagesOf(d)
@@ -56,6 +56,7 @@ func TestImageResults(t *testing.T) {
 		{"the engine image is refused", corev1.PodPending, new(status(magosv1.EngineInitContainer, waiting("ImagePullBackOff"))), new(status("runner", waiting("PodInitializing"))), checkFail, checkWarn, true},
 		{"the runner image is refused", corev1.PodPending, new(status(magosv1.EngineInitContainer, exited(0))), new(status("runner", waiting("ErrImagePull"))), checkOK, checkFail, true},
 		{"an image that is not Magos's", corev1.PodFailed, new(status(magosv1.EngineInitContainer, exited(0))), new(status("runner", exited(127))), checkOK, checkFail, true},
+		{"the runner container cannot start", corev1.PodPending, new(status(magosv1.EngineInitContainer, exited(0))), new(status("runner", waiting("CreateContainerConfigError"))), checkOK, checkFail, true},
 		{"the Pod failed before the runner started", corev1.PodFailed, new(status(magosv1.EngineInitContainer, exited(1))), nil, checkFail, checkFail, true},
 	}
 	for _, tt := range tests {

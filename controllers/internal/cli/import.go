@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/apis/planstore"
 	"github.com/magos-dev/magos/controllers/internal/tfimport"
 )
 
@@ -161,7 +162,7 @@ func (o *importOptions) importOne(ctx context.Context, c client.Client, f *facto
 
 	// Until it owns the state the Workspace is suspended and would destroy
 	// nothing if deleted: an import that stops deletes it.
-	destroyOnDelete := ws.Spec.DestroyOnDelete
+	destroyOnDelete, created := ws.Spec.DestroyOnDelete, false
 	existing := &magosv1.Workspace{}
 	err = c.Get(ctx, client.ObjectKeyFromObject(ws), existing)
 	switch {
@@ -170,21 +171,27 @@ func (o *importOptions) importOne(ctx context.Context, c client.Client, f *facto
 		if err := c.Create(ctx, ws); err != nil {
 			return fmt.Errorf("not imported: creating Workspace %s: %w", ws.Name, err)
 		}
-		existing = ws
+		existing, created = ws, true
 	case err != nil:
 		return err
 	case existing.Annotations[tfimport.ImportedFromAnnotation] != ws.Annotations[tfimport.ImportedFromAnnotation]:
 		return fmt.Errorf("not imported: Workspace %s exists and was not imported from this Terraform object", ws.Name)
 	}
 	ws = existing
-	if err := adoptState(ctx, c, ws); err != nil {
-		if ws.Status.Runs == 0 && ws.Spec.Suspend {
-			// Nothing of the Workspace ran: leave tofu-controller as it was.
-			_ = c.Delete(ctx, ws)
+	if err := adoptState(ctx, c, ws, tf); err != nil {
+		if created {
+			// Leave tofu-controller as it was: the Workspace this call
+			// created (suspended, destroying nothing) goes, even when
+			// the import is interrupted.
+			_ = c.Delete(context.WithoutCancel(ctx), ws)
+			return fmt.Errorf("not imported: %w; the Terraform object is untouched", err)
 		}
-		return fmt.Errorf("not imported: %w; the Terraform object is untouched", err)
+		return fmt.Errorf("not imported: %w; run the import again", err)
 	}
-	patch := []byte(`{"spec":{"suspend":true}}`)
+	// Suspended, and never to destroy what the Workspace now manages: a
+	// Terraform object is deleted only once suspend is off, and then
+	// tofu-controller would destroy on deletion.
+	patch := []byte(`{"spec":{"suspend":true,"destroyResourcesOnDeletion":false}}`)
 	if err := c.Patch(ctx, tf, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("suspending the Terraform object: %w; the Workspace stays suspended: run the import again", err)
 	}
@@ -195,7 +202,7 @@ func (o *importOptions) importOne(ctx context.Context, c client.Client, f *facto
 			return fmt.Errorf("resuming Workspace %s: %w; run the import again", ws.Name, err)
 		}
 	}
-	fmt.Fprintf(out, "%s: imported as Workspace %s, reading state Secret %s in place; the Terraform object is suspended\n",
+	fmt.Fprintf(out, "%s: imported as Workspace %s, reading state Secret %s in place; the Terraform object is suspended (destroyResourcesOnDeletion off)\n",
 		key, ws.Name, magosv1.StateSecretName(ws.Name))
 	writeSkipped(out, r.Skipped)
 	if !o.wait {
@@ -259,8 +266,10 @@ func stalledCondition(ws *magosv1.Workspace) string {
 // allows, takes the Secret over, and releases the lock in the same update
 // that marks the Lease the Workspace's. A tofu-controller run that starts
 // meanwhile fails to lock and retries later.
-func adoptState(ctx context.Context, c client.Client, ws *magosv1.Workspace) error {
-	holder := "magos-import-" + string(ws.UID)
+func adoptState(ctx context.Context, c client.Client, ws *magosv1.Workspace, tf *unstructured.Unstructured) error {
+	// The holder names the Terraform object, so an import that stopped
+	// holding the lock is finished by the next one.
+	holder := importLockPrefix + string(tf.GetUID())
 	lease := &coordinationv1.Lease{}
 	err := c.Get(ctx, client.ObjectKey{Namespace: ws.Namespace, Name: magosv1.LockLeaseName(ws.Name)}, lease)
 	switch {
@@ -275,7 +284,7 @@ func adoptState(ctx context.Context, c client.Client, ws *magosv1.Workspace) err
 		return err
 	case lease.Annotations[magosv1.WorkspaceUIDAnnotation] == string(ws.UID):
 		// Taken over by an earlier import: Magos's runs lock it now.
-	case lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "" && *lease.Spec.HolderIdentity != holder:
+	case lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "" && !strings.HasPrefix(*lease.Spec.HolderIdentity, importLockPrefix):
 		return fmt.Errorf("the state is locked (Lease %s held by %s): a tofu-controller run is under way; import again when it ends",
 			lease.Name, *lease.Spec.HolderIdentity)
 	default:
@@ -288,6 +297,10 @@ func adoptState(ctx context.Context, c client.Client, ws *magosv1.Workspace) err
 	err = c.Get(ctx, client.ObjectKey{Namespace: ws.Namespace, Name: magosv1.StateSecretName(ws.Name)}, state)
 	switch {
 	case apierrors.IsNotFound(err):
+		if applied, _, _ := unstructured.NestedString(tf.Object, "status", "lastAppliedRevision"); applied != "" {
+			return errors.Join(fmt.Errorf("tofu-controller applied revision %s but state Secret %s does not exist: its state is not where Magos reads it",
+				applied, magosv1.StateSecretName(ws.Name)), release(ctx, c, lease, holder, nil))
+		}
 	case err != nil:
 		return errors.Join(err, release(ctx, c, lease, holder, nil))
 	case state.Type != corev1.SecretTypeOpaque:
@@ -297,12 +310,52 @@ func adoptState(ctx context.Context, c client.Client, ws *magosv1.Workspace) err
 			return errors.Join(err, release(ctx, c, lease, holder, nil))
 		}
 	}
+	if err := takeOverOutputs(ctx, c, ws, tf); err != nil {
+		return errors.Join(err, release(ctx, c, lease, holder, nil))
+	}
 	return release(ctx, c, lease, holder, ws)
+}
+
+// importLockPrefix begins the holder of a state lock an import takes.
+const importLockPrefix = "magos-import-"
+
+// takeOverOutputs makes the outputs Secret tofu-controller wrote, which
+// the Terraform object controls, the Workspace's: owned by it (so deleting
+// the Terraform object later does not collect it) and labelled as its.
+func takeOverOutputs(ctx context.Context, c client.Client, ws *magosv1.Workspace, tf *unstructured.Unstructured) error {
+	if ws.Spec.Outputs == nil {
+		return nil
+	}
+	out := &corev1.Secret{}
+	err := c.Get(ctx, client.ObjectKey{Namespace: ws.Namespace, Name: ws.Spec.Outputs.SecretName}, out)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if ref := metav1.GetControllerOf(out); ref == nil || ref.UID != tf.GetUID() {
+		return nil // not tofu-controller's: the controller judges it
+	}
+	out.OwnerReferences = slices.DeleteFunc(out.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == tf.GetUID() })
+	out.OwnerReferences = append(out.OwnerReferences, planstore.WorkspaceOwner(ws.Name, string(ws.UID)))
+	labels := maps.Clone(out.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[magosv1.ManagedByLabel] = magosv1.ManagedByValue
+	labels[magosv1.WorkspaceLabel] = ws.Name
+	out.Labels = labels
+	if err := c.Update(ctx, out); err != nil {
+		return fmt.Errorf("taking over outputs Secret %s for Workspace %s: %w", out.Name, ws.Name, err)
+	}
+	return nil
 }
 
 // release frees the state lock the import holds and, with ws, marks the
 // Lease ws's in the same update.
 func release(ctx context.Context, c client.Client, lease *coordinationv1.Lease, holder string, ws *magosv1.Workspace) error {
+	ctx = context.WithoutCancel(ctx) // an interrupted import still frees the lock
 	if lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity == holder {
 		lease.Spec.HolderIdentity = nil
 	}

@@ -95,7 +95,7 @@ var notMapped = map[string]string{
 // field at its default was not set by anyone, and is not reported.
 var tofuDefaults = map[string]any{
 	"serviceAccountName": "tf-runner", "alwaysCleanupRunnerPod": true, "runnerTerminationGracePeriodSeconds": int64(30),
-	"storeReadablePlan": "none", "workspace": "default",
+	"storeReadablePlan": "none", "workspace": "default", "upgradeOnInit": true, "retryStrategy": "StaticInterval",
 }
 
 // mapped are the spec fields Map handles itself.
@@ -186,8 +186,15 @@ func stateElsewhere(name string, spec map[string]any) string {
 	if c, _ := backend["customConfiguration"].(string); c != "" {
 		return "it has a custom backend (spec.backendConfig.customConfiguration)"
 	}
-	if s, _ := backend["secretSuffix"].(string); s != "" && s != name {
-		return fmt.Sprintf("its state Secret is tfstate-default-%s; Magos reads tfstate-default-%s (import it under the name %s, or move the state)", s, name, s)
+	if p, _ := backend["configPath"].(string); p != "" {
+		return "its backend reaches another cluster (spec.backendConfig.configPath)"
+	}
+	if backend != nil {
+		// With a backendConfig, tofu-controller uses its secretSuffix as
+		// it is, even empty.
+		if s, _ := backend["secretSuffix"].(string); s != name {
+			return fmt.Sprintf("its state Secret is tfstate-default-%s; Magos reads tfstate-default-%s (import it under the name %s, or move the state)", s, name, s)
+		}
 	}
 	return ""
 }
@@ -211,7 +218,11 @@ func mapVars(spec map[string]any, ws *magosv1.Workspace, r *Result, skip func(st
 		}
 	}
 	if v, ok := spec["values"]; ok && !isZero(v) {
-		ws.Spec.Vars = append(ws.Spec.Vars, literal("values", v))
+		if b, _ := json.Marshal(v); strings.Contains(string(b), "${{") {
+			skip("values", "it is a template over readInputsFromSecrets, which Magos does not render")
+		} else {
+			ws.Spec.Vars = append(ws.Spec.Vars, literal("values", v))
+		}
 	}
 	from, _, _ := unstructured.NestedSlice(spec, "varsFrom")
 	for i, f := range from {
@@ -260,9 +271,10 @@ func valueFrom(v any) (*magosv1.VariableSource, bool) {
 	return nil, false
 }
 
-// ExpandVarsFrom adds to ws one variable per key of each reference, keys
-// read by the importer (keysOf), later references winning as in
-// tofu-controller; a key that is not a variable name is skipped.
+// ExpandVarsFrom adds to ws one variable per key of each reference (its
+// varsKeys, "key" or "key:variable", else every key keysOf reads), later
+// references winning as in tofu-controller; a key that is not a variable
+// name is skipped.
 func ExpandVarsFrom(ws *magosv1.Workspace, refs []VarsFrom, keysOf func(VarsFrom) ([]string, error)) ([]Skipped, error) {
 	var skipped []Skipped
 	for _, ref := range refs {
@@ -273,19 +285,24 @@ func ExpandVarsFrom(ws *magosv1.Workspace, refs []VarsFrom, keysOf func(VarsFrom
 				return nil, err
 			}
 		}
-		for _, key := range slices.Sorted(slices.Values(keys)) {
-			if !variableName(key) {
-				skipped = append(skipped, Skipped{fmt.Sprintf("varsFrom %s %s key %q", ref.Kind, ref.Name, key), "not a variable name"})
+		for _, pattern := range slices.Sorted(slices.Values(keys)) {
+			// tofu-controller's varsKeys may rename: "key:variable".
+			key, name, renamed := strings.Cut(pattern, ":")
+			if !renamed {
+				name = key
+			}
+			if !variableName(name) || key == "" {
+				skipped = append(skipped, Skipped{fmt.Sprintf("varsFrom %s %s key %q", ref.Kind, ref.Name, pattern), "not a variable name"})
 				continue
 			}
-			v := magosv1.Variable{Name: key, ValueFrom: &magosv1.VariableSource{}}
+			v := magosv1.Variable{Name: name, ValueFrom: &magosv1.VariableSource{}}
 			opt := &ref.Optional
 			if ref.Kind == "Secret" {
 				v.ValueFrom.SecretKeyRef = &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name}, Key: key, Optional: opt}
 			} else {
 				v.ValueFrom.ConfigMapKeyRef = &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name}, Key: key, Optional: opt}
 			}
-			ws.Spec.Vars = slices.DeleteFunc(ws.Spec.Vars, func(o magosv1.Variable) bool { return o.Name == key })
+			ws.Spec.Vars = slices.DeleteFunc(ws.Spec.Vars, func(o magosv1.Variable) bool { return o.Name == name })
 			ws.Spec.Vars = append(ws.Spec.Vars, v)
 		}
 	}
@@ -303,7 +320,14 @@ func mapOutputs(spec map[string]any, ws *magosv1.Workspace, skip func(string, st
 		return
 	}
 	ws.Spec.Outputs = &magosv1.OutputsSpec{SecretName: str(out, "name")}
-	ws.Spec.Outputs.Names, _, _ = unstructured.NestedStringSlice(out, "outputs")
+	names, _, _ := unstructured.NestedStringSlice(out, "outputs")
+	for _, n := range names {
+		if strings.Contains(n, ":") {
+			skip("writeOutputsToSecret.outputs "+n, "Magos writes an output under its own name (no alias)")
+			continue
+		}
+		ws.Spec.Outputs.Names = append(ws.Spec.Outputs.Names, n)
+	}
 	for _, f := range []string{"labels", "annotations"} {
 		if !isZero(out[f]) {
 			skip("writeOutputsToSecret."+f, "the outputs Secret carries Magos's labels only")
@@ -324,11 +348,11 @@ func mapDependsOn(spec map[string]any, namespace string, ws *magosv1.Workspace, 
 }
 
 func mapRunner(spec map[string]any, ws *magosv1.Workspace, skip func(string, string)) {
+	if meta, _, _ := unstructured.NestedMap(spec, "runnerPodTemplate", "metadata"); len(meta) > 0 {
+		skip("runnerPodTemplate.metadata", "runner Pods carry spec.runner.podLabels and podAnnotations, which the operator allows")
+	}
 	pod, _, _ := unstructured.NestedMap(spec, "runnerPodTemplate", "spec")
 	if pod == nil {
-		if !isZero(spec["runnerPodTemplate"]) {
-			skip("runnerPodTemplate.metadata", "runner Pods carry spec.runner.podLabels and podAnnotations, which the operator allows")
-		}
 		return
 	}
 	runner := &magosv1.RunnerSpec{}

@@ -95,11 +95,13 @@ func TestMap(t *testing.T) {
 
 func TestMapRefusesStateElsewhere(t *testing.T) {
 	for spec, want := range map[string]string{
-		"  workspace: staging\n":                            `engine workspace "staging"`,
-		"  backendConfig: {secretSuffix: legacy}\n":         "tfstate-default-legacy",
-		"  backendConfig: {customConfiguration: 'x'}\n":     "custom backend",
-		"  backendConfig: {disable: true}\n":                "disabled",
-		"  cloud: {organization: o, workspaces: {name: w}}": "Terraform Cloud",
+		"  workspace: staging\n":                                     `engine workspace "staging"`,
+		"  backendConfig: {secretSuffix: legacy}\n":                  "tfstate-default-legacy",
+		"  backendConfig: {customConfiguration: 'x'}\n":              "custom backend",
+		"  backendConfig: {disable: true}\n":                         "disabled",
+		"  cloud: {organization: o, workspaces: {name: w}}":          "Terraform Cloud",
+		"  backendConfig: {inClusterConfig: true}\n":                 "tfstate-default-; Magos reads",
+		"  backendConfig: {secretSuffix: network, configPath: /k}\n": "another cluster",
 	} {
 		r := Map(terraform(t, "  sourceRef: {kind: GitRepository, name: infra}\n"+spec))
 		assert.Nil(t, r.Workspace, spec)
@@ -112,12 +114,14 @@ func TestMapRefusesStateElsewhere(t *testing.T) {
 func TestExpandVarsFrom(t *testing.T) {
 	ws := &magosv1.Workspace{Spec: magosv1.WorkspaceSpec{Vars: []magosv1.Variable{{Name: "region", Value: new("x")}}}}
 	keys := map[string][]string{"Secret/a": {"region", "token", "not a name"}, "ConfigMap/b": {"token"}}
-	skipped, err := ExpandVarsFrom(ws, []VarsFrom{{Kind: "Secret", Name: "a"}, {Kind: "ConfigMap", Name: "b"}},
+	skipped, err := ExpandVarsFrom(ws, []VarsFrom{{Kind: "Secret", Name: "a"}, {Kind: "ConfigMap", Name: "b"}, {Kind: "ConfigMap", Name: "c", Keys: []string{"zone:az"}}},
 		func(r VarsFrom) ([]string, error) { return keys[r.Kind+"/"+r.Name], nil })
 	require.NoError(t, err)
-	require.Len(t, ws.Spec.Vars, 2)
+	require.Len(t, ws.Spec.Vars, 3)
 	assert.Equal(t, "a", ws.Spec.Vars[0].ValueFrom.SecretKeyRef.Name, "the Secret's key replaces the literal, as in tofu-controller")
 	assert.Equal(t, "b", ws.Spec.Vars[1].ValueFrom.ConfigMapKeyRef.Name, "a later reference wins")
+	assert.Equal(t, "az", ws.Spec.Vars[2].Name, "varsKeys key:variable renames")
+	assert.Equal(t, "zone", ws.Spec.Vars[2].ValueFrom.ConfigMapKeyRef.Key)
 	require.Len(t, skipped, 1)
 	assert.Contains(t, skipped[0].Field, `"not a name"`)
 }
