@@ -339,13 +339,7 @@ func takeOverOutputs(ctx context.Context, c client.Client, ws *magosv1.Workspace
 	}
 	out.OwnerReferences = slices.DeleteFunc(out.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == tf.GetUID() })
 	out.OwnerReferences = append(out.OwnerReferences, planstore.WorkspaceOwner(ws.Name, string(ws.UID)))
-	labels := maps.Clone(out.Labels)
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	labels[magosv1.ManagedByLabel] = magosv1.ManagedByValue
-	labels[magosv1.WorkspaceLabel] = ws.Name
-	out.Labels = labels
+	labelAsWorkspaces(ws, out)
 	if err := c.Update(ctx, out); err != nil {
 		return fmt.Errorf("taking over outputs Secret %s for Workspace %s: %w", out.Name, ws.Name, err)
 	}
@@ -379,6 +373,17 @@ func takeOver(ctx context.Context, c client.Client, ws *magosv1.Workspace, obj c
 
 // mark labels obj as ws's storage and records ws's UID on it.
 func mark(ws *magosv1.Workspace, obj client.Object) {
+	labelAsWorkspaces(ws, obj)
+	ann := maps.Clone(obj.GetAnnotations())
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[magosv1.WorkspaceUIDAnnotation] = string(ws.UID)
+	obj.SetAnnotations(ann)
+}
+
+// labelAsWorkspaces gives obj the labels of ws's storage.
+func labelAsWorkspaces(ws *magosv1.Workspace, obj client.Object) {
 	labels := maps.Clone(obj.GetLabels())
 	if labels == nil {
 		labels = map[string]string{}
@@ -386,12 +391,6 @@ func mark(ws *magosv1.Workspace, obj client.Object) {
 	labels[magosv1.ManagedByLabel] = magosv1.ManagedByValue
 	labels[magosv1.WorkspaceLabel] = ws.Name
 	obj.SetLabels(labels)
-	ann := maps.Clone(obj.GetAnnotations())
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	ann[magosv1.WorkspaceUIDAnnotation] = string(ws.UID)
-	obj.SetAnnotations(ann)
 }
 
 // keysOf reads the keys (never the values) of a varsFrom reference.
