@@ -2,7 +2,7 @@
 # Refreshes the CRDs of Magos's neighbours that the tests install: Flux's
 # source and HelmRelease CRDs, generated with controller-gen from the
 # source-controller and helm-controller API types, and Kyverno's
-# ValidatingPolicy CRDs as shipped in its module.
+# ValidatingPolicy and PolicyException CRDs as shipped in its module.
 # Usage: update-thirdparty-crds.sh <flux-source-api-version> <kyverno-version> <flux-helm-api-version>
 set -euo pipefail
 
@@ -24,6 +24,6 @@ flux_helm_dir="$(cd /tmp && module_dir "github.com/fluxcd/helm-controller/api@v$
 
 kyverno_dir="$(cd /tmp && module_dir "github.com/kyverno/kyverno@v${kyverno_version}")"
 rm -rf "${out}/kyverno" && mkdir -p "${out}/kyverno"
-for kind in validatingpolicies namespacedvalidatingpolicies; do
+for kind in validatingpolicies namespacedvalidatingpolicies policyexceptions; do
   install -m 0644 "${kyverno_dir}/config/crds/policies.kyverno.io/policies.kyverno.io_${kind}.yaml" "${out}/kyverno/"
 done

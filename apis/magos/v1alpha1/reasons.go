@@ -59,6 +59,7 @@ const (
 	ReasonPolicyDenied            = "PolicyDenied"
 	ReasonPlanTooLarge            = "PlanTooLarge"
 	ReasonNamespacedPolicyIgnored = "NamespacedPolicyIgnored"
+	ReasonPolicyWaived            = "PolicyWaived"
 
 	// Workspace: inputs, references and dependencies.
 	ReasonSourceNotReady         = "SourceNotReady"
@@ -239,6 +240,7 @@ var reasonTable = []ReasonInfo{
 	{ReasonPolicyError, ReasonRetries, workspaceOnly, "The policies could not be read or evaluated; evaluated again after 30 s."},
 	{ReasonPolicyDenied, ReasonSettles, workspaceOnly, "The policy gate refused a plan (counted in magos_workspace_run_failures_total)."},
 	{ReasonPlanTooLarge, ReasonStalls, workspaceOnly, "The stored plan is over the gate's size bounds and can never be evaluated; a new plan or a change of policies helps."},
+	{ReasonPolicyWaived, ReasonProgresses, workspaceOnly, "A policy denied the plan and a PolicyException bound to the Workspace and the plan's digest waives it: the apply goes on; the event names the policies and the exceptions."},
 	{ReasonNamespacedPolicyIgnored, ReasonSettles, workspaceOnly, "NamespacedValidatingPolicies select the Workspace, but its namespace may not gate with them (--namespaced-policies-namespace-selector): a Warning event."},
 
 	// Workspace: inputs, references and dependencies.

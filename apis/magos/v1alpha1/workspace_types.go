@@ -263,6 +263,10 @@ type PolicyViolation struct {
 	// Action is Deny, Audit or Warn.
 	// +optional
 	Action string `json:"action,omitempty"`
+	// WaivedBy names the PolicyExceptions (namespace/name) that waive this
+	// denial for this plan: it does not block the apply.
+	// +optional
+	WaivedBy []string `json:"waivedBy,omitempty"`
 }
 
 // PolicyVerdict is the result of the policy gate for one plan.
@@ -278,10 +282,14 @@ type PolicyVerdict struct {
 	// Message summarises the verdict.
 	// +optional
 	Message string `json:"message,omitempty"`
-	// PoliciesDigest identifies the policy versions evaluated; a change to a
-	// selected policy re-evaluates the plan.
+	// PoliciesDigest identifies the policy versions evaluated, and the
+	// waivers considered; a change to either re-evaluates the plan.
 	// +optional
 	PoliciesDigest string `json:"policiesDigest,omitempty"`
+	// WaiversExpire is when the first waiver the verdict relies on expires;
+	// the plan is evaluated again then if it is not applied yet.
+	// +optional
+	WaiversExpire *metav1.Time `json:"waiversExpire,omitempty"`
 }
 
 // PlanStatus describes the current plan.

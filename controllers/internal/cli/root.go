@@ -61,6 +61,7 @@ Exit codes: 0 success, 1 a refusal or a failure, 2 wrong usage.`,
 	root.AddCommand(
 		newGetCommand(f),
 		newApproveCommand(f),
+		newWaiveCommand(f),
 		newWaitCommand(f),
 		newUnlockCommand(f),
 		newPromoteCommand(f),

@@ -19,6 +19,7 @@ func APIVerdict(v Verdict, policiesDigest string) *magosv1.PolicyVerdict {
 			Validation: int32(viol.Validation),
 			Message:    viol.Message,
 			Action:     viol.Action,
+			WaivedBy:   viol.WaivedBy,
 		})
 	}
 	return out

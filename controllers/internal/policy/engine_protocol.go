@@ -33,6 +33,10 @@ type EngineRequest struct {
 	// Policies are the selected policies, each the JSON of a
 	// ValidatingPolicy or NamespacedValidatingPolicy at policies.kyverno.io/v1beta1.
 	Policies []json.RawMessage `json:"policies"`
+	// Exceptions are the waivers bound to the plan, each the JSON of a
+	// PolicyException at policies.kyverno.io/v1beta1; each applies to the
+	// policies its spec.policyRefs name.
+	Exceptions []json.RawMessage `json:"exceptions,omitempty"`
 	// PlanBytes is the length of the plan JSON that follows the header.
 	PlanBytes int `json:"planBytes"`
 	// TimeoutMillis bounds the evaluation; 0 means no bound. The engine
@@ -55,6 +59,7 @@ type EngineResponse struct {
 // leaves the stream in step.
 func WriteEngineRequest(w io.Writer, policies []Policy, planJSON []byte, timeout time.Duration) error {
 	req := EngineRequest{PlanBytes: len(planJSON), TimeoutMillis: timeout.Milliseconds()}
+	sent := map[string]bool{}
 	for _, p := range policies {
 		if p.Object == nil {
 			return errors.New("a policy is nil")
@@ -64,6 +69,17 @@ func WriteEngineRequest(w io.Writer, policies []Policy, planJSON []byte, timeout
 			return fmt.Errorf("encoding policy %q: %w", p.Name(), err)
 		}
 		req.Policies = append(req.Policies, data)
+		for _, e := range p.Exceptions {
+			if sent[e.Name()] {
+				continue
+			}
+			sent[e.Name()] = true
+			data, err := json.Marshal(e.Object)
+			if err != nil {
+				return fmt.Errorf("encoding PolicyException %q: %w", e.Name(), err)
+			}
+			req.Exceptions = append(req.Exceptions, data)
+		}
 	}
 	header, err := json.Marshal(req)
 	if err != nil {
@@ -94,7 +110,8 @@ func ReadEngineRequest(r *bufio.Reader) (EngineRequest, []byte, error) {
 	return req, planJSON, nil
 }
 
-// DecodePolicies decodes the request's policies.
+// DecodePolicies decodes the request's policies, each with the
+// exceptions that refer to it.
 func (r EngineRequest) DecodePolicies() ([]Policy, error) {
 	policies := make([]Policy, 0, len(r.Policies))
 	for i, raw := range r.Policies {
@@ -108,7 +125,19 @@ func (r EngineRequest) DecodePolicies() ([]Policy, error) {
 		}
 		policies = append(policies, p)
 	}
-	return policies, nil
+	var exceptions []Exception
+	for i, raw := range r.Exceptions {
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(raw); err != nil {
+			return nil, fmt.Errorf("decoding PolicyException %d: %w", i, err)
+		}
+		e, err := ExceptionFromUnstructured(u)
+		if err != nil {
+			return nil, err
+		}
+		exceptions = append(exceptions, e)
+	}
+	return WithWaivers(policies, exceptions), nil
 }
 
 // WriteEngineResponse writes one response.

@@ -40,6 +40,9 @@ var knownVersions = map[string]bool{"v1": true, "v1beta1": true, "v1alpha1": tru
 type Policy struct {
 	// Object is the policy in the types Kyverno's engine reads.
 	Object policiesv1beta1.ValidatingPolicyLike
+	// Exceptions are the waivers bound to the plan that refer to the
+	// policy (WithWaivers): a denial they match does not block.
+	Exceptions []Exception
 }
 
 // Name identifies the policy in verdicts and messages: its name for a

@@ -58,17 +58,28 @@ type Violation struct {
 	// Message is the validation's message or messageExpression result.
 	Message string `json:"message"`
 	// Action is Deny, Audit or Warn: the strongest of the policy's
-	// validationActions (Deny > Warn > Audit). Only Deny blocks.
+	// validationActions (Deny > Warn > Audit). Only Deny blocks, unless
+	// waived.
 	Action string `json:"action"`
+	// WaivedBy names the PolicyExceptions (namespace/name) that waive the
+	// denial for this plan.
+	WaivedBy []string `json:"waivedBy,omitempty"`
 }
 
 // String renders the violation for messages and events.
 func (v Violation) String() string {
+	if len(v.WaivedBy) > 0 {
+		return fmt.Sprintf("%s [%s, waived by %s]: %s", v.Policy, v.Action, strings.Join(v.WaivedBy, ", "), v.Message)
+	}
 	return fmt.Sprintf("%s [%s]: %s", v.Policy, v.Action, v.Message)
 }
 
-// Blocking reports whether the violation blocks apply.
-func (v Violation) Blocking() bool { return v.Action == ActionDeny }
+// Blocking reports whether the violation blocks apply: a denial no
+// waiver lifts.
+func (v Violation) Blocking() bool { return v.Action == ActionDeny && len(v.WaivedBy) == 0 }
+
+// Waived reports whether a waiver lifts the violation's denial.
+func (v Violation) Waived() bool { return len(v.WaivedBy) > 0 }
 
 // result is the metric result label for the verdict.
 func (v Verdict) result() string {
@@ -94,6 +105,9 @@ func StatusMessage(v Verdict, limit int) string {
 		return Truncate(OneLine(v.Message), limit)
 	case !v.Passed:
 		head = fmt.Sprintf("Plan denied by %d of %s", countBlocking(v.Violations), count(len(v.Policies), "policy", "policies"))
+	case countWaived(v.Violations) > 0:
+		head = fmt.Sprintf("Plan passed %s with %s waived", count(len(v.Policies), "policy", "policies"),
+			count(countWaived(v.Violations), "denial", "denials"))
 	case len(v.Violations) > 0:
 		head = fmt.Sprintf("Plan passed %s with %s", count(len(v.Policies), "policy", "policies"),
 			count(len(v.Violations), "non-blocking violation", "non-blocking violations"))
@@ -134,6 +148,17 @@ func countBlocking(vs []Violation) int {
 		}
 	}
 	return len(seen)
+}
+
+// countWaived counts the waived denials.
+func countWaived(vs []Violation) int {
+	n := 0
+	for _, v := range vs {
+		if v.Waived() {
+			n++
+		}
+	}
+	return n
 }
 
 // count renders n with the singular or plural noun.

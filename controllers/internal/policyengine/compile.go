@@ -35,16 +35,28 @@ type compiledCache struct {
 	entries map[string]*compiled
 }
 
-// get returns the compiled form of p, compiling it on first use or when
-// its spec changed. Compile errors are cached too: the same spec fails the
-// same way.
+// get returns the compiled form of p with its exceptions, compiling it on
+// first use or when its spec or its exceptions changed. Compile errors are
+// cached too: the same spec fails the same way.
 func (c *compiledCache) get(compiler vpolcompiler.Compiler, p policy.Policy) *compiled {
 	key := p.Kind() + "/" + p.Name()
+	h := sha256.New()
 	spec, err := json.Marshal(p.Object.GetValidatingPolicySpec())
 	if err != nil {
 		return &compiled{err: fmt.Errorf("encoding spec: %w", err)}
 	}
-	digest := sha256.Sum256(spec)
+	h.Write(spec)
+	for _, e := range p.Exceptions {
+		key += "|" + e.Name()
+		exSpec, err := json.Marshal(e.Object.Spec)
+		if err != nil {
+			return &compiled{err: fmt.Errorf("encoding PolicyException %s: %w", e.Name(), err)}
+		}
+		h.Write([]byte{0})
+		h.Write(exSpec)
+	}
+	var digest [sha256.Size]byte
+	h.Sum(digest[:0])
 
 	c.mu.Lock()
 	e, ok := c.entries[key]
@@ -64,8 +76,8 @@ func (c *compiledCache) get(compiler vpolcompiler.Compiler, p policy.Policy) *co
 	return e
 }
 
-// compile builds a Kyverno engine holding p alone, so that one broken
-// policy fails only itself. The gate is fail closed, so the policy is
+// compile builds a Kyverno engine holding p alone (with the exceptions
+// that refer to it), so that one broken policy fails only itself. The gate is fail closed, so the policy is
 // compiled with failurePolicy Fail whatever it says: with Ignore, Kyverno
 // would skip a policy whose matchConditions error.
 func compile(compiler vpolcompiler.Compiler, p policy.Policy) (out *compiled) {
@@ -80,7 +92,11 @@ func compile(compiler vpolcompiler.Compiler, p policy.Policy) (out *compiled) {
 	}
 	fail := admissionregistrationv1.Fail
 	obj.GetValidatingPolicySpec().FailurePolicy = &fail
-	provider, err := vpolengine.NewProvider(compiler, []policiesv1beta1.ValidatingPolicyLike{obj}, nil)
+	var exceptions []*policiesv1beta1.PolicyException
+	for _, e := range p.Exceptions {
+		exceptions = append(exceptions, e.Object.DeepCopy())
+	}
+	provider, err := vpolengine.NewProvider(compiler, []policiesv1beta1.ValidatingPolicyLike{obj}, exceptions)
 	if err != nil {
 		// Kyverno wraps the field errors in "failed to compile policy
 		// <name> (...)"; the caller names the policy already.

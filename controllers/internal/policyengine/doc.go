@@ -18,7 +18,16 @@
 // evaluating, a matchCondition that errors (spec.failurePolicy: Ignore is
 // not honoured), a plan JSON that cannot be parsed, or a cancelled context
 // all give a verdict with Passed=false and Errored=true. Selecting no
-// policy passes. PolicyExceptions are not applied.
+// policy passes.
+//
+// # Waivers
+//
+// A policy may carry PolicyExceptions (policy.Policy.Exceptions: the gate
+// attaches those bound to the plan). The policy is evaluated without them
+// first; a denial is then evaluated again with them, as Kyverno applies
+// exceptions (matchConditions over the plan, exceptions.allowedValues),
+// and where it no longer holds it is kept in the verdict, waived by the
+// exceptions that matched, and does not block.
 //
 // [Serve] answers the policy engine protocol
 // (controllers/internal/policy/engine_protocol.go) with one Evaluator.

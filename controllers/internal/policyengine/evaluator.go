@@ -78,6 +78,9 @@ type outcome struct {
 	violation *policy.Violation
 	skipped   bool
 	err       error
+	// exceptions name (namespace/name) the PolicyExceptions the engine
+	// reported as matching.
+	exceptions []string
 }
 
 func (e *Evaluator) evaluate(ctx context.Context, policies []policy.Policy, planJSON []byte) policy.Verdict {
@@ -108,7 +111,10 @@ func (e *Evaluator) evaluate(ctx context.Context, policies []policy.Policy, plan
 			errs = append(errs, policyError{policy: p.Name(), err: "not evaluated: " + context.Cause(ctx).Error()})
 			break
 		}
-		o := e.evaluatePolicy(ctx, p, plan)
+		o := e.evaluatePolicy(ctx, withoutWaivers(p), plan)
+		if o.violation != nil && o.violation.Blocking() && len(p.Exceptions) > 0 {
+			e.applyWaivers(ctx, p, plan, o.violation)
+		}
 		switch {
 		case o.err != nil:
 			errs = append(errs, policyError{policy: p.Name(), err: policy.Truncate(policy.OneLine(o.err.Error()), policy.MessageLimit)})
@@ -149,6 +155,37 @@ func (e *Evaluator) evaluate(ctx context.Context, policies []policy.Policy, plan
 }
 
 // rank orders actions by strength for sorting violations.
+// withoutWaivers is p evaluated on its own: what it says of the plan
+// before any waiver.
+func withoutWaivers(p policy.Policy) policy.Policy {
+	p.Exceptions = nil
+	return p
+}
+
+// applyWaivers evaluates p again with the waivers that refer to it, as
+// Kyverno applies PolicyExceptions (their matchConditions over the plan,
+// and exceptions.allowedValues in the policy's expressions): where the
+// denial v no longer holds, it is waived by the exceptions that matched
+// (the engine names them; all of p's when it does not). An exception that
+// cannot be evaluated waives nothing, and v says why.
+func (e *Evaluator) applyWaivers(ctx context.Context, p policy.Policy, plan map[string]any, v *policy.Violation) {
+	w := e.evaluatePolicy(ctx, p, plan)
+	switch {
+	case w.err != nil:
+		v.Message = policy.Truncate(v.Message+" (PolicyExceptions not applied: "+policy.OneLine(w.err.Error())+")", policy.MessageLimit)
+		return
+	case w.violation != nil:
+		return
+	}
+	by := slices.Compact(slices.Sorted(slices.Values(w.exceptions)))
+	if len(by) == 0 {
+		for _, ex := range p.Exceptions {
+			by = append(by, ex.Name())
+		}
+	}
+	v.WaivedBy = by
+}
+
 func rank(action string) int {
 	switch action {
 	case policy.ActionDeny:
@@ -221,6 +258,9 @@ func run(ctx context.Context, c *compiled, name string, plan map[string]any) (o 
 	o.skipped = true
 	for i := range rules {
 		r := &rules[i]
+		for _, ex := range r.Exceptions() {
+			o.exceptions = append(o.exceptions, ex.GetNamespace()+"/"+ex.GetName())
+		}
 		switch r.Status() {
 		case engineapi.RuleStatusPass:
 			o.skipped = false

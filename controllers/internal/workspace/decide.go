@@ -104,6 +104,9 @@ type gateVerdict struct {
 	// Reason is the PolicyPassed reason of a blocked plan; Message the
 	// verdict's words.
 	Reason, Message string
+	// Until is when a waiver the passed verdict relies on expires (nil:
+	// none): a plan still waiting then is evaluated again.
+	Until *time.Time
 }
 
 type gateOutcome int
@@ -224,7 +227,9 @@ type note struct{ Type, Reason, Message string }
 //     policyRetryInterval (PolicyError); a stored plan that is not the one
 //     in status is planned again. In mode PlanOnly a plan the gate passed
 //     or blocked is Idle (the verdict is reported, nothing is applied),
-//     re-planned like rule 7.
+//     re-planned like rule 7. A denial a waiver lifts passes; a plan still
+//     waiting (rules 9 and 10) when the waiver expires is evaluated again
+//     then (Gate.Until).
 //  9. The governing Rollout has not admitted the revision: AwaitingPromotion
 //     (mode Apply only; no Rollout gates a destroy).
 //  10. Manual approval and spec.approvedPlan does not name the plan:
@@ -248,7 +253,7 @@ type note struct{ Type, Reason, Message string }
 // Ready=False without Reconciling or Stalled. A Stalled decision never
 // starts a run or waits to retry, and a retried one is never Stalled.
 func decide(f facts) decision {
-	d := holdForDependencies(f, decideRun(f))
+	d := holdForDependencies(f, untilWaiverExpires(f, decideRun(f)))
 	if d.Action == actStart && f.Held != nil {
 		return queued(d, f, f.Held)
 	}
@@ -439,6 +444,20 @@ func decideGate(f facts, blocked string) (decision, bool) {
 	// Not evaluated: a programming error; say so rather than apply.
 	return decision{Phase: magosv1.PhaseValidating, Reason: magosv1.ProgressingReason, Action: actWait, After: time.Second,
 		Message: "The plan's policies are not evaluated yet"}, true
+}
+
+// untilWaiverExpires is d, waking when the waiver the gate passed the
+// plan with expires if d waits for a person on that plan.
+func untilWaiverExpires(f facts, d decision) decision {
+	until := f.Gate.Until
+	waiting := d.Phase == magosv1.PhaseAwaitingApproval || d.Phase == magosv1.PhaseAwaitingPromotion
+	if until == nil || !waiting || (d.Action != actNone && d.Action != actWait) {
+		return d
+	}
+	if wait := max(until.Sub(f.Now), 0); d.Action == actNone || wait < d.After {
+		d.Action, d.After = actWait, wait
+	}
+	return d
 }
 
 func awaitingPromotion(plan *magosv1.PlanStatus, a admission) decision {

@@ -195,6 +195,15 @@ func TestDecide(t *testing.T) {
 		{name: "a stored plan that is not the one in status is planned again", f: facts{Plan: plan(), Gate: gateVerdict{Outcome: gateStalePlan}},
 			want: want{phase: magosv1.PhasePlanning, action: actStart, run: run{Phase: magosv1.RunPlan}}},
 
+		{name: "a plan a waiver passed waits for approval until the waiver expires", f: facts{Now: now, Plan: plan(), Approval: magosv1.ApprovalManual,
+			Gate: gateVerdict{Outcome: gatePassed, Until: &[]time.Time{now.Add(time.Hour)}[0]}},
+			want: want{phase: magosv1.PhaseAwaitingApproval, reason: magosv1.ReasonAwaitingApproval, event: magosv1.ReasonAwaitingApproval, action: actWait, after: time.Hour}},
+		{name: "a plan a waiver passed waits for promotion until the waiver expires", f: facts{Now: now, Plan: plan(), Admission: admission{Denied: true, Message: "waiting for stage dev"},
+			Gate: gateVerdict{Outcome: gatePassed, Until: &[]time.Time{now.Add(time.Minute)}[0]}},
+			want: want{phase: magosv1.PhaseAwaitingPromotion, reason: magosv1.ReasonAwaitingPromotion, event: magosv1.ReasonAwaitingPromotion, action: actWait, after: time.Minute}},
+		{name: "a plan a waiver passed applies without waiting", f: facts{Now: now, Plan: plan(), Gate: gateVerdict{Outcome: gatePassed, Until: &[]time.Time{now.Add(time.Minute)}[0]}},
+			want: want{phase: magosv1.PhaseApplying, reason: magosv1.ReasonApplying, action: actStart, run: run{Phase: magosv1.RunApply, PlanID: "p2", PlanDigest: "sha256:plan"}}},
+
 		// 9–11. Promotion, approval, apply.
 		{name: "not admitted by the Rollout", f: facts{Plan: plan(), Gate: passed, Admission: admission{Denied: true, Message: "waiting for stage dev"}},
 			want: want{phase: magosv1.PhaseAwaitingPromotion, reason: magosv1.ReasonAwaitingPromotion, event: magosv1.ReasonAwaitingPromotion}},

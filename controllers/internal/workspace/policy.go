@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,12 +44,16 @@ func policySelectors(cluster *metav1.LabelSelector, ws *magosv1.Workspace, proje
 	return sels
 }
 
-// policiesDigest identifies a set of policy versions.
+// policiesDigest identifies a set of policy versions and the waivers
+// bound to each.
 func policiesDigest(ps []policy.Policy) string {
 	ids := make([]string, 0, len(ps))
 	for _, p := range ps {
 		u := p.Object
 		ids = append(ids, fmt.Sprintf("%s/%s/%s/%d", p.Kind(), u.GetNamespace(), u.GetName(), u.GetGeneration())+"/"+string(u.GetUID()))
+		for _, e := range p.Exceptions {
+			ids = append(ids, fmt.Sprintf("%s/%s/%s/%s/%d/%s", p.Kind(), u.GetName(), policy.KindPolicyException, e.Name(), e.Object.Generation, e.Object.UID))
+		}
 	}
 	sort.Strings(ids)
 	h := sha256.New()
@@ -66,7 +71,12 @@ func policiesDigest(ps []policy.Policy) string {
 // evaluated blocks the plan. A verdict that passed or found violations is
 // kept while the policies are unchanged; one that errored is evaluated
 // again.
-func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace, project *magosv1.Project) (gateVerdict, error) {
+//
+// Waivers are Kyverno PolicyExceptions in the Workspace's namespace bound
+// to it and to the plan's digest (policy.ListWaivers), live at now: a
+// denial they match does not block, and the verdict names them. The
+// verdict is evaluated again when they change or the first one expires.
+func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace, project *magosv1.Project, now time.Time) (gateVerdict, error) {
 	plan := ws.Status.Plan
 	namespaced, err := r.namespacedPoliciesAllowed(ctx, ws.Namespace)
 	if err != nil {
@@ -77,11 +87,15 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace,
 	if err != nil {
 		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("selecting policies: %v", err)}, "", gateErrored, magosv1.ReasonPolicyError), nil
 	}
-	selected := selection.Policies
+	waivers, err := policy.ListWaivers(ctx, r.Client, ws.Namespace, ws.Name, plan.Digest, now)
+	if err != nil {
+		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("reading PolicyExceptions: %v", err)}, "", gateErrored, magosv1.ReasonPolicyError), nil
+	}
+	selected := policy.WithWaivers(selection.Policies, waivers.Live)
 	digest := policiesDigest(selected)
 	if v := plan.Policy; v != nil && v.PoliciesDigest == digest && (v.Passed || len(v.Violations) > 0) {
 		if v.Passed {
-			return gateVerdict{Outcome: gatePassed, Message: v.Message}, nil
+			return gateVerdict{Outcome: gatePassed, Message: v.Message, Until: timeOf(v.WaiversExpire)}, nil
 		}
 		return gateVerdict{Outcome: gateBlocked, Reason: magosv1.ReasonPolicyViolation, Message: v.Message}, nil
 	}
@@ -112,14 +126,56 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace,
 			digest, gateStalePlan, magosv1.ReasonPolicyError), nil
 	}
 	v := r.Policies.Evaluate(ctx, ws.Namespace, selected, stored.JSON)
-	v.Message += ignoredNote(selection.Ignored)
+	note := ignoredNote(selection.Ignored) + ignoredWaiversNote(waivers.Ignored)
 	switch {
+	case v.Passed && waived(v):
+		expires := metav1.NewTime(waivers.Expires())
+		g := r.recordNotedVerdict(ws, v, note, digest, gatePassed, "")
+		plan.Policy.WaiversExpire, g.Until = &expires, &expires.Time
+		r.event(ws, corev1.EventTypeNormal, magosv1.ReasonPolicyWaived, "%s %s: %s; waivers: %s", planNoun(plan), plan.ID, g.Message, describeWaivers(waivers.Live))
+		return g, nil
 	case v.Passed:
-		return r.recordVerdict(ws, v, digest, gatePassed, ""), nil
+		return r.recordNotedVerdict(ws, v, note, digest, gatePassed, ""), nil
 	case v.Errored:
-		return r.recordVerdict(ws, v, digest, gateErrored, magosv1.ReasonPolicyError), nil
+		return r.recordNotedVerdict(ws, v, note, digest, gateErrored, magosv1.ReasonPolicyError), nil
 	}
-	return r.recordVerdict(ws, v, digest, gateBlocked, magosv1.ReasonPolicyViolation), nil
+	return r.recordNotedVerdict(ws, v, note, digest, gateBlocked, magosv1.ReasonPolicyViolation), nil
+}
+
+// describeWaivers says who created each waiver, why and until when.
+func describeWaivers(live []policy.Exception) string {
+	parts := make([]string, 0, len(live))
+	for _, e := range live {
+		parts = append(parts, e.Describe())
+	}
+	return policy.Truncate(strings.Join(parts, "; "), policy.MessageLimit)
+}
+
+// waived reports whether a waiver lifted a denial of verdict v.
+func waived(v policy.Verdict) bool {
+	for _, viol := range v.Violations {
+		if viol.Waived() {
+			return true
+		}
+	}
+	return false
+}
+
+// ignoredWaiversNote is the part of a verdict's message that names the
+// PolicyExceptions bound to the plan that cannot waive.
+func ignoredWaiversNote(ignored []string) string {
+	if len(ignored) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (PolicyExceptions not applied: %s)", strings.Join(ignored, "; "))
+}
+
+// timeOf is t's time, or nil.
+func timeOf(t *metav1.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	return &t.Time
 }
 
 // reportIgnoredPolicies emits a Warning event naming the
@@ -157,16 +213,18 @@ func (r *Reconciler) planGetter(namespace string) planstore.Getter {
 // once, however often changed policies re-evaluate it, and returns it as
 // the gate's outcome.
 func (r *Reconciler) recordVerdict(ws *magosv1.Workspace, v policy.Verdict, digest string, outcome gateOutcome, reason string) gateVerdict {
+	return r.recordNotedVerdict(ws, v, "", digest, outcome, reason)
+}
+
+// recordNotedVerdict is recordVerdict with note (what the gate left out)
+// at the end of the verdict's message.
+func (r *Reconciler) recordNotedVerdict(ws *magosv1.Workspace, v policy.Verdict, note, digest string, outcome gateOutcome, reason string) gateVerdict {
 	plan := ws.Status.Plan
 	deniedBefore := plan.Policy != nil && len(plan.Policy.Violations) > 0 && !plan.Policy.Passed
-	msg := policy.StatusMessage(v, 1024)
-	pv := &magosv1.PolicyVerdict{Passed: v.Passed, Policies: v.Policies, Message: msg, PoliciesDigest: digest}
-	for _, viol := range v.Violations {
-		pv.Violations = append(pv.Violations, magosv1.PolicyViolation{
-			Policy: viol.Policy, Validation: int32(viol.Validation), Message: viol.Message, Action: viol.Action,
-		})
-	}
-	plan.Policy = pv
+	const limit = 1024
+	msg := policy.Truncate(policy.StatusMessage(v, limit-min(len(note), limit/2))+note, limit)
+	plan.Policy = policy.APIVerdict(v, digest)
+	plan.Policy.Message = msg
 	if outcome == gatePassed {
 		conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionTrue, magosv1.ReasonPolicyPassed, msg)
 		return gateVerdict{Outcome: gatePassed, Message: msg}

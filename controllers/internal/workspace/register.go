@@ -30,7 +30,7 @@ import (
 // +kubebuilder:rbac:groups=magos.dev,resources=workspaces/finalizers,verbs=update
 // +kubebuilder:rbac:groups=magos.dev,resources=projects;variablesets;rollouts,verbs=get;list;watch
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories;ocirepositories;buckets;externalartifacts,verbs=get;list;watch
-// +kubebuilder:rbac:groups=policies.kyverno.io,resources=validatingpolicies;namespacedvalidatingpolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=policies.kyverno.io,resources=validatingpolicies;namespacedvalidatingpolicies;policyexceptions,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
@@ -133,6 +133,12 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 			Lacking:    "no " + kind.Kind + " is evaluated until Kyverno's CRDs are installed",
 		})
 	}
+	optional = append(optional, setup.OptionalWatch{
+		Kind:       policy.ExceptionKind,
+		Handler:    handler.EnqueueRequestsFromMapFunc(r.workspacesWithPendingPlans),
+		Predicates: []predicate.Predicate{predicate.GenerationChangedPredicate{}},
+		Lacking:    "no PolicyException waives a denial until Kyverno's CRDs are installed",
+	})
 	return setup.WatchWhenServed(mgr, ctl, "workspace", optional, setup.OptionalKindInterval)
 }
 

@@ -188,7 +188,7 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 			// otherwise is from before a status write that was lost (the
 			// apply was adopted). Evaluated again, status shows the verdict
 			// the apply went through.
-			if _, err := r.reconcilePolicy(ctx, ws, project); err != nil {
+			if _, err := r.reconcilePolicy(ctx, ws, project, f.Now); err != nil {
 				return facts{}, nil, err
 			}
 		}
@@ -226,7 +226,7 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 		return f, lease, nil
 	}
 	if f.Plan.HasChanges {
-		verdict, err := r.reconcilePolicy(ctx, ws, project)
+		verdict, err := r.reconcilePolicy(ctx, ws, project, f.Now)
 		if err != nil {
 			return facts{}, nil, err
 		}

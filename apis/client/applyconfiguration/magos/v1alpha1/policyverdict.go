@@ -18,6 +18,10 @@ limitations under the License.
 
 package v1alpha1
 
+import (
+	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
 // PolicyVerdictApplyConfiguration represents a declarative configuration of the PolicyVerdict type for use
 // with apply.
 //
@@ -31,9 +35,12 @@ type PolicyVerdictApplyConfiguration struct {
 	Violations []PolicyViolationApplyConfiguration `json:"violations,omitempty"`
 	// Message summarises the verdict.
 	Message *string `json:"message,omitempty"`
-	// PoliciesDigest identifies the policy versions evaluated; a change to a
-	// selected policy re-evaluates the plan.
+	// PoliciesDigest identifies the policy versions evaluated, and the
+	// waivers considered; a change to either re-evaluates the plan.
 	PoliciesDigest *string `json:"policiesDigest,omitempty"`
+	// WaiversExpire is when the first waiver the verdict relies on expires;
+	// the plan is evaluated again then if it is not applied yet.
+	WaiversExpire *v1.Time `json:"waiversExpire,omitempty"`
 }
 
 // PolicyVerdictApplyConfiguration constructs a declarative configuration of the PolicyVerdict type for use with
@@ -86,5 +93,13 @@ func (b *PolicyVerdictApplyConfiguration) WithMessage(value string) *PolicyVerdi
 // If called multiple times, the PoliciesDigest field is set to the value of the last call.
 func (b *PolicyVerdictApplyConfiguration) WithPoliciesDigest(value string) *PolicyVerdictApplyConfiguration {
 	b.PoliciesDigest = &value
+	return b
+}
+
+// WithWaiversExpire sets the WaiversExpire field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the WaiversExpire field is set to the value of the last call.
+func (b *PolicyVerdictApplyConfiguration) WithWaiversExpire(value v1.Time) *PolicyVerdictApplyConfiguration {
+	b.WaiversExpire = &value
 	return b
 }

@@ -31,6 +31,9 @@ type PolicyViolationApplyConfiguration struct {
 	Message *string `json:"message,omitempty"`
 	// Action is Deny, Audit or Warn.
 	Action *string `json:"action,omitempty"`
+	// WaivedBy names the PolicyExceptions (namespace/name) that waive this
+	// denial for this plan: it does not block the apply.
+	WaivedBy []string `json:"waivedBy,omitempty"`
 }
 
 // PolicyViolationApplyConfiguration constructs a declarative configuration of the PolicyViolation type for use with
@@ -68,5 +71,15 @@ func (b *PolicyViolationApplyConfiguration) WithMessage(value string) *PolicyVio
 // If called multiple times, the Action field is set to the value of the last call.
 func (b *PolicyViolationApplyConfiguration) WithAction(value string) *PolicyViolationApplyConfiguration {
 	b.Action = &value
+	return b
+}
+
+// WithWaivedBy adds the given value to the WaivedBy field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the WaivedBy field.
+func (b *PolicyViolationApplyConfiguration) WithWaivedBy(values ...string) *PolicyViolationApplyConfiguration {
+	for i := range values {
+		b.WaivedBy = append(b.WaivedBy, values[i])
+	}
 	return b
 }
