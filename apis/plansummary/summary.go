@@ -25,11 +25,18 @@ type Plan struct {
 
 // ResourceChange is one resource's planned change.
 type ResourceChange struct {
-	Address string `json:"address"`
-	Change  struct {
+	Address       string `json:"address"`
+	ModuleAddress string `json:"module_address"`
+	Mode          string `json:"mode"`
+	Type          string `json:"type"`
+	Name          string `json:"name"`
+	Change        struct {
 		Actions []string `json:"actions"`
 	} `json:"change"`
 }
+
+// Changes reports whether the resource is changed (not a no-op or a read).
+func (rc ResourceChange) Changes() bool { return changes(rc.Change.Actions) }
 
 // Parse reads a plan JSON document; one without a format_version is not a
 // plan.

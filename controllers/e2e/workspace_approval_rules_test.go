@@ -86,6 +86,46 @@ func TestApprovalRules(t *testing.T) {
 	assert.Contains(t, conditions.Get(ws, magosv1.StalledCondition).Message, "spec.approvalRules[0] (additions).when: ")
 }
 
+// TestApprovalRulesOverResources: a rule reads the resources a plan
+// changes (plan.resources, from the stored plan JSON): a plan that changes
+// the resource named protected needs two approvals; any other applies on
+// its own.
+func TestApprovalRulesOverResources(t *testing.T) {
+	env.Require(t)
+	s := newStack(t)
+	dir := t.TempDir()
+	write := func(names ...string) {
+		var b strings.Builder
+		for _, n := range names {
+			b.WriteString(`resource "terraform_data" "` + n + `" { input = "` + n + `" }` + "\n")
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "main.tf"), []byte(b.String()), 0o600))
+	}
+	write("a")
+	rev1 := s.gitRepository("infra", dir)
+	s.newWorkspace("ruled", "infra", func(ws *magosv1.Workspace) {
+		ws.Spec.Approval = magosv1.ApprovalManual
+		ws.Spec.ApprovalRules = []magosv1.ApprovalRule{
+			{Name: "protected", When: "plan.resources.exists(r, r.type == 'terraform_data' && r.name == 'protected')", Approvals: ptr.To(int32(2))},
+			{Name: "rest", AutoApprove: true},
+		}
+	})
+	ws := s.waitWorkspace("ruled", 3*time.Minute, "applies a plan that leaves protected alone", appliedRevision(rev1))
+	assert.Equal(t, "rest", ws.Status.Plan.ApprovalRule)
+
+	write("a", "protected")
+	rev2 := s.publish("infra", dir)
+	ws = s.waitWorkspace("ruled", 3*time.Minute, "asks two approvals for a plan that changes protected", func(ws *magosv1.Workspace) bool {
+		c := conditions.Get(ws, magosv1.ReadyCondition)
+		return ws.Status.Phase == magosv1.PhaseAwaitingApproval && c != nil && strings.Contains(c.Message, "0 of 2 approvals (rule protected)")
+	})
+	plan := ws.Status.Plan
+	patchWorkspace(t, s.ns, "ruled", func(ws *magosv1.Workspace) {
+		ws.Spec.Approvals = []magosv1.Approval{{Plan: plan.ID, Digest: plan.Digest, User: "alice"}, {Plan: plan.ID, Digest: plan.Digest, User: "bob"}}
+	})
+	s.waitWorkspace("ruled", 3*time.Minute, "applies once two approved", appliedRevision(rev2))
+}
+
 // TestApprovalsExpire: with spec.approvalMaxAge, an approval stops
 // counting that long after the controller first saw it. A plan needing two
 // approvals that got one: once that one is older than the maximum age, the

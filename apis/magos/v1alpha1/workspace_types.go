@@ -382,9 +382,10 @@ type ApprovalRule struct {
 	Name string `json:"name"`
 	// When is a CEL expression, true for the plans the rule governs, over
 	// `plan` (add, change, destroy: the counts; destroyMode: a destroy
-	// plan; drift: a drift re-plan) and `workspace` (name, namespace,
-	// labels), e.g. "plan.destroy == 0 && plan.change == 0". Empty governs
-	// every plan.
+	// plan; drift: a drift re-plan; resources: the resources it changes,
+	// each with address, module, mode, type, name and actions) and
+	// `workspace` (name, namespace, labels), e.g. "plan.destroy == 0 &&
+	// plan.change == 0". Empty governs every plan.
 	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	When string `json:"when,omitempty"`

@@ -1,24 +1,35 @@
 // Package approvalrules compiles and evaluates approval rules
-// (spec.approvalRules): CEL expressions over a plan's summary and its
-// Workspace that pick the rule governing a plan.
+// (spec.approvalRules): CEL expressions over a plan's summary, the
+// resources it changes and its Workspace that pick the rule governing a
+// plan.
 package approvalrules
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/google/cel-go/cel"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/apis/plansummary"
 )
 
 // Plan is what a rule's `when` reads of the plan and its Workspace.
 type Plan struct {
 	Add, Change, Destroy int64
 	DestroyMode, Drift   bool
-	Name, Namespace      string
-	Labels               map[string]string
+	// Resources are the resources the plan changes, from its plan JSON;
+	// read only where a rule asks (ReadsResources).
+	Resources       []plansummary.ResourceChange
+	Name, Namespace string
+	Labels          map[string]string
 }
+
+// costLimit bounds one evaluation of a `when`, as Kubernetes bounds one
+// CEL expression: enough to look at every resource of a large plan a few
+// times.
+const costLimit = 1_000_000
 
 // Rules are compiled approval rules.
 type Rules struct {
@@ -70,12 +81,45 @@ func compile(expr string) (cel.Program, error) {
 	if !ast.OutputType().IsExactType(cel.BoolType) && !ast.OutputType().IsExactType(cel.DynType) {
 		return nil, fmt.Errorf("is of type %s, not bool", ast.OutputType())
 	}
-	prg, err := e.Program(ast, cel.CostLimit(10000))
+	prg, err := e.Program(ast, cel.CostLimit(costLimit))
 	if err != nil {
 		return nil, err
 	}
 	programs.Store(expr, prg)
 	return prg, nil
+}
+
+// ReadsResources reports whether a rule reads plan.resources, which
+// needs the plan JSON.
+func (r *Rules) ReadsResources() bool {
+	if r == nil {
+		return false
+	}
+	for _, rule := range r.rules {
+		if strings.Contains(rule.When, "resources") {
+			return true
+		}
+	}
+	return false
+}
+
+// resourcesOf renders the changed resources as `plan.resources` entries.
+func resourcesOf(rcs []plansummary.ResourceChange) []any {
+	out := []any{}
+	for _, rc := range rcs {
+		if !rc.Changes() {
+			continue
+		}
+		actions := make([]any, 0, len(rc.Change.Actions))
+		for _, a := range rc.Change.Actions {
+			actions = append(actions, a)
+		}
+		out = append(out, map[string]any{
+			"address": rc.Address, "module": rc.ModuleAddress, "mode": rc.Mode,
+			"type": rc.Type, "name": rc.Name, "actions": actions,
+		})
+	}
+	return out
 }
 
 // Govern is the first rule whose `when` holds for p, nil when none does
@@ -89,7 +133,8 @@ func (r *Rules) Govern(p Plan) (*magosv1.ApprovalRule, error) {
 		labels[k] = v
 	}
 	vars := map[string]any{
-		"plan":      map[string]any{"add": p.Add, "change": p.Change, "destroy": p.Destroy, "destroyMode": p.DestroyMode, "drift": p.Drift},
+		"plan": map[string]any{"add": p.Add, "change": p.Change, "destroy": p.Destroy, "destroyMode": p.DestroyMode, "drift": p.Drift,
+			"resources": resourcesOf(p.Resources)},
 		"workspace": map[string]any{"name": p.Name, "namespace": p.Namespace, "labels": labels},
 	}
 	for i := range r.rules {

@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/approvalrules"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
@@ -239,33 +238,13 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 		}
 	}
 	if f.Approval == magosv1.ApprovalManual && f.Plan.HasChanges {
-		rv, err := r.reviewOf(ws, s, f.Plan, f.Now)
+		rv, err := r.reviewOf(ctx, ws, s, f.Plan, f.Now)
 		if err != nil {
 			return facts{}, nil, err
 		}
 		f.Review = &rv
 	}
 	return f, lease, nil
-}
-
-// reviewOf reviews the pending plan under the approval rules at now and
-// records in status which rule governs it (an AutoApproved event the first
-// time one applies it without approval).
-func (r *Reconciler) reviewOf(ws *magosv1.Workspace, s settings, plan *magosv1.PlanStatus, now time.Time) (review, error) {
-	rule, err := s.ApprovalRules.Govern(approvalrules.Plan{
-		Add: int64(plan.Add), Change: int64(plan.Change), Destroy: int64(plan.Destroy),
-		DestroyMode: plan.Mode == magosv1.PlanModeDestroy, Drift: plan.Drift,
-		Name: ws.Name, Namespace: ws.Namespace, Labels: ws.Labels,
-	})
-	if err != nil {
-		return review{}, rerror.Stall(magosv1.ReasonInvalidApprovalRule, err)
-	}
-	rv := reviewPlan(rule, plan, ws.Spec.Approvals, ws.Spec.ApprovedPlan, now, s.ApprovalMaxAge)
-	if rv.Auto && !plan.AutoApproved {
-		r.event(ws, corev1.EventTypeNormal, magosv1.ReasonAutoApproved, "Plan %s (%s) is applied without approval: approval rule %s governs it", plan.ID, PlanSummary(plan), rv.Rule)
-	}
-	plan.ApprovalRule, plan.AutoApproved = rv.Rule, rv.Auto
-	return rv, nil
 }
 
 // gatePending says whether decide will ask the policy gate and the Rollout

@@ -27,9 +27,10 @@ type ApprovalRuleApplyConfiguration struct {
 	Name *string `json:"name,omitempty"`
 	// When is a CEL expression, true for the plans the rule governs, over
 	// `plan` (add, change, destroy: the counts; destroyMode: a destroy
-	// plan; drift: a drift re-plan) and `workspace` (name, namespace,
-	// labels), e.g. "plan.destroy == 0 && plan.change == 0". Empty governs
-	// every plan.
+	// plan; drift: a drift re-plan; resources: the resources it changes,
+	// each with address, module, mode, type, name and actions) and
+	// `workspace` (name, namespace, labels), e.g. "plan.destroy == 0 &&
+	// plan.change == 0". Empty governs every plan.
 	When *string `json:"when,omitempty"`
 	// AutoApprove applies the plans the rule governs without an approval.
 	AutoApprove *bool `json:"autoApprove,omitempty"`
