@@ -17,7 +17,8 @@ import (
 // another. approve --stage refuses to approve two different changes at
 // once and names them; --like prod-a approves prod-a and prod-b, each in
 // an entry naming its own plan, and they apply; prod-c still awaits its
-// own review.
+// own review. kubectl magos tree shows, for the stage, how many distinct
+// changes its plans make and who approved them.
 func TestCLIApproveStage(t *testing.T) {
 	f := newRolloutFixture(t, 3, []magosv1.Stage{{Name: "prod", Selector: envSelector("prod")}}, func(ws *magosv1.Workspace) {
 		ws.Spec.Approval = magosv1.ApprovalManual
@@ -35,7 +36,11 @@ func TestCLIApproveStage(t *testing.T) {
 		return len(ro.Status.Stages) == 1 && len(ro.Status.Stages[0].Workspaces) == 3
 	})
 
-	r := f.magos("approve", "--stage", "release/prod")
+	r := f.magos("tree", "app")
+	require.Equal(t, 0, r.code, "%s", r)
+	assert.Regexp(t, `Stage prod: .*; 3 Workspaces, 2 distinct plans \(0 of 3 plans approved\)\n`, r.stdout)
+
+	r = f.magos("approve", "--stage", "release/prod")
 	require.Equal(t, 1, r.code, "%s", r)
 	assert.Contains(t, r.stdout, "Stage prod of Rollout release: 3 Workspace(s), 3 awaiting approval, 2 distinct plan(s)")
 	assert.Contains(t, r.stdout, "  prod-a, prod-b\n  prod-c\n")
@@ -56,4 +61,10 @@ func TestCLIApproveStage(t *testing.T) {
 	}
 	assert.Empty(t, f.workspace("prod-c").Spec.Approvals)
 	assert.Equal(t, magosv1.PhaseAwaitingApproval, f.workspace("prod-c").Status.Phase)
+
+	approver := f.workspace("prod-a").Spec.Approvals[0].User
+	r = f.magos("tree", "app")
+	require.Equal(t, 0, r.code, "%s", r)
+	assert.Contains(t, r.stdout, "; 3 Workspaces, 2 distinct plans, approved by "+approver+" (2 of 3 plans approved)\n",
+		"the stage says how many changes it holds and who approved them")
 }

@@ -14,7 +14,8 @@ import (
 // TestCLIPlanDiff: kubectl magos plan diff compares the stored plans of
 // two Workspaces of one configuration: with the same inputs they are the
 // same change (exit 0); with another greeting in prod, the greeting's
-// change differs in its input, named without its value (exit 1).
+// change differs in its input, named without its value (exit 1). With
+// --applied the comparison is with the plan dev applied.
 func TestCLIPlanDiff(t *testing.T) {
 	s := newStack(t)
 	s.gitRepository("infra", copyConfig(t, "hello"))
@@ -46,4 +47,21 @@ func TestCLIPlanDiff(t *testing.T) {
 
 	r = s.magos("plan", "diff", "prod")
 	assert.Equal(t, 2, r.code, "%s", r)
+
+	// --applied: against what dev applied.
+	r = s.magos("plan", "diff", "prod", "--against", "staging", "--applied")
+	assert.Equal(t, 1, r.code, "%s", r)
+	assert.Contains(t, r.stderr, "Workspace staging has applied no plan yet")
+	dev := s.workspace("dev")
+	approve(t, s.ns, "dev", dev.Status.Plan.ID)
+	s.waitWorkspace("dev", 3*time.Minute, "applies", func(ws *magosv1.Workspace) bool {
+		return ws.Status.LastApplied != nil && ws.Status.LastApplied.PlanID == dev.Status.Plan.ID
+	})
+	r = s.magos("plan", "diff", "staging", "--against", "dev", "--applied")
+	require.Equal(t, 0, r.code, "%s", r)
+	assert.Contains(t, r.stdout, "against plan "+dev.Status.Plan.ID+" that Workspace dev applied (revision ")
+	assert.Contains(t, r.stdout, "The plans are the same change.")
+	r = s.magos("plan", "diff", "prod", "--against", "dev", "--applied")
+	require.Equal(t, 1, r.code, "%s", r)
+	assert.Contains(t, r.stdout, "~ terraform_data.greeting (create): differs in input")
 }

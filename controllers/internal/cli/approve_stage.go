@@ -37,7 +37,7 @@ func (o *approveOptions) approveStage(ctx context.Context, f *factory, stage str
 	if err != nil {
 		return err
 	}
-	groups, waiting, err := distinctPlans(ctx, t, members)
+	groups, waiting, err := distinctPlans(ctx, t, members, awaitsApproval)
 	if err != nil {
 		return err
 	}
@@ -86,19 +86,26 @@ func stageMembers(ro *magosv1.Rollout, stage string) ([]string, error) {
 	return nil, refused("Rollout %s has no stage %q in its status", ro.Name, stage)
 }
 
-// distinctPlans groups the members awaiting approval by the change their
-// plans make: members whose plans are the same change share a group.
-func distinctPlans(ctx context.Context, t *target, members []string) (groups [][]string, waiting int, _ error) {
+// awaitsApproval says whether ws has a plan that may be approved.
+func awaitsApproval(ws *magosv1.Workspace) bool {
+	_, err := approvable(ws, "")
+	return err == nil
+}
+
+// distinctPlans groups the members whose plans include takes by the
+// change their plans make: members whose plans are the same change share
+// a group. counted is how many were taken.
+func distinctPlans(ctx context.Context, t *target, members []string, include func(*magosv1.Workspace) bool) (groups [][]string, counted int, _ error) {
 	var changes []map[string]plannedChange
 	for _, name := range members {
 		ws := &magosv1.Workspace{}
 		if err := t.c.Get(ctx, clientKey(t.key.Namespace, name), ws); err != nil {
 			return nil, 0, err
 		}
-		if _, err := approvable(ws, ""); err != nil {
+		if !include(ws) {
 			continue
 		}
-		waiting++
+		counted++
 		ch, _, err := loadChanges(ctx, t.planGetter(), ws)
 		if err != nil {
 			return nil, 0, err
@@ -111,5 +118,5 @@ func distinctPlans(ctx context.Context, t *target, members []string) (groups [][
 		}
 		groups[i] = append(groups[i], name)
 	}
-	return groups, waiting, nil
+	return groups, counted, nil
 }

@@ -18,25 +18,32 @@ import (
 
 func newPlanDiffCommand(f *factory) *cobra.Command {
 	var against string
+	var applied bool
 	cmd := &cobra.Command{
-		Use:   "diff WORKSPACE --against OTHER",
+		Use:   "diff WORKSPACE --against OTHER [--applied]",
 		Short: "Compare the stored plans of two Workspaces, resource by resource",
 		Long: `Compare the current plan of WORKSPACE with the current plan of OTHER (e.g. prod's
 plan with the one dev applied): which resource changes are the same (address,
 actions and planned values), which differ and in which attributes, and which
 are in one plan only. Values are never printed (a plan's values may be
 sensitive): only the names of the attributes that differ. Exit code 0 when
-the plans are the same change, 1 when they differ (as diff does).`,
-		Example: `  kubectl magos plan diff prod --against dev`,
-		Args:    args(1, 1),
+the plans are the same change, 1 when they differ (as diff does).
+
+With --applied, OTHER's plan must be the one it applied (status.lastApplied):
+prod's plan is compared with what dev applied, and the command refuses when
+dev has planned again since.`,
+		Example: `  kubectl magos plan diff prod --against dev
+  kubectl magos plan diff prod --against dev --applied   # with what dev applied`,
+		Args: args(1, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if against == "" {
 				return usageError("plan diff needs --against OTHER: the Workspace whose plan to compare with")
 			}
-			return diffPlans(cmd.Context(), f, a[0], against)
+			return diffPlans(cmd.Context(), f, a[0], against, applied)
 		},
 	}
 	cmd.Flags().StringVar(&against, "against", "", "the Workspace (same namespace) whose current plan to compare with")
+	cmd.Flags().BoolVar(&applied, "applied", false, "compare with the plan OTHER applied, refusing when it planned again since")
 	return cmd
 }
 
@@ -46,7 +53,7 @@ type plannedChange struct {
 	After   map[string]json.RawMessage
 }
 
-func diffPlans(ctx context.Context, f *factory, name, other string) error {
+func diffPlans(ctx context.Context, f *factory, name, other string, applied bool) error {
 	t, ws, err := readWorkspace(ctx, f, name)
 	if err != nil {
 		return err
@@ -59,18 +66,46 @@ func diffPlans(ctx context.Context, f *factory, name, other string) error {
 	if err != nil {
 		return err
 	}
+	what := "plan %s of Workspace %s"
+	if applied {
+		if err := appliedIsCurrent(otherWS); err != nil {
+			return err
+		}
+		what = "plan %s that Workspace %s applied (revision " + otherWS.Status.LastApplied.Revision + ")"
+	}
 	b, idB, err := loadChanges(ctx, t.planGetter(), otherWS)
 	if err != nil {
 		return err
 	}
 	out := f.streams.Out
-	fmt.Fprintf(out, "Plan %s of Workspace %s against plan %s of Workspace %s:\n", idA, name, idB, other)
+	fmt.Fprintf(out, "Plan %s of Workspace %s against "+what+":\n", idA, name, idB, other)
 	differ := writeDiff(out, name, other, a, b)
 	if differ == 0 {
 		fmt.Fprintln(out, "The plans are the same change.")
 		return nil
 	}
 	return newError(ExitFailure, ReasonFailed, "the plans differ in %d resource change(s)", differ)
+}
+
+// appliedIsCurrent refuses a Workspace whose stored plan is not the one it
+// applied last: only one plan per Workspace is stored.
+func appliedIsCurrent(ws *magosv1.Workspace) error {
+	la, p := ws.Status.LastApplied, ws.Status.Plan
+	switch {
+	case la == nil:
+		return newError(ExitFailure, ReasonNotFound, "Workspace %s has applied no plan yet", ws.Name)
+	case p == nil || p.ID != la.PlanID:
+		return failed("Workspace %s has planned again since it applied plan %s (its plan is now %s), and only its current plan is stored: compare with that one (without --applied)",
+			ws.Name, la.PlanID, orNone(planID(p)))
+	}
+	return nil
+}
+
+func planID(p *magosv1.PlanStatus) string {
+	if p == nil {
+		return ""
+	}
+	return p.ID
 }
 
 // writeDiff writes how changes a (of Workspace nameA) and b differ and

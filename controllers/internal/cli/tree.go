@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -39,13 +40,65 @@ func tree(ctx context.Context, f *factory, name string) error {
 			return err
 		}
 	}
-	writeTree(f.streams.Out, p, ros.Items, wss.Items)
+	reviews := map[string]string{}
+	for _, ro := range ros.Items {
+		for _, st := range ro.Status.Stages {
+			reviews[ro.Name+"/"+st.Name] = stageReview(ctx, t, st)
+		}
+	}
+	writeTree(f.streams.Out, p, ros.Items, wss.Items, reviews)
 	return nil
+}
+
+// stageReview says how many distinct changes the current plans of a
+// stage's Workspaces make and who approved them, e.g. "3 Workspaces, 1
+// distinct plan, approved by alice"; "" for a stage without plans with
+// changes.
+func stageReview(ctx context.Context, t *target, st magosv1.StageStatus) string {
+	var members []string
+	for _, w := range st.Workspaces {
+		members = append(members, w.Name)
+	}
+	var approvers []string
+	approved := 0
+	withChanges := func(ws *magosv1.Workspace) bool {
+		p := ws.Status.Plan
+		if p == nil || !p.HasChanges {
+			return false
+		}
+		if len(p.Approvals) > 0 || (ws.Spec.ApprovedPlan == p.ID) {
+			approved++
+		}
+		for _, a := range p.Approvals {
+			approvers = append(approvers, a.User)
+		}
+		return true
+	}
+	groups, counted, err := distinctPlans(ctx, t, members, withChanges)
+	if counted == 0 && err == nil {
+		return ""
+	}
+	s := fmt.Sprintf("%d Workspaces", len(members))
+	if err != nil {
+		s += ", distinct plans unknown (" + strings.Join(strings.Fields(err.Error()), " ") + ")"
+	} else if len(groups) == 1 {
+		s += ", 1 distinct plan"
+	} else {
+		s += fmt.Sprintf(", %d distinct plans", len(groups))
+	}
+	slices.Sort(approvers)
+	if approvers = slices.Compact(approvers); len(approvers) > 0 {
+		s += ", approved by " + strings.Join(approvers, ", ")
+	}
+	if approved < counted && err == nil {
+		s += fmt.Sprintf(" (%d of %d plans approved)", approved, counted)
+	}
+	return s
 }
 
 // writeTree writes the Project, each Rollout on it with its stages and
 // their Workspaces, and the Project's Workspaces no stage holds.
-func writeTree(w io.Writer, p *magosv1.Project, rollouts []magosv1.Rollout, workspaces []magosv1.Workspace) {
+func writeTree(w io.Writer, p *magosv1.Project, rollouts []magosv1.Rollout, workspaces []magosv1.Workspace, reviews map[string]string) {
 	members := map[string]*magosv1.Workspace{}
 	var names []string
 	for i := range workspaces {
@@ -65,7 +118,11 @@ func writeTree(w io.Writer, p *magosv1.Project, rollouts []magosv1.Rollout, work
 		}
 		fmt.Fprintf(w, "  Rollout %s, revision %s: %s\n", ro.Name, orNone(ro.Status.Revision), readyMessage(ro.Status.Conditions))
 		for _, st := range ro.Status.Stages {
-			fmt.Fprintf(w, "    Stage %s: %s, admitted %s\n", st.Name, st.Phase, orNone(st.AdmittedRevision))
+			review := ""
+			if r := reviews[ro.Name+"/"+st.Name]; r != "" {
+				review = "; " + r
+			}
+			fmt.Fprintf(w, "    Stage %s: %s, admitted %s%s\n", st.Name, st.Phase, orNone(st.AdmittedRevision), review)
 			for _, sw := range st.Workspaces {
 				staged[sw.Name] = true
 				writeTreeWorkspace(w, "      ", sw.Name, members[sw.Name])
