@@ -49,6 +49,12 @@ func TestCLIApproveStage(t *testing.T) {
 		assert.Empty(t, f.workspace(name).Spec.Approvals, "nothing approved")
 	}
 
+	r = f.magos("plan", "diff", "prod-c", "--against", "prod-a", "--ignore-attributes", "input")
+	require.Equal(t, 0, r.code, "prod-c differs only in its input: %s", r)
+	assert.Contains(t, r.stdout, "(not comparing input):")
+	r = f.magos("approve", "prod-c", "--ignore-attributes", "input")
+	assert.Equal(t, 2, r.code, "%s", r)
+
 	r = f.magos("approve", "--stage", "release/prod", "--like", "prod-a")
 	require.Equal(t, 0, r.code, "%s", r)
 	for _, name := range []string{"prod-a", "prod-b"} {

@@ -17,6 +17,7 @@ type approveOptions struct {
 	plan    string
 	stage   string
 	like    string
+	ignore  []string
 	wait    bool
 	timeout time.Duration
 }
@@ -39,7 +40,9 @@ With --stage ROLLOUT/STAGE, one review approves the stage: the plans of the
 stage's Workspaces awaiting approval are compared (plan diff), and when they
 are all the same change each one is approved, in an entry naming its own
 plan; when they are different changes, --like WORKSPACE approves those that
-are the same change as that Workspace's.`,
+are the same change as that Workspace's. --ignore-attributes leaves out of the
+comparison attributes whose values name each Workspace (a name, a region
+tag): each Workspace is still approved for its own plan.`,
 		Example: `  kubectl magos plan show hello             # read the plan and note its ID
   kubectl magos approve hello --plan 8f3c…   # approve exactly that plan
   kubectl magos approve hello --wait         # approve and wait for the apply
@@ -53,6 +56,9 @@ are the same change as that Workspace's.`,
 				}
 				return o.approveStage(cmd.Context(), f, o.stage)
 			case o.stage == "" && len(a) == 1:
+				if o.like != "" || len(o.ignore) > 0 {
+					return usageError("--like and --ignore-attributes compare the plans of a stage: they take --stage")
+				}
 				return o.run(cmd.Context(), f, a[0])
 			}
 			return usageError("approve takes a WORKSPACE or --stage ROLLOUT/STAGE")
@@ -60,6 +66,7 @@ are the same change as that Workspace's.`,
 	}
 	cmd.Flags().StringVar(&o.stage, "stage", "", "approve the plans of a Rollout stage's Workspaces that are the same change (ROLLOUT/STAGE)")
 	cmd.Flags().StringVar(&o.like, "like", "", "with --stage: approve the plans that are the same change as this Workspace's")
+	cmd.Flags().StringSliceVar(&o.ignore, "ignore-attributes", nil, "with --stage: top-level attributes whose planned values may differ between the Workspaces (e.g. a name or region tag)")
 	cmd.Flags().StringVar(&o.plan, "plan", "", "approve only if the current plan has this ID")
 	cmd.Flags().BoolVar(&o.wait, "wait", false, "wait until the plan is applied or the Workspace fails")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 10*time.Minute, "how long --wait waits")

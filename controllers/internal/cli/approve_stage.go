@@ -37,7 +37,7 @@ func (o *approveOptions) approveStage(ctx context.Context, f *factory, stage str
 	if err != nil {
 		return err
 	}
-	groups, waiting, err := distinctPlans(ctx, t, members, awaitsApproval)
+	groups, waiting, err := distinctPlans(ctx, t, members, awaitsApproval, o.ignore)
 	if err != nil {
 		return err
 	}
@@ -93,9 +93,10 @@ func awaitsApproval(ws *magosv1.Workspace) bool {
 }
 
 // distinctPlans groups the members whose plans include takes by the
-// change their plans make: members whose plans are the same change share
-// a group. counted is how many were taken.
-func distinctPlans(ctx context.Context, t *target, members []string, include func(*magosv1.Workspace) bool) (groups [][]string, counted int, _ error) {
+// change their plans make, not comparing the ignored attributes: members
+// whose plans are the same change share a group. counted is how many were
+// taken.
+func distinctPlans(ctx context.Context, t *target, members []string, include func(*magosv1.Workspace) bool, ignore []string) (groups [][]string, counted int, _ error) {
 	var changes []map[string]plannedChange
 	for _, name := range members {
 		ws := &magosv1.Workspace{}
@@ -106,7 +107,7 @@ func distinctPlans(ctx context.Context, t *target, members []string, include fun
 			continue
 		}
 		counted++
-		ch, _, err := loadChanges(ctx, t.planGetter(), ws)
+		ch, _, err := loadChanges(ctx, t.planGetter(), ws, ignore)
 		if err != nil {
 			return nil, 0, err
 		}

@@ -19,6 +19,7 @@ import (
 func newPlanDiffCommand(f *factory) *cobra.Command {
 	var against string
 	var applied bool
+	var ignore []string
 	cmd := &cobra.Command{
 		Use:   "diff WORKSPACE --against OTHER [--applied]",
 		Short: "Compare the stored plans of two Workspaces, resource by resource",
@@ -31,7 +32,8 @@ the plans are the same change, 1 when they differ (as diff does).
 
 With --applied, OTHER's plan must be the one it applied (status.lastApplied):
 prod's plan is compared with what dev applied, and the command refuses when
-dev has planned again since.`,
+dev has planned again since. --ignore-attributes leaves out attributes whose
+values differ by design from one Workspace to the next (a name, a region tag).`,
 		Example: `  kubectl magos plan diff prod --against dev
   kubectl magos plan diff prod --against dev --applied   # with what dev applied`,
 		Args: args(1, 1),
@@ -39,11 +41,12 @@ dev has planned again since.`,
 			if against == "" {
 				return usageError("plan diff needs --against OTHER: the Workspace whose plan to compare with")
 			}
-			return diffPlans(cmd.Context(), f, a[0], against, applied)
+			return diffPlans(cmd.Context(), f, a[0], against, applied, ignore)
 		},
 	}
 	cmd.Flags().StringVar(&against, "against", "", "the Workspace (same namespace) whose current plan to compare with")
 	cmd.Flags().BoolVar(&applied, "applied", false, "compare with the plan OTHER applied, refusing when it planned again since")
+	cmd.Flags().StringSliceVar(&ignore, "ignore-attributes", nil, "top-level attributes whose planned values are not compared (e.g. values that name each Workspace: tags,name)")
 	return cmd
 }
 
@@ -53,12 +56,12 @@ type plannedChange struct {
 	After   map[string]json.RawMessage
 }
 
-func diffPlans(ctx context.Context, f *factory, name, other string, applied bool) error {
+func diffPlans(ctx context.Context, f *factory, name, other string, applied bool, ignore []string) error {
 	t, ws, err := readWorkspace(ctx, f, name)
 	if err != nil {
 		return err
 	}
-	a, idA, err := loadChanges(ctx, t.planGetter(), ws)
+	a, idA, err := loadChanges(ctx, t.planGetter(), ws, ignore)
 	if err != nil {
 		return err
 	}
@@ -73,11 +76,14 @@ func diffPlans(ctx context.Context, f *factory, name, other string, applied bool
 		}
 		what = "plan %s that Workspace %s applied (revision " + otherWS.Status.LastApplied.Revision + ")"
 	}
-	b, idB, err := loadChanges(ctx, t.planGetter(), otherWS)
+	b, idB, err := loadChanges(ctx, t.planGetter(), otherWS, ignore)
 	if err != nil {
 		return err
 	}
 	out := f.streams.Out
+	if len(ignore) > 0 {
+		what += " (not comparing " + strings.Join(ignore, ", ") + ")"
+	}
 	fmt.Fprintf(out, "Plan %s of Workspace %s against "+what+":\n", idA, name, idB, other)
 	differ := writeDiff(out, name, other, a, b)
 	if differ == 0 {
@@ -170,8 +176,9 @@ func jsonEqual(a, b json.RawMessage) bool {
 }
 
 // loadChanges reads the resource changes (no-ops left out) of Workspace
-// ws's current stored plan, checked against its status.
-func loadChanges(ctx context.Context, g planstore.Getter, ws *magosv1.Workspace) (map[string]plannedChange, string, error) {
+// ws's current stored plan, checked against its status, without the
+// planned values of the ignored top-level attributes.
+func loadChanges(ctx context.Context, g planstore.Getter, ws *magosv1.Workspace, ignore []string) (map[string]plannedChange, string, error) {
 	name, p := ws.Name, ws.Status.Plan
 	if p == nil {
 		return nil, "", newError(ExitFailure, ReasonNotFound, "Workspace %s has no plan yet (phase %s)", name, orNone(string(ws.Status.Phase)))
@@ -199,6 +206,9 @@ func loadChanges(ctx context.Context, g planstore.Getter, ws *magosv1.Workspace)
 	for _, rc := range doc.ResourceChanges {
 		if slices.Equal(rc.Change.Actions, []string{"no-op"}) {
 			continue
+		}
+		for _, attr := range ignore {
+			delete(rc.Change.After, attr)
 		}
 		changes[rc.Address] = plannedChange{Actions: rc.Change.Actions, After: rc.Change.After}
 	}

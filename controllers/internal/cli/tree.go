@@ -74,7 +74,7 @@ func stageReview(ctx context.Context, t *target, st magosv1.StageStatus) string 
 		}
 		return true
 	}
-	groups, counted, err := distinctPlans(ctx, t, members, withChanges)
+	groups, counted, err := distinctPlans(ctx, t, members, withChanges, nil)
 	if counted == 0 && err == nil {
 		return ""
 	}
