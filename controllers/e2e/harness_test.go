@@ -26,6 +26,7 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/setup"
 	"github.com/magos-dev/magos/controllers/internal/variableset"
 	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/controllers/internal/workspaceset"
 	"github.com/magos-dev/magos/tools/harness/executor"
 	"github.com/magos-dev/magos/tools/harness/localsource"
 	"github.com/magos-dev/magos/tools/harness/testenv"
@@ -192,7 +193,7 @@ func (s *stack) workspaceOptions() workspace.Options {
 	return o
 }
 
-// startController runs the workspace-, project-, rollout- and variableset-controllers
+// startController runs the workspace-, project-, rollout-, workspaceset- and variableset-controllers
 // in-process, watching only the test's namespace, with the cache the
 // binaries build (trimmed Jobs and Pods, no managedFields).
 func (s *stack) startController() {
@@ -203,7 +204,7 @@ func (s *stack) startController() {
 	s.stopCtrl = env.StartManagerWithCache(s.t, setup.Scheme(), cacheOpts, func(mgr ctrl.Manager) error {
 		c := workspace.NewController()
 		c.Options = s.workspaceOptions()
-		err := errors.Join(c.Register(mgr, opts), project.Register(mgr, opts), rollout.Register(mgr, opts))
+		err := errors.Join(c.Register(mgr, opts), project.Register(mgr, opts), rollout.Register(mgr, opts), workspaceset.Register(mgr, opts))
 		if s.opts.NoVariableSetController {
 			return err
 		}

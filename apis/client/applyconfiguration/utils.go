@@ -50,16 +50,26 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &magosv1alpha1.DependencyStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("DestroySpec"):
 		return &magosv1alpha1.DestroySpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("DirectoriesGenerator"):
+		return &magosv1alpha1.DirectoriesGeneratorApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EnvEntry"):
 		return &magosv1alpha1.EnvEntryApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ErroredStateStatus"):
 		return &magosv1alpha1.ErroredStateStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("KeyPath"):
 		return &magosv1alpha1.KeyPathApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ListGenerator"):
+		return &magosv1alpha1.ListGeneratorApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LocalObjectReference"):
 		return &magosv1alpha1.LocalObjectReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LockStatus"):
 		return &magosv1alpha1.LockStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("MatrixGenerator"):
+		return &magosv1alpha1.MatrixGeneratorApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("MergeGenerator"):
+		return &magosv1alpha1.MergeGeneratorApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("NamespacesGenerator"):
+		return &magosv1alpha1.NamespacesGeneratorApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("OptionalObjectReference"):
 		return &magosv1alpha1.OptionalObjectReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("OutputReference"):
@@ -144,10 +154,24 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &magosv1alpha1.WorkspaceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("WorkspaceRollup"):
 		return &magosv1alpha1.WorkspaceRollupApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("WorkspaceSet"):
+		return &magosv1alpha1.WorkspaceSetApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("WorkspaceSetBaseGenerator"):
+		return &magosv1alpha1.WorkspaceSetBaseGeneratorApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("WorkspaceSetGenerator"):
+		return &magosv1alpha1.WorkspaceSetGeneratorApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("WorkspaceSetSpec"):
+		return &magosv1alpha1.WorkspaceSetSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("WorkspaceSetStatus"):
+		return &magosv1alpha1.WorkspaceSetStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("WorkspaceSpec"):
 		return &magosv1alpha1.WorkspaceSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("WorkspaceStatus"):
 		return &magosv1alpha1.WorkspaceStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("WorkspaceTemplate"):
+		return &magosv1alpha1.WorkspaceTemplateApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("WorkspaceTemplateMetadata"):
+		return &magosv1alpha1.WorkspaceTemplateMetadataApplyConfiguration{}
 
 	}
 	return nil

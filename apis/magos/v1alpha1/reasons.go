@@ -103,6 +103,17 @@ const (
 	ReasonAborted            = "Aborted"
 	ReasonNotHalted          = "NotHalted"
 
+	// WorkspaceSet.
+	ReasonGenerated         = "Generated"
+	ReasonGeneratorFailed   = "GeneratorFailed"
+	ReasonInvalidTemplate   = "InvalidTemplate"
+	ReasonTooManyElements   = "TooManyElements"
+	ReasonWorkspaceConflict = "WorkspaceConflict"
+	ReasonWorkspaceReverted = "WorkspaceReverted"
+	ReasonWorkspaceOrphaned = "WorkspaceOrphaned"
+	ReasonWorkspaceDeleted  = "WorkspaceDeleted"
+	ReasonGenerating        = "Generating"
+
 	// Project and VariableSet.
 	ReasonVariableSetsReady   = "VariableSetsReady"
 	ReasonListFailed          = "ListFailed"
@@ -148,7 +159,8 @@ type ReasonInfo struct {
 var (
 	workspaceOnly = []string{WorkspaceKind}
 	rolloutOnly   = []string{RolloutKind}
-	allKinds      = []string{WorkspaceKind, RolloutKind, ProjectKind, VariableSetKind}
+	setOnly       = []string{WorkspaceSetKind}
+	allKinds      = []string{WorkspaceKind, RolloutKind, ProjectKind, VariableSetKind, WorkspaceSetKind}
 )
 
 // reasonTable is every reason, the single source for kstatus (which failures
@@ -285,9 +297,20 @@ var reasonTable = []ReasonInfo{
 	{ReasonAborted, ReasonStalls, rolloutOnly, "A stage is halted by a person (Halted=True)."},
 	{ReasonNotHalted, ReasonSettles, rolloutOnly, "No stage is halted (Halted=False)."},
 
+	// WorkspaceSet.
+	{ReasonGenerated, ReasonSettles, setOnly, "Every element's Workspace is generated and up to date with the template."},
+	{ReasonGenerating, ReasonProgresses, setOnly, "Workspaces are being created or updated, a bounded number per second."},
+	{ReasonGeneratorFailed, ReasonStalls, setOnly, "A generator could not produce its elements (an artifact that cannot be read, a selector that is not valid): nothing was changed."},
+	{ReasonInvalidTemplate, ReasonStalls, setOnly, "The template names a parameter an element lacks, or renders an invalid Workspace or two of one name: nothing was changed."},
+	{ReasonTooManyElements, ReasonStalls, setOnly, "The generators yield more elements than spec.maxElements: nothing was changed."},
+	{ReasonWorkspaceConflict, ReasonStalls, setOnly, "A Workspace of a generated name exists and the set does not own it: nothing was changed."},
+	{ReasonWorkspaceReverted, ReasonSettles, setOnly, "Someone edited a field of a generated Workspace that the template sets; the set put it back (a Warning event)."},
+	{ReasonWorkspaceOrphaned, ReasonSettles, setOnly, "An element is gone and deletionPolicy is Orphan: its Workspace, state and resources stay, no longer owned by the set (event)."},
+	{ReasonWorkspaceDeleted, ReasonSettles, setOnly, "An element is gone and deletionPolicy is Delete: its Workspace was deleted, running its own gated destroy if it has destroyOnDelete (event)."},
+
 	// Project and VariableSet.
 	{ReasonVariableSetsReady, ReasonSettles, []string{ProjectKind}, "Every referenced VariableSet is Ready."},
-	{ReasonListFailed, ReasonRetries, []string{ProjectKind, RolloutKind}, "Member Workspaces or VariableSets could not be listed."},
+	{ReasonListFailed, ReasonRetries, []string{ProjectKind, RolloutKind, WorkspaceSetKind}, "Member Workspaces or VariableSets could not be listed."},
 	{ReasonReferenceNotFound, ReasonWaits, []string{VariableSetKind}, "A required Secret, ConfigMap or key is missing; woken when it appears."},
 	{ReasonReferenceReadFailed, ReasonRetries, []string{VariableSetKind}, "A referenced object could not be read (an apiserver or permission error)."},
 }

@@ -33,6 +33,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&VariableSet{}, &VariableSetList{},
 		&Project{}, &ProjectList{},
 		&Rollout{}, &RolloutList{},
+		&WorkspaceSet{}, &WorkspaceSetList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

@@ -147,3 +147,20 @@ func (t *Tree) Digest(dir string) (digest string, dirs []string) {
 func under(name, dir string) bool {
 	return dir == "." || strings.HasPrefix(name, dir+"/")
 }
+
+// Dirs lists every directory of the artifact that holds a file, at any
+// depth, and their parents, sorted; the root is left out.
+func (t *Tree) Dirs() []string {
+	seen := map[string]bool{}
+	for name := range t.files {
+		for dir := path.Dir(name); dir != "." && !seen[dir]; dir = path.Dir(dir) {
+			seen[dir] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for d := range seen {
+		out = append(out, d)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -87,21 +87,27 @@ func (e NotReadyError) Error() string { return e.Msg }
 // Fetch reads the Workspace's source and returns its artifact, or a
 // NotReadyError when the source is missing or has no artifact.
 func Fetch(ctx context.Context, c client.Reader, ws *magosv1.Workspace) (Artifact, error) {
-	src := NewObject(ws.Spec.SourceRef.Kind)
-	key := types.NamespacedName{Namespace: Namespace(ws), Name: ws.Spec.SourceRef.Name}
+	return FetchRef(ctx, c, ws.Spec.SourceRef.Kind, Namespace(ws), ws.Spec.SourceRef.Name)
+}
+
+// FetchRef reads the source kind namespace/name and returns its artifact,
+// or a NotReadyError when the source is missing or has no artifact.
+func FetchRef(ctx context.Context, c client.Reader, kind, namespace, name string) (Artifact, error) {
+	src := NewObject(kind)
+	key := types.NamespacedName{Namespace: namespace, Name: name}
 	if err := c.Get(ctx, key, src); err != nil {
 		if meta.IsNoMatchError(err) {
 			return Artifact{}, NotReadyError{fmt.Sprintf("the cluster does not serve %s (%s): install Flux's CRDs (Flux %s or later); %s %s is read once they are",
-				ws.Spec.SourceRef.Kind, GroupVersion, firstFluxServing(ws.Spec.SourceRef.Kind), ws.Spec.SourceRef.Kind, key)}
+				kind, GroupVersion, firstFluxServing(kind), kind, key)}
 		}
 		if apierrors.IsNotFound(err) {
-			return Artifact{}, NotReadyError{fmt.Sprintf("%s %s not found", ws.Spec.SourceRef.Kind, key)}
+			return Artifact{}, NotReadyError{fmt.Sprintf("%s %s not found", kind, key)}
 		}
 		return Artifact{}, err
 	}
 	a := ReadArtifact(src)
 	if a.URL == "" || a.Revision == "" || a.Digest == "" {
-		return Artifact{}, NotReadyError{fmt.Sprintf("%s %s has no artifact yet", ws.Spec.SourceRef.Kind, key)}
+		return Artifact{}, NotReadyError{fmt.Sprintf("%s %s has no artifact yet", kind, key)}
 	}
 	return a, nil
 }

@@ -61,6 +61,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Magos().V1alpha1().VariableSets().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("workspaces"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Magos().V1alpha1().Workspaces().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("workspacesets"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Magos().V1alpha1().WorkspaceSets().Informer()}, nil
 
 	}
 

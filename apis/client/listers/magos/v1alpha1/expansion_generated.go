@@ -49,3 +49,11 @@ type WorkspaceListerExpansion interface{}
 // WorkspaceNamespaceListerExpansion allows custom methods to be added to
 // WorkspaceNamespaceLister.
 type WorkspaceNamespaceListerExpansion interface{}
+
+// WorkspaceSetListerExpansion allows custom methods to be added to
+// WorkspaceSetLister.
+type WorkspaceSetListerExpansion interface{}
+
+// WorkspaceSetNamespaceListerExpansion allows custom methods to be added to
+// WorkspaceSetNamespaceLister.
+type WorkspaceSetNamespaceListerExpansion interface{}

@@ -32,6 +32,8 @@ type Interface interface {
 	VariableSets() VariableSetInformer
 	// Workspaces returns a WorkspaceInformer.
 	Workspaces() WorkspaceInformer
+	// WorkspaceSets returns a WorkspaceSetInformer.
+	WorkspaceSets() WorkspaceSetInformer
 }
 
 type version struct {
@@ -63,4 +65,9 @@ func (v *version) VariableSets() VariableSetInformer {
 // Workspaces returns a WorkspaceInformer.
 func (v *version) Workspaces() WorkspaceInformer {
 	return &workspaceInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// WorkspaceSets returns a WorkspaceSetInformer.
+func (v *version) WorkspaceSets() WorkspaceSetInformer {
+	return &workspaceSetInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }

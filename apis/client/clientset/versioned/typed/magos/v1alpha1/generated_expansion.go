@@ -25,3 +25,5 @@ type RolloutExpansion interface{}
 type VariableSetExpansion interface{}
 
 type WorkspaceExpansion interface{}
+
+type WorkspaceSetExpansion interface{}

@@ -32,6 +32,7 @@ type MagosV1alpha1Interface interface {
 	RolloutsGetter
 	VariableSetsGetter
 	WorkspacesGetter
+	WorkspaceSetsGetter
 }
 
 // MagosV1alpha1Client is used to interact with features provided by the magos.dev group.
@@ -53,6 +54,10 @@ func (c *MagosV1alpha1Client) VariableSets(namespace string) VariableSetInterfac
 
 func (c *MagosV1alpha1Client) Workspaces(namespace string) WorkspaceInterface {
 	return newWorkspaces(c, namespace)
+}
+
+func (c *MagosV1alpha1Client) WorkspaceSets(namespace string) WorkspaceSetInterface {
+	return newWorkspaceSets(c, namespace)
 }
 
 // NewForConfig creates a new MagosV1alpha1Client for the given config.

@@ -44,6 +44,10 @@ func (c *FakeMagosV1alpha1) Workspaces(namespace string) v1alpha1.WorkspaceInter
 	return newFakeWorkspaces(c, namespace)
 }
 
+func (c *FakeMagosV1alpha1) WorkspaceSets(namespace string) v1alpha1.WorkspaceSetInterface {
+	return newFakeWorkspaceSets(c, namespace)
+}
+
 // RESTClient returns a RESTClient that is used to communicate
 // with API server by this client implementation.
 func (c *FakeMagosV1alpha1) RESTClient() rest.Interface {

@@ -1,0 +1,127 @@
+package workspaceset
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+// createBurst bounds the Workspaces one reconcile creates; the set is
+// reconciled again a second later for the rest, so a large set enters the
+// apiserver and the run queue at a bounded rate.
+const createBurst = 25
+
+// changes are what a reconcile does to the set's Workspaces.
+type changes struct {
+	// Create are the elements' Workspaces that do not exist yet, at most
+	// createBurst; Deferred counts those left for the next reconcile.
+	Create   []rendered
+	Deferred int
+	// Revert are owned Workspaces whose fields set by the template were
+	// edited: they are applied again.
+	Revert []rendered
+	// Remove are owned Workspaces no element renders.
+	Remove []string
+	// Conflicts are rendered names a Workspace the set does not own has.
+	Conflicts []string
+}
+
+// planChanges compares the rendered Workspaces with the live ones: owned
+// are those the set owns by name, others the names of Workspaces it does
+// not own. It is pure.
+func planChanges(desired []rendered, owned map[string]*magosv1.Workspace, others map[string]bool) changes {
+	var c changes
+	want := map[string]bool{}
+	for _, d := range desired {
+		want[d.Name] = true
+		live, ok := owned[d.Name]
+		switch {
+		case others[d.Name]:
+			c.Conflicts = append(c.Conflicts, d.Name)
+		case !ok && len(c.Create) < createBurst:
+			c.Create = append(c.Create, d)
+		case !ok:
+			c.Deferred++
+		case !upToDate(d, live):
+			c.Revert = append(c.Revert, d)
+		}
+	}
+	for name := range owned {
+		if !want[name] {
+			c.Remove = append(c.Remove, name)
+		}
+	}
+	slices.Sort(c.Remove)
+	slices.Sort(c.Conflicts)
+	return c
+}
+
+// duplicateNames are the names more than one element renders.
+func duplicateNames(desired []rendered) []string {
+	seen := map[string]int{}
+	var dup []string
+	for _, d := range desired {
+		if seen[d.Name]++; seen[d.Name] == 2 {
+			dup = append(dup, d.Name)
+		}
+	}
+	slices.Sort(dup)
+	return dup
+}
+
+// upToDate says whether live carries every label, annotation and spec
+// field the rendered template sets, with the same value; fields the
+// template leaves unset (an approval, a plan request) are not compared.
+func upToDate(d rendered, live *magosv1.Workspace) bool {
+	for k, v := range d.Labels {
+		if live.Labels[k] != v {
+			return false
+		}
+	}
+	for k, v := range d.Annotations {
+		if live.Annotations[k] != v {
+			return false
+		}
+	}
+	want, err := asJSON(d.Spec)
+	if err != nil {
+		return false
+	}
+	got, err := asJSON(live.Spec)
+	if err != nil {
+		return false
+	}
+	return subset(want, got)
+}
+
+// subset says whether every field of want is in got with the same value:
+// objects compared field by field, anything else as a whole.
+func subset(want, got any) bool {
+	wm, ok := want.(map[string]any)
+	if !ok {
+		return reflect.DeepEqual(want, got)
+	}
+	gm, ok := got.(map[string]any)
+	if !ok {
+		return false
+	}
+	for k, wv := range wm {
+		if !subset(wv, gm[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// asJSON is v as generic JSON.
+func asJSON(v any) (any, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding: %w", err)
+	}
+	var out any
+	return out, json.Unmarshal(raw, &out)
+}

@@ -1,0 +1,39 @@
+package workspaceset
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/conditions"
+)
+
+// computeStatus sets the set's counts and conditions from what the
+// reconcile saw and its error. It is pure.
+//
+//   - An error: Stalled for a generator, template, bound or conflict error
+//     (nothing was changed), else retried (conditions.MarkError); the
+//     counts keep their last values.
+//   - Creates left for the next reconcile: Reconciling (Generating).
+//   - Otherwise Ready: every element has its Workspace, up to date with
+//     the template.
+func computeStatus(set *magosv1.WorkspaceSet, o observation, err error) {
+	st := &set.Status
+	st.ObservedGeneration = set.Generation
+	if err != nil {
+		conditions.MarkError(set, err)
+		return
+	}
+	if !set.DeletionTimestamp.IsZero() {
+		return
+	}
+	st.Elements, st.Workspaces, st.Ready = int32(o.Elements), int32(o.Owned), int32(o.Ready)
+	if o.Deferred > 0 {
+		conditions.MarkReconciling(set, magosv1.ReasonGenerating, fmt.Sprintf(
+			"%d of %d Workspaces generated; creating the rest, a few at a time", o.Owned, o.Elements))
+		return
+	}
+	conditions.MarkReady(set, metav1.ConditionTrue, magosv1.ReasonGenerated, fmt.Sprintf(
+		"%d Workspaces generated from %d elements, %d Ready", o.Owned, o.Elements, o.Ready))
+}
