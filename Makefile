@@ -82,7 +82,7 @@ TERRAFORM_BINARY ?=
 WORK_MODULES := apis apis/client controllers runner tools/harness
 TOOL_MODULES := tools tools/controlplane/kubernetes tools/controlplane/kubernetes-next tools/controlplane/etcd tools/testprovider tools/helm tools/images
 MODULES := $(WORK_MODULES) $(TOOL_MODULES)
-CONTROLLERS := workspace project rollout variableset
+CONTROLLERS := workspace project rollout variableset workspaceset
 
 GO_TEST_FLAGS ?= -count=1 -timeout=30m
 
@@ -440,7 +440,7 @@ $(IMAGE_BINS)/pause $(IMAGE_BINS)/engine-install $(IMAGE_BINS)/git-submodule: $(
 ##@ Demo
 
 .PHONY: demo
-demo: ## Start a local control plane with the four controllers and apply deploy/examples.
+demo: ## Start a local control plane with the five controllers and apply deploy/examples.
 	@$(MAKE) --no-print-directory -j$(TOOL_JOBS) $(DEMO_TOOLS)
 	go build -o $(BIN)/ $(addprefix ./controllers/,$(CONTROLLERS)) ./controllers/policy-engine ./controllers/kubectl-magos ./runner ./tools/harness/cmd/localcp ./tools/harness/cmd/executor ./tools/harness/cmd/localsource
 	bash tools/hack/demo.sh

@@ -33,8 +33,8 @@ import (
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
-// controllerNames are the four controller binaries, by directory.
-var controllerNames = []string{"workspace", "project", "rollout", "variableset"}
+// controllerNames are the five controller binaries, by directory.
+var controllerNames = []string{"workspace", "project", "rollout", "variableset", "workspaceset"}
 
 // buildControllers compiles the controller binaries, and the policy engine
 // the workspace-controller finds next to itself, into a temp dir.

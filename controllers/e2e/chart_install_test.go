@@ -149,7 +149,7 @@ func TestHelmChartCRDTemplates(t *testing.T) {
 
 	files, err := filepath.Glob(filepath.Join(env.Root, "charts", "magos-crds", "crds", "*.yaml"))
 	require.NoError(t, err)
-	require.Len(t, files, 4)
+	require.Len(t, files, 5, "one CRD per kind")
 	for _, keep := range []bool{true, false} {
 		objs := renderChart(t, release, "magos-system", "--set", "crds.enabled=true", "--set", "crds.keep="+map[bool]string{true: "true", false: "false"}[keep])
 		for _, file := range files {

@@ -29,7 +29,7 @@ func TestHelmChartControllersStayOutOfProtectedNamespaces(t *testing.T) {
 	policy := chartObject(defaults, "ValidatingAdmissionPolicy", release+"-workspace-controller-write-scope")
 	require.NotNil(t, policy, "on by default")
 	assert.Subset(t, protectedNamespaces(t, policy), []string{"kube-system", "flux-system"})
-	for _, c := range []string{"project", "rollout", "variableset"} {
+	for _, c := range []string{"project", "rollout", "variableset", "workspaceset"} {
 		assert.NotNil(t, chartObject(defaults, "ValidatingAdmissionPolicy", release+"-"+c+"-controller-write-scope"), "every controller has one")
 	}
 

@@ -25,13 +25,13 @@ func TestCLICheck(t *testing.T) {
 	r := s.magos("check", "--install-namespace", s.ns)
 	t.Logf("%s", r)
 	require.Equal(t, 1, r.code, "%s", r)
-	for _, kind := range []string{"Workspace", "Project", "Rollout", "VariableSet", "GitRepository", "OCIRepository", "Bucket", "ExternalArtifact", "ValidatingPolicy"} {
+	for _, kind := range []string{"Workspace", "Project", "Rollout", "VariableSet", "WorkspaceSet", "GitRepository", "OCIRepository", "Bucket", "ExternalArtifact", "ValidatingPolicy"} {
 		assert.Regexp(t, `(?m)^ok\s+`+kind+`\s`, r.stdout, "%s", r)
 	}
 	assert.Regexp(t, `(?m)^ok\s+Kubernetes\s+v1\.`, r.stdout, "%s", r)
 	assert.Regexp(t, `(?m)^fail\s+workspace-controller\s+no Deployment in `+s.ns, r.stdout, "%s", r)
 	assert.Contains(t, r.stdout, "→ install Magos: helm install magos charts/magos -n "+s.ns, "%s", r)
-	assert.Contains(t, r.stderr, "4 check(s) failed: workspace-controller, project-controller, rollout-controller, variableset-controller", "%s", r)
+	assert.Contains(t, r.stderr, "5 check(s) failed: workspace-controller, project-controller, rollout-controller, variableset-controller, workspaceset-controller", "%s", r)
 
 	// An available Deployment whose leader renewed the Lease just now.
 	dep := &appsv1.Deployment{
@@ -58,5 +58,5 @@ func TestCLICheck(t *testing.T) {
 	}))
 	r = s.magos("check", "--install-namespace", s.ns)
 	assert.Regexp(t, `(?m)^ok\s+workspace-controller\s+Deployment magos-workspace-controller: 1/1 available; leader magos-workspace-controller-0_1`, r.stdout, "%s", r)
-	assert.Contains(t, r.stderr, "3 check(s) failed", "%s", r)
+	assert.Contains(t, r.stderr, "4 check(s) failed", "%s", r)
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -106,6 +107,9 @@ func TestWorkspaceSetGenerators(t *testing.T) {
 	require.Equal(t, []string{"app-dev", "app-prod"}, names(got))
 	assert.Equal(t, "envs/dev", got["app-dev"].Spec.Path)
 	assert.Equal(t, "prod", got["app-prod"].Labels["env"])
+	r := s.magos("get", "workspacesets")
+	require.Equal(t, 0, r.code, "%s", r)
+	assert.Regexp(t, `envs\s+2\s+2\s+\d+\s+Orphan\s+2 Workspaces generated from 2 elements`, r.stdout)
 	ref := metav1.GetControllerOf(got["app-dev"])
 	require.NotNil(t, ref, "owned by the set")
 	assert.Equal(t, set.UID, ref.UID)
@@ -159,6 +163,45 @@ func TestWorkspaceSetGenerators(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestWorkspaceSetCreatesInBursts: a set of 60 elements creates its
+// Workspaces in bursts (at most 25, at most one burst a second, so no
+// second holds more than two bursts' creates), Reconciling with Generating
+// until the last one exists: a large set does not flood the apiserver or
+// the run queue.
+func TestWorkspaceSetCreatesInBursts(t *testing.T) {
+	env.Require(t)
+	s := newStack(t)
+	s.gitRepository("mono", copyConfig(t, "monorepo"))
+	var els []map[string]string
+	for i := range 60 {
+		els = append(els, map[string]string{"n": fmt.Sprint(i)})
+	}
+	s.newWorkspaceSet("many", "mono", func(set *magosv1.WorkspaceSet) {
+		set.Spec.Generators = []magosv1.WorkspaceSetGenerator{{List: &magosv1.ListGenerator{Elements: els}}}
+		set.Spec.Template.Metadata = magosv1.WorkspaceTemplateMetadata{Name: "many-{{n}}"}
+		set.Spec.Template.Spec.Path = "envs/dev"
+	})
+	var seen []int32
+	s.waitSet("many", time.Minute, "generates all 60", func(set *magosv1.WorkspaceSet) bool {
+		if c := conditions.Get(set, magosv1.ReconcilingCondition); c != nil && c.Reason == magosv1.ReasonGenerating {
+			if n := set.Status.Workspaces; len(seen) == 0 || seen[len(seen)-1] != n {
+				seen = append(seen, n)
+			}
+		}
+		return setGenerated(60)(set)
+	})
+	require.NotEmpty(t, seen, "the set reported Generating while it created")
+	perSecond := map[int64]int{}
+	for _, ws := range s.generated("many") {
+		perSecond[ws.CreationTimestamp.Unix()]++
+	}
+	assert.Greater(t, len(perSecond), 1, "three bursts a second apart span more than one second: %v", perSecond)
+	for sec, n := range perSecond {
+		assert.LessOrEqual(t, n, 50, "at most one burst of 25 starts in a second, so a second holds at most two bursts' creates (%d at %d)", n, sec)
+	}
+	assert.Len(t, s.generated("many"), 60)
+}
 
 // TestWorkspaceSetLifecycle: generated Workspaces are never destroyed by
 // surprise. A manual edit of a field the template sets is put back and

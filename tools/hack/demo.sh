@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Starts the local control plane and the four Magos controllers as separate
+# Starts the local control plane and the five Magos controllers as separate
 # processes, applies deploy/examples and shows what the controllers report.
 # Everything keeps running until `make demo-stop`.
 set -euo pipefail
@@ -32,7 +32,7 @@ fi
 
 engines="${root}/bin/engines"
 port=18080
-for c in workspace project rollout variableset; do
+for c in workspace project rollout variableset workspaceset; do
   echo "==> Starting ${c}-controller (metrics on 127.0.0.1:${port})"
   extra=()
   if [ "${c}" = workspace ]; then
@@ -62,8 +62,11 @@ echo "==> Starting the local source: publishes ${config} as GitRepository magos-
   --source "magos-demo/infra=${config}" >"${state}/logs/localsource.log" 2>&1 &
 echo $! >>"${state}/pids"
 
-echo "==> Waiting for Workspace hello to plan and apply (real OpenTofu in a Job)"
-"${kubectl[@]}" -n magos-demo wait workspace/hello --for=condition=Ready --timeout=300s
+echo "==> WorkspaceSet hello generates a Workspace per directory of envs/ (hello-dev, hello-prod)"
+"${kubectl[@]}" -n magos-demo wait workspaceset/hello --for=condition=Ready --timeout=120s
+"${kubectl[@]}" -n magos-demo get workspacesets
+echo "==> Waiting for Workspace hello-dev to plan and apply (real OpenTofu in a Job)"
+"${kubectl[@]}" -n magos-demo wait workspace/hello-dev --for=condition=Ready --timeout=300s
 for kind in project variableset rollout; do
   "${kubectl[@]}" -n magos-demo wait "${kind}" --all --for=jsonpath='{.status.observedGeneration}'=1 --timeout=60s
 done
@@ -72,11 +75,11 @@ echo
 "${kubectl[@]}" -n magos-demo get workspaces -o wide
 echo
 "${kubectl[@]}" -n magos-demo get jobs,secrets -l app.kubernetes.io/managed-by=magos
-"${kubectl[@]}" -n magos-demo get secret tfstate-default-hello hello-outputs
+"${kubectl[@]}" -n magos-demo get secret tfstate-default-hello-dev hello-dev-outputs
 echo
-echo "Outputs Secret keys: $("${kubectl[@]}" -n magos-demo get secret hello-outputs -o go-template='{{range $k, $v := .data}}{{$k}} {{end}}')"
+echo "Outputs Secret keys: $("${kubectl[@]}" -n magos-demo get secret hello-dev-outputs -o go-template='{{range $k, $v := .data}}{{$k}} {{end}}')"
 echo
-"${kubectl[@]}" -n magos-demo describe workspace hello | sed -n '/^Status:/,$p'
+"${kubectl[@]}" -n magos-demo describe workspace hello-dev | sed -n '/^Status:/,$p'
 
 echo
 echo "==> Rollout platform: dev applied; prod (Manual) planned and waits for its promotion"
@@ -93,8 +96,10 @@ The demo keeps running. Try (docs/cli.md lists every command):
   kubectl magos plan show hello-prod -n magos-demo          # what prod will apply, and its policy verdict
   kubectl magos promote platform prod -n magos-demo         # promote ${revision}: hello-prod applies
   kubectl magos wait hello-prod --applied -n magos-demo     # until it is applied
-  kubectl magos replan hello -n magos-demo --wait           # plan again now
-  \$EDITOR ${config}/hello/main.tf                          # change the greeting: a new revision goes to dev, then waits for prod's promotion
+  kubectl magos replan hello-dev -n magos-demo --wait       # plan again now
+  kubectl magos get workspacesets -n magos-demo             # the set that generates hello-dev and hello-prod
+  \$EDITOR ${config}/modules/hello/main.tf                  # change the module: a new revision goes to dev, then waits for prod's promotion
+  \$EDITOR ${config}/envs/dev/main.tf                       # change dev only: prod does not plan again
   kubectl -n magos-demo get events --sort-by=.metadata.creationTimestamp
   curl -s 127.0.0.1:18080/metrics | grep ^magos_
 Run logs are in ${state}/runs, process logs in ${state}/logs. Stop everything with: make demo-stop

@@ -48,7 +48,7 @@ func expectedImages(t *testing.T) []builtImage {
 	require.Equal(t, "ghcr.io/magos-dev", repo)
 
 	var images []builtImage
-	for _, c := range []string{"workspace", "project", "rollout", "variableset"} {
+	for _, c := range []string{"workspace", "project", "rollout", "variableset", "workspaceset"} {
 		var meta chartMeta
 		readYAML(t, filepath.Join("charts/magos/charts", c+"-controller", "Chart.yaml"), &meta)
 		img := builtImage{

@@ -38,8 +38,8 @@ import (
 // magosNamespace is where the tests install the chart.
 const magosNamespace = "magos-system"
 
-// controllerNames are the chart's four controllers.
-var controllerNames = []string{"workspace", "project", "rollout", "variableset"}
+// controllerNames are the chart's five controllers.
+var controllerNames = []string{"workspace", "project", "rollout", "variableset", "workspaceset"}
 
 var (
 	installOnce sync.Once
@@ -118,7 +118,7 @@ func runHelm(root string, args ...string) ([]byte, error) {
 	return out, nil
 }
 
-// TestControllersRunOnTheNode: the chart's four controllers run as Pods from
+// TestControllersRunOnTheNode: the chart's five controllers run as Pods from
 // their images under the runtime's enforcement of their security context,
 // become Ready through their probes and each holds its leader Lease.
 func TestControllersRunOnTheNode(t *testing.T) {

@@ -52,7 +52,7 @@ func TestPrometheusScrapesMagos(t *testing.T) {
 	require.Eventually(t, func() bool {
 		up := prom.query(t, `up{job=~"magos-.+-controller-metrics"} == 1`)
 		return len(up) == len(controllerNames)
-	}, 2*time.Minute, time.Second, "Prometheus scrapes the four controllers")
+	}, 2*time.Minute, time.Second, "Prometheus scrapes every controller")
 	j.finish(t)
 
 	runs := prom.query(t, `sum by (phase) (magos_workspace_runs_total{result="Succeeded"}) > 0`)

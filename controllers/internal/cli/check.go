@@ -23,10 +23,10 @@ import (
 // kubeVersion).
 var minKubernetes = version.MustParseGeneric("1.32.0")
 
-// controllerNames are the chart's four controllers, by their Deployments'
+// controllerNames are the chart's five controllers, by their Deployments'
 // app.kubernetes.io/name label and their leader Leases
 // (magos-<name>, as setup.LeaseName names them).
-var controllerNames = []string{"workspace-controller", "project-controller", "rollout-controller", "variableset-controller"}
+var controllerNames = []string{"workspace-controller", "project-controller", "rollout-controller", "variableset-controller", "workspaceset-controller"}
 
 // servedKinds are the kinds Magos reads, by group-version: its own (needed),
 // Flux's sources and Kyverno's policies (optional: the controllers start
@@ -39,7 +39,7 @@ var servedKinds = []struct {
 	Source        bool
 	Missing       string // what to do
 }{
-	{[]string{magosv1.GroupVersion.String()}, []string{"Workspace", "Project", "Rollout", "VariableSet"}, true, false,
+	{[]string{magosv1.GroupVersion.String()}, []string{"Workspace", "Project", "Rollout", "VariableSet", "WorkspaceSet"}, true, false,
 		"install the CRDs: helm install magos-crds charts/magos-crds (or the magos chart with crds.enabled=true)"},
 	{[]string{"source.toolkit.fluxcd.io/v1"}, []string{"GitRepository", "OCIRepository", "Bucket"}, false, true,
 		"install Flux 2.6 or later (flux install --components=source-controller); until then Workspaces wait with SourceNotReady"},
@@ -81,7 +81,7 @@ func newCheckCommand(f *factory) *cobra.Command {
 		Long: `Check, before and after installing, what Magos needs: the Kubernetes
 version, the Magos CRDs, Flux's source CRDs and Kyverno's policy CRDs (both
 optional: the controllers start without them and pick them up once
-installed), the four controllers' Deployments and their leader Leases.
+installed), the five controllers' Deployments and their leader Leases.
 With --images, it also pulls the images a run uses (the runner image and the
 default engine's image, as the workspace-controller runs them) in a Pod in
 namespace -n, with the runner pull Secrets, as a run Pod does: a tenant

@@ -138,6 +138,19 @@ func rolloutRow(ro *magosv1.Rollout) []string {
 		readyMessage(ro.Status.Conditions)}
 }
 
+// workspaceSetHeaders are the columns of workspaceSetRow.
+var workspaceSetHeaders = []string{"NAME", "ELEMENTS", "WORKSPACES", "READY", "DELETION", "MESSAGE"}
+
+// workspaceSetRow is one WorkspaceSet as a table row.
+func workspaceSetRow(set *magosv1.WorkspaceSet) []string {
+	st := set.Status
+	policy := string(set.Spec.DeletionPolicy)
+	if policy == "" {
+		policy = string(magosv1.DeletionOrphan)
+	}
+	return []string{set.Name, fmt.Sprint(st.Elements), fmt.Sprint(st.Workspaces), fmt.Sprint(st.Ready), policy, readyMessage(st.Conditions)}
+}
+
 // shortRevision shortens the hash of a Flux revision (main@sha1:<40 hex>)
 // to 12 characters; other revisions are kept.
 func shortRevision(rev string) string {

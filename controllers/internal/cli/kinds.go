@@ -41,7 +41,12 @@ var (
 		newList: func() client.ObjectList { return &magosv1.RolloutList{} },
 		row:     func(o runtime.Object, _ time.Time) []string { return rolloutRow(o.(*magosv1.Rollout)) },
 	}
-	kinds = []*kind{workspaces, projects, rollouts}
+	workspaceSets = &kind{
+		name: "workspacesets", aliases: []string{"workspaceset", "wss"}, headers: workspaceSetHeaders,
+		newList: func() client.ObjectList { return &magosv1.WorkspaceSetList{} },
+		row:     func(o runtime.Object, _ time.Time) []string { return workspaceSetRow(o.(*magosv1.WorkspaceSet)) },
+	}
+	kinds = []*kind{workspaces, projects, rollouts, workspaceSets}
 )
 
 // lookupKind finds the kind a user typed (plural, singular or short name).
@@ -68,7 +73,7 @@ func kindAndName(a []string) (*kind, string, error) {
 	default:
 		k := lookupKind(a[0])
 		if k == nil {
-			return nil, "", usageError("unknown kind %q: use workspaces, projects or rollouts", a[0])
+			return nil, "", usageError("unknown kind %q: use workspaces, projects, rollouts or workspacesets", a[0])
 		}
 		return k, a[1], nil
 	}

@@ -151,5 +151,9 @@ func writeTreeWorkspace(w io.Writer, indent, name string, ws *magosv1.Workspace)
 	if a := ws.Status.LastApplied; a != nil {
 		applied = a.Revision
 	}
-	fmt.Fprintf(w, "%sWorkspace %s: %s, applied %s: %s\n", indent, name, orNone(string(ws.Status.Phase)), applied, readyMessage(ws.Status.Conditions))
+	from := ""
+	if set := ws.Labels[magosv1.WorkspaceSetLabel]; set != "" {
+		from = " (WorkspaceSet " + set + ")"
+	}
+	fmt.Fprintf(w, "%sWorkspace %s%s: %s, applied %s: %s\n", indent, name, from, orNone(string(ws.Status.Phase)), applied, readyMessage(ws.Status.Conditions))
 }

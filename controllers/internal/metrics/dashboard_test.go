@@ -20,7 +20,7 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
 
-	// The packages the four controller binaries (controllers/*/main.go)
+	// The packages the five controller binaries (controllers/*/main.go)
 	// import. Their init()s, and those of the packages they link (policy,
 	// observe, controller-runtime's controller and workqueue metrics),
 	// register every metric the binaries export.
@@ -29,6 +29,7 @@ import (
 	_ "github.com/magos-dev/magos/controllers/internal/setup"
 	_ "github.com/magos-dev/magos/controllers/internal/variableset"
 	_ "github.com/magos-dev/magos/controllers/internal/workspace"
+	_ "github.com/magos-dev/magos/controllers/internal/workspaceset"
 )
 
 const dashboardsDir = "../../../deploy/grafana"

@@ -14,8 +14,9 @@
 // Generated Workspaces are applied server-side with the set's field
 // manager and owned by the set: a manual edit of a field the template
 // sets is put back (WorkspaceReverted), fields others own (approvals) are
-// left alone. Creates are bounded per reconcile (createBurst), so a set of
-// 1,000 elements does not flood the apiserver or the run queue. An element
+// left alone. Creates come in bursts of at most createBurst, at most one
+// burst per set a second (burstInterval), so a set of 1,000 elements does
+// not flood the apiserver or the run queue. An element
 // that disappears leaves its Workspace under deletionPolicy Orphan (the
 // default) and deletes it under Delete, which runs the Workspace's own
 // gated destroy if it has destroyOnDelete; a deleted set does the same

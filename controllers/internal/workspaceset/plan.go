@@ -9,9 +9,9 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
 
-// createBurst bounds the Workspaces one reconcile creates; the set is
-// reconciled again a second later for the rest, so a large set enters the
-// apiserver and the run queue at a bounded rate.
+// createBurst bounds the Workspaces one reconcile creates; the rest wait
+// for the next burst, at least burstInterval later, so a large set enters
+// the apiserver and the run queue at a bounded rate.
 const createBurst = 25
 
 // changes are what a reconcile does to the set's Workspaces.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,7 +35,13 @@ type Reconciler struct {
 	client.Client
 	Events  events.EventRecorder
 	Sources sources
+	// bursts holds, by set UID, when the set last created Workspaces.
+	bursts sync.Map
 }
+
+// burstInterval is the least time between two bursts of creates of one
+// set, however often it is reconciled (each create wakes it).
+const burstInterval = time.Second
 
 // observation is what one reconcile saw and did.
 type observation struct {
@@ -82,6 +89,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, rerror.Stall(magosv1.ReasonWorkspaceConflict, fmt.Errorf(
 			"workspaces %s exist and this set does not own them: rename them or the template; nothing was changed", strings.Join(c.Conflicts, ", ")))
 	}
+	if wait := r.untilNextBurst(set, len(c.Create) > 0); wait > 0 {
+		c.Deferred += len(c.Create)
+		c.Create = nil
+	}
 	for _, d := range c.Create {
 		if err := r.apply(ctx, set, d); err != nil {
 			return ctrl.Result{}, err
@@ -107,9 +118,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 	}
 	if c.Deferred > 0 {
-		return ctrl.Result{RequeueAfter: time.Second}, nil
+		return ctrl.Result{RequeueAfter: burstInterval}, nil
 	}
 	return ctrl.Result{}, nil
+}
+
+// untilNextBurst is how long set must wait before it creates again (0:
+// now); creating records the burst.
+func (r *Reconciler) untilNextBurst(set *magosv1.WorkspaceSet, creating bool) time.Duration {
+	if !creating {
+		return 0
+	}
+	now := time.Now()
+	if last, ok := r.bursts.Load(set.UID); ok {
+		if wait := last.(time.Time).Add(burstInterval).Sub(now); wait > 0 {
+			return wait
+		}
+	}
+	r.bursts.Store(set.UID, now)
+	return 0
 }
 
 // desired renders the template for every element, or says why it cannot:
@@ -259,6 +286,7 @@ func (r *Reconciler) finalize(ctx context.Context, set *magosv1.WorkspaceSet, ev
 			return err
 		}
 	}
+	r.bursts.Delete(set.UID)
 	controllerutil.RemoveFinalizer(set, Finalizer)
 	return r.Update(ctx, set)
 }
