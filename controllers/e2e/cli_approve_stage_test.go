@@ -38,7 +38,7 @@ func TestCLIApproveStage(t *testing.T) {
 
 	r := f.magos("tree", "app")
 	require.Equal(t, 0, r.code, "%s", r)
-	assert.Regexp(t, `Stage prod: .*; 3 Workspaces, 2 distinct plans \(0 of 3 plans approved\)\n`, r.stdout)
+	assert.Regexp(t, `Stage prod: .*; 3 Workspaces, 2 distinct plans; 3 awaiting approval\n`, r.stdout)
 
 	r = f.magos("approve", "--stage", "release/prod")
 	require.Equal(t, 1, r.code, "%s", r)
@@ -71,6 +71,6 @@ func TestCLIApproveStage(t *testing.T) {
 	approver := f.workspace("prod-a").Spec.Approvals[0].User
 	r = f.magos("tree", "app")
 	require.Equal(t, 0, r.code, "%s", r)
-	assert.Contains(t, r.stdout, "; 3 Workspaces, 2 distinct plans, approved by "+approver+" (2 of 3 plans approved)\n",
+	assert.Contains(t, r.stdout, "; 3 Workspaces, 2 distinct plans, approved by "+approver+"; 1 awaiting approval\n",
 		"the stage says how many changes it holds and who approved them")
 }

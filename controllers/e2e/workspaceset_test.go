@@ -300,3 +300,38 @@ func TestWorkspaceSetLifecycle(t *testing.T) {
 	}, 3*time.Second, 250*time.Millisecond, "its Workspace stays (no garbage collector runs here: it would if the owner reference were kept)")
 	assert.Nil(t, metav1.GetControllerOf(s.workspace("life-dev")), "and is no longer owned, so a garbage collector leaves it")
 }
+
+// TestWorkspaceSetFeedsARollout: a set's Workspaces, labelled from their
+// elements, are a Rollout's stages: a revision is applied in dev, waits
+// for prod's promotion, and is applied in prod once promoted; the next
+// revision goes the same way.
+func TestWorkspaceSetFeedsARollout(t *testing.T) {
+	f := newRolloutFixture(t, 0, []magosv1.Stage{
+		{Name: "dev", Selector: envSelector("dev")},
+		{Name: "prod", Selector: envSelector("prod"), Promotion: magosv1.PromotionManual},
+	}, nil)
+	rev := f.commit("v1")
+	f.newWorkspaceSet("envs", "infra", func(set *magosv1.WorkspaceSet) {
+		set.Spec.Generators = []magosv1.WorkspaceSetGenerator{{List: &magosv1.ListGenerator{Elements: []map[string]string{{"env": "dev"}, {"env": "prod"}}}}}
+		set.Spec.Template.Metadata = magosv1.WorkspaceTemplateMetadata{Name: "app-{{env}}", Labels: map[string]string{"env": "{{env}}"}}
+		set.Spec.Template.Spec.Suspend = false
+		set.Spec.Template.Spec.ProjectRef = &magosv1.LocalObjectReference{Name: "app"}
+		set.Spec.Template.Spec.Vars = []magosv1.Variable{{Name: "stage", Value: ptrTo("{{env}}")}}
+	})
+	f.waitRollout(time.Minute, "puts the generated Workspaces in their stages", func(ro *magosv1.Rollout) bool {
+		dev, prod := stageOf(ro, "dev"), stageOf(ro, "prod")
+		return dev != nil && prod != nil && len(dev.Workspaces) == 1 && dev.Workspaces[0].Name == "app-dev" &&
+			len(prod.Workspaces) == 1 && prod.Workspaces[0].Name == "app-prod"
+	})
+	for i, r := range []string{rev, ""} {
+		if i > 0 {
+			r = f.commit("v2")
+		}
+		f.waitWorkspace("app-dev", 3*time.Minute, "applies "+r, appliedRevision(r))
+		f.waitWorkspace("app-prod", 3*time.Minute, "waits for prod's promotion of "+r, func(ws *magosv1.Workspace) bool {
+			return ws.Status.Phase == magosv1.PhaseAwaitingPromotion && ws.Status.Plan != nil && ws.Status.Plan.Revision == r
+		})
+		f.promote("prod", r)
+		f.waitWorkspace("app-prod", 3*time.Minute, "applies "+r+" once promoted", appliedRevision(r))
+	}
+}

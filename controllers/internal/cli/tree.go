@@ -51,23 +51,23 @@ func tree(ctx context.Context, f *factory, name string) error {
 }
 
 // stageReview says how many distinct changes the current plans of a
-// stage's Workspaces make and who approved them, e.g. "3 Workspaces, 1
-// distinct plan, approved by alice"; "" for a stage without plans with
-// changes.
+// stage's Workspaces make, who approved them and how many still await
+// approval, e.g. "3 Workspaces, 1 distinct plan, approved by alice; 1
+// awaiting approval"; "" for a stage without plans with changes.
 func stageReview(ctx context.Context, t *target, st magosv1.StageStatus) string {
 	var members []string
 	for _, w := range st.Workspaces {
 		members = append(members, w.Name)
 	}
 	var approvers []string
-	approved := 0
+	awaiting := 0
 	withChanges := func(ws *magosv1.Workspace) bool {
 		p := ws.Status.Plan
 		if p == nil || !p.HasChanges {
 			return false
 		}
-		if len(p.Approvals) > 0 || (ws.Spec.ApprovedPlan == p.ID) {
-			approved++
+		if ws.Status.Phase == magosv1.PhaseAwaitingApproval {
+			awaiting++
 		}
 		for _, a := range p.Approvals {
 			approvers = append(approvers, a.User)
@@ -78,22 +78,28 @@ func stageReview(ctx context.Context, t *target, st magosv1.StageStatus) string 
 	if counted == 0 && err == nil {
 		return ""
 	}
-	s := fmt.Sprintf("%d Workspaces", len(members))
+	s := countOf(len(members), "Workspace", "Workspaces")
 	if err != nil {
 		s += ", distinct plans unknown (" + strings.Join(strings.Fields(err.Error()), " ") + ")"
-	} else if len(groups) == 1 {
-		s += ", 1 distinct plan"
 	} else {
-		s += fmt.Sprintf(", %d distinct plans", len(groups))
+		s += ", " + countOf(len(groups), "distinct plan", "distinct plans")
 	}
 	slices.Sort(approvers)
 	if approvers = slices.Compact(approvers); len(approvers) > 0 {
 		s += ", approved by " + strings.Join(approvers, ", ")
 	}
-	if approved < counted && err == nil {
-		s += fmt.Sprintf(" (%d of %d plans approved)", approved, counted)
+	if awaiting > 0 {
+		s += fmt.Sprintf("; %d awaiting approval", awaiting)
 	}
 	return s
+}
+
+// countOf renders n with the singular or plural noun.
+func countOf(n int, singular, plural string) string {
+	if n == 1 {
+		return "1 " + singular
+	}
+	return fmt.Sprintf("%d %s", n, plural)
 }
 
 // writeTree writes the Project, each Rollout on it with its stages and

@@ -28,12 +28,12 @@ func TestWriteTree(t *testing.T) {
 	writeTree(&b, p, []magosv1.Rollout{ro, other}, []magosv1.Workspace{
 		fromSet(member("prod-a", magosv1.PhaseAwaitingPromotion, "app"), "envs"), member("dev-a", magosv1.PhaseIdle, "app"),
 		member("loose", magosv1.PhaseIdle, "app"), member("foreign", magosv1.PhaseIdle, "other"),
-	}, map[string]string{"release/prod": "1 Workspaces, 1 distinct plan (0 of 1 plans approved)"})
+	}, map[string]string{"release/prod": "1 Workspace, 1 distinct plan; 1 awaiting approval"})
 	assert.Equal(t, `Project app: 3 Workspaces, 2 ready, 0 failed: -
   Rollout release, revision r2: -
     Stage dev: Succeeded, admitted r2
       Workspace dev-a: Idle, applied r1: -
-    Stage prod: WaitingForPromotion, admitted -; 1 Workspaces, 1 distinct plan (0 of 1 plans approved)
+    Stage prod: WaitingForPromotion, admitted -; 1 Workspace, 1 distinct plan; 1 awaiting approval
       Workspace prod-a (WorkspaceSet envs): AwaitingPromotion, applied r1: -
   Workspaces outside any stage:
     Workspace loose: Idle, applied r1: -
