@@ -156,7 +156,7 @@ build: ## Build the controller, runner and kubectl-magos binaries into bin/, and
 ##@ Testing
 
 .PHONY: test
-test: tools images $(if $(REALNODE_CAPABLE),node) ## Run every test against the local control plane (with the images built), and on a real node where the machine can run one.
+test: tools images browser $(if $(REALNODE_CAPABLE),node) ## Run every test against the local control plane (with the images built), and on a real node where the machine can run one.
 	$(MAKE) --no-print-directory release CLI_PLATFORMS=$(HOST_PLATFORM)
 	MAGOS_RELEASE_DIR=$(RELEASE_DIR) MAGOS_KUBE_VERSION=v$(KUBE_VERSION) go test $(GO_TEST_FLAGS) $(addprefix ./,$(addsuffix /...,$(WORK_MODULES)))
 	cd tools/testprovider && GOWORK=off go test $(GO_TEST_FLAGS) ./...
@@ -274,6 +274,10 @@ $(GOLANGCI_LINT): tools/go.mod
 
 .PHONY: node
 node: node-packages $(KUBE_NODE) $(FLUX_SOURCE_CONTROLLER_IMAGE) $(FLUX_KUSTOMIZE_CONTROLLER_IMAGE) $(FLUX_CLI) $(NETPOL) $(PROMETHEUS) ## Build kubelet, kube-controller-manager, kube-scheduler, kube-proxy (one binary), Flux's source-controller and kustomize-controller images and CLI, kube-router (the NetworkPolicy enforcer) and Prometheus, and install containerd, runc, CNI plugins, iptables, ipset.
+
+.PHONY: browser
+browser: ## Install Chromium from Debian for the UI's browser tests (root only).
+	bash tools/hack/install-browser.sh
 
 .PHONY: node-packages
 node-packages: ## Install the Debian packages of the real-node tier (containerd, runc, CNI plugins, iptables; root only).

@@ -91,6 +91,7 @@ cat <<MSG
 
 The demo keeps running. Try (docs/cli.md lists every command):
   export KUBECONFIG=${kubeconfig} PATH=${root}/bin:${root}/bin/k8s:\$PATH   # kubectl finds the kubectl-magos plugin
+  kubectl magos ui -n magos-demo                            # the web UI, with your own credentials (opens a browser)
   kubectl magos get -n magos-demo --watch                   # in one terminal
   kubectl magos tree platform -n magos-demo                 # the Project, its Rollout stages and Workspaces
   kubectl magos plan show hello-prod -n magos-demo          # what prod will apply, and its policy verdict

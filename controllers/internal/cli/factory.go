@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"io"
+
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,6 +18,16 @@ var scheme = setup.Scheme()
 type factory struct {
 	flags   *genericclioptions.ConfigFlags
 	streams genericiooptions.IOStreams
+	// ns, when set, is the namespace instead of the flags' (the UI acts
+	// in the namespace of the object a page shows).
+	ns string
+}
+
+// in is f acting in namespace ns and writing its messages to out.
+func (f *factory) in(ns string, out io.Writer) *factory {
+	streams := f.streams
+	streams.Out = out
+	return &factory{flags: f.flags, streams: streams, ns: ns}
 }
 
 // client is a client for Magos and core objects that can also watch.
@@ -29,6 +41,9 @@ func (f *factory) client() (client.WithWatch, error) {
 
 // namespace is the namespace of -n, else the kubeconfig context's.
 func (f *factory) namespace() (string, error) {
+	if f.ns != "" {
+		return f.ns, nil
+	}
 	ns, _, err := f.flags.ToRawKubeConfigLoader().Namespace()
 	return ns, err
 }

@@ -72,6 +72,7 @@ Exit codes: 0 success, 1 a refusal or a failure, 2 wrong usage.`,
 		newLogsCommand(f),
 		newCheckCommand(f),
 		newImportCommand(f),
+		newUICommand(f),
 		newVersionCommand(f),
 	)
 	root.AddCommand(newRequestCommands(f)...)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -29,28 +30,38 @@ func suspendCommand(f *factory, verb string, suspend bool, long string) *cobra.C
 		Args:      args(2, 2),
 		ValidArgs: []string{"workspace", "rollout"},
 		RunE: func(cmd *cobra.Command, a []string) error {
-			var obj client.Object
-			var kind string
-			set := func() {}
-			switch lookupKind(a[0]) {
-			case workspaces:
-				ws := &magosv1.Workspace{}
-				obj, kind, set = ws, magosv1.WorkspaceKind, func() { ws.Spec.Suspend = suspend }
-			case rollouts:
-				ro := &magosv1.Rollout{}
-				obj, kind, set = ro, magosv1.RolloutKind, func() { ro.Spec.Suspend = suspend }
-			default:
-				return usageError("%s works on a workspace or a rollout, not %q", verb, a[0])
-			}
-			t, err := targetOf(f, a[1])
-			if err != nil {
-				return err
-			}
-			if err := t.update(cmd.Context(), obj, func() error { set(); return nil }); err != nil {
-				return err
-			}
-			fmt.Fprintf(f.streams.Out, "%s %s: spec.suspend=%t\n", kind, a[1], suspend)
-			return nil
+			return setSuspend(cmd.Context(), f, a[0], a[1], suspend)
 		},
 	}
+}
+
+// setSuspend sets spec.suspend of the Workspace or Rollout name (kind as
+// typed) to suspend.
+func setSuspend(ctx context.Context, f *factory, kindName, name string, suspend bool) error {
+	verb := "resume"
+	if suspend {
+		verb = "suspend"
+	}
+	var obj client.Object
+	var kind string
+	set := func() {}
+	switch lookupKind(kindName) {
+	case workspaces:
+		ws := &magosv1.Workspace{}
+		obj, kind, set = ws, magosv1.WorkspaceKind, func() { ws.Spec.Suspend = suspend }
+	case rollouts:
+		ro := &magosv1.Rollout{}
+		obj, kind, set = ro, magosv1.RolloutKind, func() { ro.Spec.Suspend = suspend }
+	default:
+		return usageError("%s works on a workspace or a rollout, not %q", verb, kindName)
+	}
+	t, err := targetOf(f, name)
+	if err != nil {
+		return err
+	}
+	if err := t.update(ctx, obj, func() error { set(); return nil }); err != nil {
+		return err
+	}
+	fmt.Fprintf(f.streams.Out, "%s %s: spec.suspend=%t\n", kind, name, suspend)
+	return nil
 }
