@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -211,6 +212,16 @@ func TestUIInABrowser(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "a page without the token")
+	req, err := http.NewRequest(http.MethodGet, origin+"/workspaces/"+s.ns+"/dev-a/logs?run=0", nil)
+	require.NoError(t, err)
+	req.Header.Set("Cookie", cookie)
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	logs, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "text/plain; charset=utf-8", resp.Header.Get("Content-Type"))
+	assert.NotEmpty(t, strings.TrimSpace(string(logs)), "a run's output, or why it cannot be read")
 
 	r := s.magos("ui", "--address", "0.0.0.0", "--no-browser")
 	assert.Equal(t, 2, r.code, "only loopback without --allow-remote: %s", r)

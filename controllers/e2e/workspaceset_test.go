@@ -335,3 +335,55 @@ func TestWorkspaceSetFeedsARollout(t *testing.T) {
 		f.waitWorkspace("app-prod", 3*time.Minute, "applies "+r+" once promoted", appliedRevision(r))
 	}
 }
+
+// TestWorkspaceSetDeletionKeepsOrDestroys: with applied Workspaces, an
+// element removed under Orphan keeps its Workspace and its state; under
+// Delete, a Workspace with destroyOnDelete runs its own destroy before it
+// goes (Destroyed).
+func TestWorkspaceSetDeletionKeepsOrDestroys(t *testing.T) {
+	env.Require(t)
+	ctx := context.Background()
+	s := newStack(t)
+	rev := s.gitRepository("infra", copyConfig(t, "hello"))
+	s.newWorkspaceSet("apps", "infra", func(set *magosv1.WorkspaceSet) {
+		set.Spec.Generators = []magosv1.WorkspaceSetGenerator{{List: &magosv1.ListGenerator{Elements: []map[string]string{{"app": "kept"}, {"app": "gone"}, {"app": "stays"}}}}}
+		set.Spec.Template.Metadata = magosv1.WorkspaceTemplateMetadata{Name: "app-{{app}}"}
+		set.Spec.Template.Spec.Suspend = false
+		set.Spec.Template.Spec.DestroyOnDelete = true
+		set.Spec.Template.Spec.Vars = []magosv1.Variable{{Name: "greeting", Value: ptrTo("hello {{app}}")}}
+	})
+	for _, name := range []string{"app-kept", "app-gone", "app-stays"} {
+		s.waitWorkspace(name, 3*time.Minute, "applies", appliedRevision(rev))
+	}
+	state := func(name string) bool {
+		var sec corev1.Secret
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "tfstate-default-" + name}, &sec)
+		return err == nil && len(sec.Data) > 0
+	}
+	require.True(t, state("app-kept"))
+
+	update := func(mutate func(*magosv1.WorkspaceSet)) {
+		set := &magosv1.WorkspaceSet{}
+		require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "apps"}, set))
+		mutate(set)
+		require.NoError(t, env.Client.Update(ctx, set))
+	}
+	update(func(set *magosv1.WorkspaceSet) {
+		set.Spec.Generators[0].List.Elements = []map[string]string{{"app": "gone"}, {"app": "stays"}}
+	})
+	s.waitSet("apps", time.Minute, "orphans app-kept", setGenerated(2))
+	kept := s.workspace("app-kept")
+	assert.Nil(t, metav1.GetControllerOf(kept))
+	assert.Equal(t, rev, kept.Status.LastApplied.Revision, "the orphaned Workspace stays applied")
+	assert.True(t, state("app-kept"), "and keeps its state")
+
+	update(func(set *magosv1.WorkspaceSet) {
+		set.Spec.DeletionPolicy = magosv1.DeletionDelete
+		set.Spec.Generators[0].List.Elements = []map[string]string{{"app": "stays"}}
+	})
+	require.Eventually(t, func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "app-gone"}, &magosv1.Workspace{}))
+	}, 3*time.Minute, 250*time.Millisecond, "app-gone is destroyed, then goes")
+	requireEvent(t, s.ns, "app-gone", magosv1.ReasonDestroyed)
+	assert.Equal(t, rev, s.workspace("app-stays").Status.LastApplied.Revision, "the remaining element is untouched")
+}

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,6 +43,7 @@ func (s *uiServer) routes() http.Handler {
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	mux.HandleFunc("GET /{$}", s.overview)
 	mux.HandleFunc("GET /workspaces/{ns}/{name}", s.workspacePage)
+	mux.HandleFunc("GET /workspaces/{ns}/{name}/logs", s.runLogs)
 	mux.HandleFunc("GET /rollouts/{ns}/{name}", s.rolloutPage)
 	mux.HandleFunc("GET /events", s.events)
 	mux.HandleFunc("POST /act", s.act)
@@ -174,6 +176,21 @@ func (s *uiServer) workspacePage(w http.ResponseWriter, r *http.Request) {
 		d.Events = d.Events[:min(len(d.Events), 20)]
 	}
 	s.render(w, "workspace.html", "Workspace "+name, d, nil)
+}
+
+// runLogs is the output of run ?run=N of status.history (the runner masks
+// secrets in it), as kubectl magos logs --run N prints it.
+func (s *uiServer) runLogs(w http.ResponseWriter, r *http.Request) {
+	n, err := strconv.Atoi(r.URL.Query().Get("run"))
+	if err != nil {
+		http.Error(w, "run must be an index of status.history", http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if err := (&logsOptions{run: n}).show(r.Context(), s.f.in(r.PathValue("ns"), w), r.PathValue("name"), true); err != nil {
+		_, _ = w.Write([]byte("\n" + err.Error() + "\n"))
+	}
 }
 
 // planLineClass colours a line of the readable plan as the engine does.
