@@ -87,7 +87,7 @@ func TestPrometheusScrapesMagos(t *testing.T) {
 		return true
 	}, 2*time.Minute, time.Second, "the journey's alerts fire: want %v, firing %v", firing, active)
 	quiet := []string{"MagosControllerDown", "MagosControllerNoLeader", "MagosControllerMetricsAbsent", "MagosEventsDropped",
-		"MagosWorkspaceAwaitingApproval", "MagosRolloutHalted"}
+		"MagosWorkspaceAwaitingApproval", "MagosRolloutHalted", "MagosWorkspaceSetStalled"}
 	for _, a := range prom.alerts(t) {
 		assert.NotContains(t, quiet, a.Labels["alertname"], "alert %v (%s) has no cause in the journey", a.Labels, a.State)
 		if a.Labels["alertname"] == "MagosWorkspaceStalled" && a.State == "firing" {

@@ -25,7 +25,7 @@ const (
 // shippedAlerts are the alerts alerts.yaml defines, in order.
 var shippedAlerts = []string{
 	"MagosWorkspaceNotReady", "MagosWorkspaceStalled", "MagosWorkspaceDrifted", "MagosWorkspaceAwaitingApproval",
-	"MagosStateLockHeld", "MagosRunFailureRatioHigh", "MagosRolloutHalted", "MagosEventsDropped", "MagosControllerNoLeader", "MagosControllerDown",
+	"MagosStateLockHeld", "MagosRunFailureRatioHigh", "MagosRolloutHalted", "MagosWorkspaceSetStalled", "MagosEventsDropped", "MagosControllerNoLeader", "MagosControllerDown",
 	"MagosControllerMetricsAbsent",
 }
 
