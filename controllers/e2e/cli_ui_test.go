@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -146,7 +148,22 @@ func TestUIInABrowser(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, fits, "the page fits a phone-sized window")
 	screenshot(t, ctx, "ui-rollout-phone")
-	require.NoError(t, chromedp.Do(ctx, chromedp.ResetViewport()))
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)))
+
+	// Dark, where the system prefers it.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})
+			return err
+		}),
+		chromedp.Navigate(origin+"/workspaces/"+s.ns+"/dev-a"),
+		chromedp.WaitVisible(`pre.plan`),
+	))
+	background, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`))
+	require.NoError(t, err)
+	assert.Equal(t, "rgb(13, 17, 23)", background, "the dark palette")
+	screenshot(t, ctx, "ui-workspace-dark")
 
 	// A user without RBAC to patch Workspaces sees the refusal.
 	require.NoError(t, env.Client.Create(context.Background(), &rbacv1.Role{
