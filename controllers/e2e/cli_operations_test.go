@@ -119,7 +119,7 @@ func TestCLIRollout(t *testing.T) {
 	r = f.magos("tree", "app")
 	require.Equal(t, 0, r.code, "%s", r)
 	assert.Contains(t, r.stdout, "Rollout release, revision "+rev1)
-	assert.Contains(t, r.stdout, "Stage prod: Succeeded, admitted "+rev1+"\n      Workspace "+f.stages[1][0]+": Idle, applied "+rev1)
+	assert.Contains(t, r.stdout, "Stage prod: Succeeded, admitted "+rev1+"; 1 Workspace, 1 distinct plan\n      Workspace "+f.stages[1][0]+": Idle, applied "+rev1)
 
 	r = f.magos("suspend", "rollout", "release")
 	require.Equal(t, 0, r.code, "%s", r)
