@@ -1,0 +1,192 @@
+package workspace
+
+import (
+	"time"
+
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+)
+
+// facts are what one reconcile observed about a Workspace that has its
+// inputs and source artifact. decide reads nothing else.
+type facts struct {
+	Now time.Time
+	// Name is the Workspace's name, for the commands messages show.
+	Name string
+	// Revision and Inputs are what the Workspace should be at: the source
+	// artifact's revision and the digest of its inputs.
+	Revision, Inputs string
+
+	// Running is the run in progress (status.currentRun), or nil.
+	Running *magosv1.RunStatus
+	// LivePod is a runner Pod of an earlier run that has not ended.
+	LivePod *livePod
+
+	// ErroredState is state a run could not write back; StateRestored says
+	// a person marked it restored.
+	ErroredState  *magosv1.ErroredStateStatus
+	StateRestored bool
+	// Lock is a stuck state lock; Unlock is what a person's unlock request
+	// found (nil without one).
+	Lock   *magosv1.LockStatus
+	Unlock *unlockCheck
+
+	// LastRun is the newest finished run; Retry the retry state after it
+	// failed.
+	LastRun *magosv1.RunStatus
+	Retry   *magosv1.RetryStatus
+	// Requested: a reconcile request (magos.dev's use of Flux's
+	// reconcile.fluxcd.io/requestedAt) not handled yet.
+	Requested bool
+
+	Plan    *magosv1.PlanStatus
+	Applied *magosv1.AppliedStatus
+	// Gate is the policy verdict on Plan, evaluated when Plan has changes
+	// that are not applied.
+	Gate gateVerdict
+	// Admission is the governing Rollout's answer for Plan's revision.
+	Admission admission
+
+	// Mode is spec.mode: what the next apply does.
+	Mode magosv1.WorkspaceMode
+	// Request is spec.planRequest while no plan was made for it yet (and
+	// the Workspace is not deleted).
+	Request *magosv1.PlanRequest
+
+	// Approval is the approval mode; ApprovedPlan and Approvals approve
+	// plans (approved).
+	Approval     magosv1.ApprovalMode
+	ApprovedPlan string
+	Approvals    []magosv1.Approval
+	// Review is what the approval rules ask of the pending plan; nil when
+	// not looked up (then one approval naming the plan will do).
+	Review *review
+	// Interval is the drift re-plan interval (0: none).
+	Interval time.Duration
+
+	// SeparatePlans: the cluster plans and applies in separate Jobs always
+	// (Guards.AlwaysSeparatePlanIdentity). Deciders are what would decide
+	// on the next plan besides the spec; nil when not looked up. Together
+	// with the spec they choose the fast path (gatedBy).
+	SeparatePlans bool
+	Deciders      *deciders
+
+	// Held is why the run queue holds the run a decision starts; nil until
+	// the queue was asked, or when it admits the run.
+	Held *heldRun
+	// Content is what the Workspace reads in the artifact of Revision; nil
+	// until asked (only when mayCarry).
+	Content *contentCheck
+
+	// Deletion is set while a Workspace with destroyOnDelete is deleted.
+	Deletion *deletionFacts
+	// Dependencies are spec.dependsOn's facts; nil when there are none to
+	// consider.
+	Dependencies *dependencyFacts
+}
+
+// livePod is a runner Pod that has not ended although no run is current.
+type livePod struct{ Name, Phase string }
+
+// unlockCheck is what the controller found when a person asked to release
+// the lock: a run still running (that may hold it), or the Lease now held
+// by someone else.
+type unlockCheck struct {
+	// Running names the Job or runner Pod of the Workspace still running.
+	Running string
+	// Holder is the Lease's holder now, if it is not the one named.
+	Holder string
+}
+
+// gateVerdict is the policy gate's answer on a plan.
+type gateVerdict struct {
+	Outcome gateOutcome
+	// Reason is the PolicyPassed reason of a blocked plan; Message the
+	// verdict's words.
+	Reason, Message string
+	// Until is when a waiver the passed verdict relies on expires (nil:
+	// none): a plan still waiting then is evaluated again.
+	Until *time.Time
+}
+
+type gateOutcome int
+
+const (
+	gateNotEvaluated gateOutcome = iota
+	gatePassed
+	// gateBlocked: a violation, or a plan the gate can never evaluate; a
+	// person, a new plan or a change of policies is needed.
+	gateBlocked
+	// gateErrored: the policies could not be read or evaluated; evaluated
+	// again after policyRetryInterval.
+	gateErrored
+	// gateStalePlan: the stored plan is not the one in status; plan again.
+	gateStalePlan
+)
+
+// admission is whether the governing Rollout lets a plan of a revision be
+// applied now, and if not why.
+type admission struct {
+	Denied  bool
+	Message string
+}
+
+// deletionFacts are what deleting a destroyOnDelete Workspace depends on.
+type deletionFacts struct {
+	// Skip says why the resources cannot be destroyed (no artifact, a guard
+	// refuses the Workspace, unresolvable inputs); "" when they can.
+	Skip string
+	// SkipGate: destroy without a plan (the Workspace asks and the cluster
+	// allows it); GateRefused: it asked and the cluster does not allow it.
+	SkipGate, GateRefused bool
+}
+
+// action is the one thing a reconcile does after deciding.
+type action int
+
+const (
+	// actNone: nothing; a watch wakes the Workspace (Job, source, inputs).
+	actNone action = iota
+	// actWait: nothing until decision.After has passed.
+	actWait
+	// actStart: start decision.Run.
+	actStart
+	// actRecordNoChanges: record a plan without changes as applied.
+	actRecordNoChanges
+	// actReleaseLock: delete the state lock Lease a person named.
+	actReleaseLock
+	// actClearErroredState: the errored state was restored; plan again.
+	actClearErroredState
+	// actFinishDeletion: remove the destroy finalizer (destroyed, or
+	// skipped: decision.Message says why).
+	actFinishDeletion
+	// actCarryRevision: the applied plan stands for Revision, which changes
+	// nothing the Workspace reads.
+	actCarryRevision
+)
+
+// decision is what decide made of the facts: the Workspace's phase, why,
+// and the one action to carry out.
+type decision struct {
+	Phase   magosv1.WorkspacePhase
+	Reason  string
+	Message string
+	// Stalled: only a person, a new revision or a spec change helps; no run
+	// starts and nothing is requeued.
+	Stalled bool
+	Action  action
+	// Run is what actStart starts.
+	Run run
+	// After is how long actWait waits.
+	After time.Duration
+	// Event, if set, is recorded once when the Workspace enters this
+	// decision (its phase or reason changed).
+	Event *note
+	// HandlesRequest: carrying out the action handles the pending
+	// reconcile request (status.lastHandledReconcileAt).
+	HandlesRequest bool
+	// Queued: the run this decision would start waits in the run queue.
+	Queued bool
+}
+
+// note is an event to record.
+type note struct{ Type, Reason, Message string }
