@@ -207,12 +207,12 @@ bench-scale: tools ## Print the scale figures: the workspace-controller over MAG
 .PHONY: tools
 # The tools the demo needs, and what the tests need on top of them.
 DEMO_TOOLS := $(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/etcd $(KUBE_ASSETS)/kubectl $(TOFU)
-TEST_TOOLS := $(DEMO_TOOLS) $(TESTPROVIDER) $(HELM) $(PROMTOOL)
+TEST_TOOLS := $(DEMO_TOOLS) $(TESTPROVIDER) $(HELM) $(PROMTOOL) $(FLUX_SOURCE_CONTROLLER)
 # Tool builds run two at a time: each go build is parallel inside, but its
 # link and dependency-resolution steps are not, so two overlap well on 2 cores.
 TOOL_JOBS ?= 2
 
-tools: ## Build kube-apiserver, etcd, kubectl, OpenTofu, helm, promtool and the test provider into bin/ (cached).
+tools: ## Build kube-apiserver, etcd, kubectl, OpenTofu, helm, promtool, the test provider and Flux's source-controller into bin/ (cached).
 	@$(MAKE) --no-print-directory -j$(TOOL_JOBS) $(TEST_TOOLS)
 
 # Static (CGO_ENABLED=0) like kube-node below, so the three builds of the

@@ -29,6 +29,7 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/workspaceset"
 	"github.com/magos-dev/magos/tools/harness/executor"
 	"github.com/magos-dev/magos/tools/harness/localsource"
+	"github.com/magos-dev/magos/tools/harness/sourcecontroller"
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
@@ -45,12 +46,19 @@ var runnerBinary = &testenv.Binary{Dir: "runner", Pkg: ".", Name: "runner"}
 // buildRunner compiles the runner binary once per test binary.
 func buildRunner(t testing.TB) string { return runnerBinary.Build(t) }
 
-// stack is one test's Magos: a namespace, a local source, the local Job
-// executor and the workspace-controller, all on the shared control plane.
+// stack is one test's Magos: a namespace, Flux's source-controller, the
+// local Job executor and the workspace-controller, all on the shared
+// control plane.
 type stack struct {
-	t          testing.TB
-	ns         string
-	source     *localsource.Server
+	t  testing.TB
+	ns string
+	// flux is Flux's own source-controller (shared by the test binary),
+	// which clones what the test publishes into GitRepository artifacts.
+	flux *sourcecontroller.Controller
+	// standIn serves what no source-controller would: hostile artifacts
+	// (standInRepository) and ExternalArtifacts, whose producers are
+	// other controllers.
+	standIn    *localsource.Server
 	executor   *executor.Executor
 	runnerLogs *testenv.LogBuffer
 	stopCtrl   func()
@@ -85,8 +93,9 @@ type stackOptions struct {
 	UnpullableImages []string
 	// EventsAddr is where the controllers forward events (--events-addr).
 	EventsAddr string
-	// DigestAlgorithm is the algorithm of the source's artifact digests
-	// (default sha256).
+	// DigestAlgorithm is the algorithm of source-controller's artifact
+	// digests (default sha256): another gives the stack an instance of
+	// its own (--artifact-digest-algo), sharded by the algorithm.
 	DigestAlgorithm string
 }
 
@@ -100,11 +109,12 @@ func newStackWith(t testing.TB, opts stackOptions) *stack {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 
+	s.flux = sourcecontroller.Shared(t, env, opts.DigestAlgorithm)
 	src, err := localsource.New(env.Client, localsource.Options{DigestAlgorithm: opts.DigestAlgorithm})
 	require.NoError(t, err)
 	require.NoError(t, src.Start())
 	t.Cleanup(func() { _ = src.Close() })
-	s.source = src
+	s.standIn = src
 
 	ex, err := executor.New(env.Config, executor.Options{
 		RunnerPath:   buildRunner(t),
@@ -128,6 +138,7 @@ func newStackWith(t testing.TB, opts stackOptions) *stack {
 		if t.Failed() {
 			t.Logf("runner output:\n%s", s.runnerLogs.String())
 			t.Logf("controller log lines about namespace %s:\n%s", s.ns, linesWith(controllerLogs.String(), `"`+s.ns+`"`))
+			t.Logf("source-controller log lines about namespace %s:\n%s", s.ns, s.flux.LogAbout(s.ns))
 			var projects magosv1.ProjectList
 			if env.Client.List(context.Background(), &projects, client.InNamespace(s.ns)) == nil {
 				for _, p := range projects.Items {
@@ -230,15 +241,11 @@ func (s *stack) gitRepository(name, dir string) string {
 // as its artifact.
 func (s *stack) gitRepositoryIn(ns, name, dir string) string {
 	s.t.Helper()
-	repo := newSourceObject(name, ns)
-	require.NoError(s.t, unstructured.SetNestedMap(repo.Object, map[string]any{
-		"url": "https://example.invalid/" + name + ".git", "interval": "5m", "ref": map[string]any{"branch": "main"},
-	}, "spec"))
-	require.NoError(s.t, env.Client.Create(context.Background(), repo))
 	return s.publishIn(ns, name, dir)
 }
 
-// publish (re)packages dir as the artifact of GitRepository name.
+// publish commits dir to the Git repository of GitRepository name and
+// returns source-controller's artifact revision of the commit.
 func (s *stack) publish(name, dir string) string {
 	s.t.Helper()
 	return s.publishIn(s.ns, name, dir)
@@ -246,9 +253,22 @@ func (s *stack) publish(name, dir string) string {
 
 func (s *stack) publishIn(ns, name, dir string) string {
 	s.t.Helper()
-	rev, err := s.source.Publish(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, dir)
+	rev, err := s.flux.Publish(context.Background(), env.Client, types.NamespacedName{Namespace: ns, Name: name}, dir)
 	require.NoError(s.t, err)
 	return rev
+}
+
+// standInRepository creates GitRepository name in a shard no
+// source-controller serves, for the stand-in to publish hostile artifacts
+// to (PublishArtifact): what a compromised or buggy source would serve.
+func (s *stack) standInRepository(name string) {
+	s.t.Helper()
+	repo := newSourceObject(name, s.ns)
+	repo.SetLabels(map[string]string{sourcecontroller.ShardLabel: "stand-in"})
+	require.NoError(s.t, unstructured.SetNestedMap(repo.Object, map[string]any{
+		"url": "https://example.invalid/" + name + ".git", "interval": "5m", "ref": map[string]any{"branch": "main"},
+	}, "spec"))
+	require.NoError(s.t, env.Client.Create(context.Background(), repo))
 }
 
 // newWorkspace creates a Workspace reading GitRepository repo.

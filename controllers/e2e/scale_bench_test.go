@@ -24,7 +24,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/tools/harness/localsource"
+	"github.com/magos-dev/magos/tools/harness/sourcecontroller"
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
@@ -116,7 +116,7 @@ type scaleRun struct {
 	ns      string
 	c       client.Client
 	cache   cache.Cache
-	source  *localsource.Server
+	flux    *sourcecontroller.Controller
 	config  string // the configuration directory, republished per revision
 	version int
 	sim     *simulatedRunner
@@ -142,10 +142,7 @@ func newScaleRun(b *testing.B, n int) *scaleRun {
 	require.NoError(b, err)
 	go func() { _ = s.cache.Start(ctx) }()
 
-	s.source, err = localsource.New(env.Client, localsource.Options{})
-	require.NoError(b, err)
-	require.NoError(b, s.source.Start())
-	b.Cleanup(func() { _ = s.source.Close() })
+	s.flux = sourcecontroller.Shared(b, env, "")
 
 	s.sim, err = newSimulatedRunner(env.Config)
 	require.NoError(b, err)
@@ -172,7 +169,7 @@ func newScaleRun(b *testing.B, n int) *scaleRun {
 }
 
 // stack is enough of a stack to publish sources.
-func (s *scaleRun) stack() *stack { return &stack{t: s.b, ns: s.ns, source: s.source} }
+func (s *scaleRun) stack() *stack { return &stack{t: s.b, ns: s.ns, flux: s.flux} }
 
 // writeConfig writes the next version of the one-terraform_data configuration.
 func (s *scaleRun) writeConfig() {

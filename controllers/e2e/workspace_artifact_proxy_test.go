@@ -47,7 +47,7 @@ func TestArtifactProxyServesEachRunOnlyItsOwnArtifact(t *testing.T) {
 		c := j.Spec.Template.Spec.Containers[0]
 		assert.Equal(t, "http://"+s.proxyAddr+magosv1.ArtifactProxyPath, envValue(c.Env, magosv1.EnvArtifactURL), "Job %s", j.Name)
 		for _, e := range c.Env {
-			assert.NotContains(t, e.Value, s.source.URL(), "Job %s: %s names the source server", j.Name, e.Name)
+			assert.NotContains(t, e.Value, s.flux.StorageURL, "Job %s: %s names source-controller's storage", j.Name, e.Name)
 		}
 		assert.Equal(t, own.URL, j.Annotations[magosv1.ArtifactURLAnnotation])
 		for _, ic := range j.Spec.Template.Spec.InitContainers {

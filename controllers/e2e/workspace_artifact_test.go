@@ -68,8 +68,8 @@ func TestMaliciousArtifactIsRefused(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			repo := []string{"evil-a", "evil-b", "evil-c", "evil-d"}[i]
-			s.gitRepository(repo, copyConfig(t, "hello"))
-			_, err := s.source.PublishArtifact(context.Background(), types.NamespacedName{Namespace: s.ns, Name: repo},
+			s.standInRepository(repo)
+			_, err := s.standIn.PublishArtifact(context.Background(), types.NamespacedName{Namespace: s.ns, Name: repo},
 				tt.archive(t), localsource.ArtifactOptions{Revision: "main@sha1:" + repo, Digest: tt.digest})
 			require.NoError(t, err)
 			s.newWorkspace(repo, repo, nil)
@@ -104,10 +104,10 @@ func TestArtifactDigestAlgorithms(t *testing.T) {
 			s.newWorkspace("hello", "infra", nil)
 			s.waitWorkspace("hello", 3*time.Minute, "applies an artifact with a "+algo+" digest", appliedRevision(rev))
 
-			s.gitRepository("forged", copyConfig(t, "hello"))
+			s.standInRepository("forged")
 			wrong, err := artifactdigest.Parse(artifactdigest.Of(algo, []byte("other bytes")))
 			require.NoError(t, err)
-			_, err = s.source.PublishArtifact(context.Background(), types.NamespacedName{Namespace: s.ns, Name: "forged"},
+			_, err = s.standIn.PublishArtifact(context.Background(), types.NamespacedName{Namespace: s.ns, Name: "forged"},
 				tarball(t, &tar.Header{Name: "main.tf", Mode: 0o644, Typeflag: tar.TypeReg}), localsource.ArtifactOptions{Revision: "main@sha1:forged", Digest: wrong.String()})
 			require.NoError(t, err)
 			s.newWorkspace("forged", "forged", nil)

@@ -37,14 +37,14 @@ func TestWorkspaceReadsAnExternalArtifact(t *testing.T) {
 	})
 
 	dir := copyConfig(t, "hello")
-	rev, err := s.source.PublishExternal(ctx, key, dir)
+	rev, err := s.standIn.PublishExternal(ctx, key, dir)
 	require.NoError(t, err)
 	ws := s.waitWorkspace("ext", 3*time.Minute, "applies the ExternalArtifact's artifact", appliedRevision(rev))
 	assert.Equal(t, "ExternalArtifact", ws.Spec.SourceRef.Kind)
 	assertOutput(t, s.ns, "ext-outputs", "message", "hello")
 
 	editConfig(t, dir, `default = "hello"`, `default = "generated again"`)
-	next, err := s.source.PublishExternal(ctx, key, dir)
+	next, err := s.standIn.PublishExternal(ctx, key, dir)
 	require.NoError(t, err)
 	require.NotEqual(t, rev, next)
 	s.waitWorkspace("ext", 3*time.Minute, "applies the producer's next artifact", appliedRevision(next))

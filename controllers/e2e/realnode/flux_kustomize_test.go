@@ -55,7 +55,7 @@ func installKustomizeController() error {
 	if err != nil {
 		return err
 	}
-	version, err := makeVariable(root, "FLUX_KUSTOMIZE_CONTROLLER_VERSION")
+	version, err := testenv.MakeVariable(root, "FLUX_KUSTOMIZE_CONTROLLER_VERSION")
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func flux(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	root, err := testenv.RepoRoot()
 	require.NoError(t, err)
-	version, err := makeVariable(root, "FLUX_CLI_VERSION")
+	version, err := testenv.MakeVariable(root, "FLUX_CLI_VERSION")
 	require.NoError(t, err)
 	cmd := node.Command(filepath.Join(root, "bin", "flux", "flux-"+version), append(args, "--kubeconfig", node.Kubeconfig)...)
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())

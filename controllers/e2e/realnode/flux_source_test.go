@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -28,6 +27,7 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/tools/harness/gitserver"
 	"github.com/magos-dev/magos/tools/harness/realnode"
+	"github.com/magos-dev/magos/tools/harness/sourcecontroller"
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
@@ -65,7 +65,7 @@ func installSourceController() error {
 	if err != nil {
 		return err
 	}
-	version, err := makeVariable(root, "FLUX_SOURCE_CONTROLLER_VERSION")
+	version, err := testenv.MakeVariable(root, "FLUX_SOURCE_CONTROLLER_VERSION")
 	if err != nil {
 		return err
 	}
@@ -141,20 +141,6 @@ patches:
 	}
 	fmt.Printf("realnode: source-controller v%s available %s after it was applied\n", version, time.Since(began).Round(time.Millisecond))
 	return nil
-}
-
-// makeVariable reads a simple `NAME := value` line of the Makefile, where
-// the versions of what the tests run are pinned.
-func makeVariable(root, name string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(root, "Makefile"))
-	if err != nil {
-		return "", err
-	}
-	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` := (\S+)$`).FindSubmatch(b)
-	if m == nil {
-		return "", fmt.Errorf("the Makefile sets no %s", name)
-	}
-	return string(m[1]), nil
 }
 
 // moduleDir is the directory of a module version in the module cache,
@@ -248,29 +234,9 @@ func (s *gitSource) Publish(ctx context.Context, name, dir string) string {
 	default:
 		require.NoError(s.t, err)
 	}
-	testenv.WaitFor(s.t, k8s, key, repo, 2*time.Minute, 100*time.Millisecond, artifactRevision(rev),
+	testenv.WaitFor(s.t, k8s, key, repo, 2*time.Minute, 100*time.Millisecond, func(u *unstructured.Unstructured) bool { return sourcecontroller.HasArtifact(u, rev) },
 		"source-controller made no artifact of "+rev)
 	return rev
-}
-
-// artifactRevision is a wait condition on a GitRepository: its artifact
-// is rev and it is Ready for its current spec.
-func artifactRevision(rev string) func(*unstructured.Unstructured) bool {
-	return func(u *unstructured.Unstructured) bool {
-		if fluxsource.ReadArtifact(u).Revision != rev {
-			return false
-		}
-		if observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration"); observed != u.GetGeneration() {
-			return false
-		}
-		conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-		for _, c := range conditions {
-			if c, ok := c.(map[string]any); ok && c["type"] == "Ready" {
-				return c["status"] == "True"
-			}
-		}
-		return false
-	}
 }
 
 // TestSourceControllerDeliversToWorkspace: Flux's own source-controller

@@ -61,7 +61,7 @@ func startEnforcer() error {
 	if err != nil {
 		return err
 	}
-	version, err := makeVariable(root, "NETPOL_VERSION")
+	version, err := testenv.MakeVariable(root, "NETPOL_VERSION")
 	if err != nil {
 		return err
 	}
@@ -190,7 +190,7 @@ func TestNetworkPolicyKeepsRunnersFromSourceController(t *testing.T) {
 // deletes them when the test ends.
 func applyFluxNetworkPolicies(t *testing.T, root string) {
 	t.Helper()
-	version, err := makeVariable(root, "FLUX_CLI_VERSION")
+	version, err := testenv.MakeVariable(root, "FLUX_CLI_VERSION")
 	require.NoError(t, err)
 	module, err := moduleDir("github.com/fluxcd/flux2/v2@v" + version)
 	require.NoError(t, err)

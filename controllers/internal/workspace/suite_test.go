@@ -2,22 +2,22 @@ package workspace_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/setup"
 	"github.com/magos-dev/magos/controllers/internal/workspace"
-	"github.com/magos-dev/magos/tools/harness/localsource"
+	"github.com/magos-dev/magos/tools/harness/sourcecontroller"
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
@@ -42,12 +42,12 @@ func init() {
 // sourceName is the GitRepository every fixture's Workspaces read.
 const sourceName = "infra"
 
-// fixture is one test's namespace, its GitRepository (published by a
-// local source) and the workspace-controller watching the namespace.
+// fixture is one test's namespace, its GitRepository (cloned by Flux's
+// source-controller) and the workspace-controller watching the namespace.
 type fixture struct {
 	t      testing.TB
 	ns     string
-	source *localsource.Server
+	source *sourcecontroller.Controller
 	// Revision is the GitRepository's current artifact revision.
 	Revision string
 	retry    time.Duration
@@ -70,19 +70,7 @@ func newTunedFixture(t testing.TB, retry time.Duration, tune func(*workspace.Opt
 	t.Helper()
 	env.Require(t)
 	f := &fixture{t: t, ns: env.NewNamespace(t), retry: retry, tune: tune}
-	src, err := localsource.New(env.Client, localsource.Options{})
-	require.NoError(t, err)
-	require.NoError(t, src.Start())
-	t.Cleanup(func() { _ = src.Close() })
-	f.source = src
-
-	repo := fluxsource.NewObject("GitRepository")
-	repo.SetNamespace(f.ns)
-	repo.SetName(sourceName)
-	require.NoError(t, unstructured.SetNestedMap(repo.Object, map[string]any{
-		"url": "https://example.invalid/infra.git", "interval": "5m", "ref": map[string]any{"branch": "main"},
-	}, "spec"))
-	require.NoError(t, env.Client.Create(context.Background(), repo))
+	f.source = sourcecontroller.Shared(t, env, "")
 	f.publish("first revision")
 	f.startController()
 	t.Cleanup(func() {
@@ -128,16 +116,18 @@ func (f *fixture) startController() {
 // stopController stops the workspace-controller and waits for it.
 func (f *fixture) stopController() { f.stop() }
 
-// publish makes content the GitRepository's new artifact and returns its
+// publish commits content (as a comment in main.tf) to the
+// GitRepository's repository and returns source-controller's artifact
 // revision. The controller records the artifact's URL and digest and
-// hands them to the runner; it never fetches the artifact itself.
+// hands them to the runner; these tests' runs never fetch it.
 func (f *fixture) publish(content string) string {
 	f.t.Helper()
-	art, err := f.source.PublishArtifact(context.Background(), types.NamespacedName{Namespace: f.ns, Name: sourceName},
-		[]byte(content), localsource.ArtifactOptions{})
+	dir := f.t.TempDir()
+	require.NoError(f.t, os.WriteFile(filepath.Join(dir, "main.tf"), []byte("# "+content+"\n"), 0o644))
+	rev, err := f.source.Publish(context.Background(), env.Client, types.NamespacedName{Namespace: f.ns, Name: sourceName}, dir)
 	require.NoError(f.t, err)
-	f.Revision = art.Revision
-	return art.Revision
+	f.Revision = rev
+	return rev
 }
 
 // newWorkspace creates a Workspace reading the fixture's GitRepository;

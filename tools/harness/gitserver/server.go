@@ -33,7 +33,8 @@ type Server struct {
 }
 
 // New makes a server for the repositories under root, accepting user and
-// password over HTTP and a key of its own (ClientKey) over SSH.
+// password over HTTP and a key of its own (ClientKey) over SSH. An empty
+// user serves HTTP to anyone, as a public repository is.
 func New(root, user, password string) (*Server, error) {
 	git, err := exec.LookPath("git")
 	if err != nil {
@@ -89,7 +90,8 @@ func knownHostsLine(addr string, key ssh.PublicKey) string {
 }
 
 // ServeHTTP serves the repositories over smart HTTP on l until l is
-// closed, to clients that send the user and password.
+// closed, to clients that send the user and password (to anyone when the
+// server has no user).
 func (s *Server) ServeHTTP(l net.Listener) error {
 	backend := &cgi.Handler{
 		Path: s.git,
@@ -97,8 +99,7 @@ func (s *Server) ServeHTTP(l net.Listener) error {
 		Env:  []string{"GIT_PROJECT_ROOT=" + s.root, "GIT_HTTP_EXPORT_ALL=1"},
 	}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		user, password, ok := r.BasicAuth()
-		if !ok || subtle.ConstantTimeCompare([]byte(user), []byte(s.user)) != 1 || subtle.ConstantTimeCompare([]byte(password), []byte(s.password)) != 1 {
+		if s.user != "" && !s.authenticated(r) {
 			s.refused.Add(1)
 			w.Header().Set("WWW-Authenticate", `Basic realm="modules"`)
 			http.Error(w, "authentication required", http.StatusUnauthorized)
@@ -111,6 +112,13 @@ func (s *Server) ServeHTTP(l net.Listener) error {
 		return nil
 	}
 	return err
+}
+
+// authenticated tells whether r carries the server's user and password.
+func (s *Server) authenticated(r *http.Request) bool {
+	user, password, ok := r.BasicAuth()
+	return ok && subtle.ConstantTimeCompare([]byte(user), []byte(s.user)) == 1 &&
+		subtle.ConstantTimeCompare([]byte(password), []byte(s.password)) == 1
 }
 
 // repoPath is the bare repository of name.

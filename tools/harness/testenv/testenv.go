@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,6 +35,9 @@ type Environment struct {
 	Client client.Client
 	// Kubeconfig is the path of an admin kubeconfig file for processes.
 	Kubeconfig string
+
+	mu      sync.Mutex
+	atStops []func()
 }
 
 // Main starts the environment, runs the package's tests and stops it; use it
@@ -117,8 +121,24 @@ func Start() (*Environment, error) {
 	return e, nil
 }
 
+// AtStop registers f to run when the environment stops, before the
+// control plane does: for processes the package's tests share, such as
+// Flux's source-controller. The last registered runs first.
+func (e *Environment) AtStop(f func()) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.atStops = append(e.atStops, f)
+}
+
 // Stop shuts the control plane down.
 func (e *Environment) Stop() error {
+	e.mu.Lock()
+	atStops := e.atStops
+	e.atStops = nil
+	e.mu.Unlock()
+	for i := len(atStops) - 1; i >= 0; i-- {
+		atStops[i]()
+	}
 	_ = os.Remove(e.Kubeconfig)
 	return e.env.Stop()
 }
