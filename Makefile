@@ -156,7 +156,7 @@ build: ## Build the controller, runner and kubectl-magos binaries into bin/, and
 ##@ Testing
 
 .PHONY: test
-test: tools images browser $(if $(REALNODE_CAPABLE),node) ## Run every test against the local control plane (with the images built), and on a real node where the machine can run one.
+test: tools images browser $(if $(REALNODE_CAPABLE),node images-next) ## Run every test against the local control plane (with the images built), and on a real node where the machine can run one.
 	$(MAKE) --no-print-directory release CLI_PLATFORMS=$(HOST_PLATFORM)
 	MAGOS_RELEASE_DIR=$(RELEASE_DIR) MAGOS_KUBE_VERSION=v$(KUBE_VERSION) go test $(GO_TEST_FLAGS) $(addprefix ./,$(addsuffix /...,$(WORK_MODULES)))
 	cd tools/testprovider && GOWORK=off go test $(GO_TEST_FLAGS) ./...
@@ -339,6 +339,15 @@ $(FLUX_KUSTOMIZE_CONTROLLER_IMAGE): $(FLUX_KUSTOMIZE_CONTROLLER) $(MAGOS_IMAGE)
 
 .PHONY: images
 images: $(IMAGE_ARCHIVES) ## Build every image as an OCI archive bin/images/<name>.tar (no container engine needed).
+
+# The next version's controller and runner images (VERSION-next, built from
+# the same commit): the real-node tier upgrades a Flux install of VERSION
+# to them while Workspaces are applied.
+NEXT_IMAGES := $(BIN)/images-next
+.PHONY: images-next
+images-next: ## Build the controller and runner images as version VERSION-next into bin/images-next (the real-node upgrade test).
+	@$(MAKE) --no-print-directory IMAGES=$(NEXT_IMAGES) VERSION=$(VERSION)-next \
+		$(addprefix $(NEXT_IMAGES)/,$(addsuffix -controller.tar,$(CONTROLLERS)) magos-runner.tar)
 
 .PHONY: image-pause image-runner image-engine-opentofu $(addprefix image-,$(addsuffix -controller,$(CONTROLLERS)))
 image-pause: $(IMAGES)/magos-pause.tar ## Build only the pause (sandbox) image.

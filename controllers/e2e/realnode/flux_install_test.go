@@ -5,10 +5,12 @@ import (
 	"crypto/rand"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -16,10 +18,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
+	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
 // TestFluxInstallsAReleaseFromItsManifests: the plain install manifests of
@@ -120,30 +122,41 @@ func TestFluxInstallsAReleaseFromItsManifests(t *testing.T) {
 	before := waitWorkspace(t, tenant, "hello", 5*time.Minute, "applies under the Magos Flux installed", applied(rev))
 	var jobs batchv1.JobList
 	require.NoError(t, k8s.List(ctx, &jobs, client.InNamespace(tenant)))
-	jobsBefore := len(jobs.Items)
+	jobsBefore := map[string]bool{}
+	for _, j := range jobs.Items {
+		jobsBefore[j.Name] = true
+	}
 
-	// An upgrade, as Flux delivers one: a second version of the manifests
-	// (every controller's Pod template changes, so each Deployment rolls
-	// out), pushed under a new tag and selected by the OCIRepository. The
-	// applied Workspace is not planned again, and no Job starts.
-	upgraded := upgradeManifests(t, data)
+	// An upgrade, as Flux delivers one: the next version of Magos (its
+	// controller and runner images, built from this commit as VERSION-next
+	// by `make images-next`), in manifests pushed under the next version's
+	// tag and selected by the OCIRepository. Every controller rolls out to
+	// the new version; the applied Workspace is not planned again, and no
+	// Job starts.
+	next := version + "-next"
+	importNextImages(t)
+	upgraded := nextVersionManifests(t, data, version, next)
 	require.NoError(t, os.WriteFile(filepath.Join(manifests, "magos.yaml"), upgraded, 0o644))
-	tag := version + "-2"
-	runFlux(t, "push", "artifact", "oci://"+reg.host+"/magos/manifests:"+tag, "--path="+manifests,
-		"--source=https://github.com/magos-dev/magos", "--revision="+tag+"@sha1:89abcdef0123456789abcdef0123456789abcdef",
+	runFlux(t, "push", "artifact", "oci://"+reg.host+"/magos/manifests:"+next, "--path="+manifests,
+		"--source=https://github.com/magos-dev/magos", "--revision="+next+"@sha1:89abcdef0123456789abcdef0123456789abcdef",
 		"--insecure-registry", "--creds="+user+":"+password)
 	require.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(repo), repo))
 	patch := client.MergeFrom(repo.DeepCopy())
-	require.NoError(t, unstructured.SetNestedField(repo.Object, tag, "spec", "ref", "tag"))
+	require.NoError(t, unstructured.SetNestedField(repo.Object, next, "spec", "ref", "tag"))
 	require.NoError(t, k8s.Patch(ctx, repo, patch))
+	upgradeBegan := time.Now()
 	require.Eventually(t, func() bool {
 		s, msg := kustomizationReady(t, ns, "magos")
-		return s == "True" && strings.Contains(msg, tag+"@")
-	}, 6*time.Minute, time.Second, "the Kustomization applies the second version and is Ready once every controller rolled out")
+		return s == "True" && strings.Contains(msg, next+"@")
+	}, 6*time.Minute, time.Second, "the Kustomization applies the next version and is Ready once every controller rolled out")
+	t.Logf("realnode: Flux upgraded Magos to %s in %s", next, time.Since(upgradeBegan).Round(time.Millisecond))
+	logs := readLogs(t, node.PodLogsDir())
 	for _, name := range controllerNames {
 		var d appsv1.Deployment
 		require.NoError(t, k8s.Get(ctx, client.ObjectKey{Namespace: magosNamespace, Name: "magos-" + name + "-controller"}, &d))
-		require.Equal(t, "2", d.Spec.Template.Annotations["magos.dev/test-upgrade"], "%s-controller runs the second version", name)
+		require.True(t, strings.HasSuffix(d.Spec.Template.Spec.Containers[0].Image, "/"+name+"-controller:"+next),
+			"%s-controller's Deployment names the next version: %s", name, d.Spec.Template.Spec.Containers[0].Image)
+		require.True(t, startedAs(logs, name, next), "a %s-controller of version %s started", name, next)
 	}
 	// The new workspace-controller has read every Workspace by now; give it
 	// a drift interval's worth of nothing to do.
@@ -151,26 +164,72 @@ func TestFluxInstallsAReleaseFromItsManifests(t *testing.T) {
 	after := waitWorkspace(t, tenant, "hello", time.Second, "still applied after the upgrade", applied(rev))
 	require.Equal(t, before.Status.Runs, after.Status.Runs, "the upgrade planned nothing again")
 	require.NoError(t, k8s.List(ctx, &jobs, client.InNamespace(tenant)))
-	require.Len(t, jobs.Items, jobsBefore, "the upgrade started no Job")
+	require.Len(t, jobs.Items, len(jobsBefore), "the upgrade started no Job")
+
+	// The next version's runner plans and applies the next commit.
+	changed := t.TempDir()
+	require.NoError(t, os.CopyFS(changed, os.DirFS("../testdata/hello")))
+	require.NoError(t, os.WriteFile(filepath.Join(changed, "upgraded.tf"), []byte("# after the upgrade\n"), 0o644))
+	rev = src.Publish(ctx, "infra", changed)
+	waitWorkspace(t, tenant, "hello", 5*time.Minute, "applies a new commit under the next version", applied(rev))
+	require.NoError(t, k8s.List(ctx, &jobs, client.InNamespace(tenant)))
+	var runners []string
+	for _, j := range jobs.Items {
+		if !jobsBefore[j.Name] {
+			runners = append(runners, j.Spec.Template.Spec.Containers[0].Image)
+		}
+	}
+	require.NotEmpty(t, runners, "the new commit ran")
+	for _, image := range runners {
+		assert.True(t, strings.HasSuffix(image, "/magos-runner:"+next), "the run uses the next version's runner: %s", image)
+	}
 }
 
-// upgradeManifests is a second version of the rendered manifests: every
-// Deployment's Pod template carries one more annotation.
-func upgradeManifests(t *testing.T, data []byte) []byte {
+// importNextImages puts the images of `make images-next` in the node's
+// image store, as a registry would serve them to the kubelet.
+func importNextImages(t *testing.T) {
 	t.Helper()
-	var docs []string
-	for _, doc := range strings.Split(string(data), "\n---\n") {
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil || u.GetKind() != "Deployment" {
-			docs = append(docs, doc)
-			continue
-		}
-		require.NoError(t, unstructured.SetNestedField(u.Object, "2", "spec", "template", "metadata", "annotations", "magos.dev/test-upgrade"))
-		b, err := yaml.Marshal(u.Object)
-		require.NoError(t, err)
-		docs = append(docs, string(b))
+	root, err := testenv.RepoRoot()
+	require.NoError(t, err)
+	archives, err := filepath.Glob(filepath.Join(root, "bin", "images-next", "*.tar"))
+	require.NoError(t, err)
+	if len(archives) != len(controllerNames)+1 {
+		t.Fatalf("%d image archives in bin/images-next, not the %d of `make images-next`: run it", len(archives), len(controllerNames)+1)
 	}
-	return []byte(strings.Join(docs, "\n---\n"))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, a := range archives {
+		require.NoError(t, node.ImportImage(ctx, a), "importing %s", a)
+	}
+}
+
+// nextVersionManifests is the release's manifests of version with every
+// Magos controller and runner image at version next: what the next
+// release renders. The engine image keeps its own version.
+func nextVersionManifests(t *testing.T, data []byte, version, next string) []byte {
+	t.Helper()
+	images := regexp.MustCompile(`/([a-z]+-controller|magos-runner):` + regexp.QuoteMeta(version) + `\b`)
+	changed := map[string]bool{}
+	for _, m := range images.FindAllSubmatch(data, -1) {
+		changed[string(m[1])] = true
+	}
+	for _, name := range controllerNames {
+		require.True(t, changed[name+"-controller"], "the manifests name the %s-controller image of %s", name, version)
+	}
+	require.True(t, changed["magos-runner"], "the manifests name the runner image of %s", version)
+	return images.ReplaceAll(data, []byte("/${1}:"+next))
+}
+
+// startedAs tells whether the Pod logs show a controller name of version
+// starting its manager.
+func startedAs(logs, name, version string) bool {
+	for line := range strings.Lines(logs) {
+		if strings.Contains(line, "Starting manager") && strings.Contains(line, `"controller":"`+name+`"`) &&
+			strings.Contains(line, `"version":"`+version+`"`) {
+			return true
+		}
+	}
+	return false
 }
 
 // newKustomization is an empty Kustomization ns/name.
