@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // The run contract: what the workspace-controller puts into a run's Job,
@@ -471,4 +473,19 @@ func (r RunResult) Sanitized() RunResult {
 		r.Reason = ReasonRunFailed
 	}
 	return r
+}
+
+// RunContainerSecurityContext is the security context of every container
+// of a run's Pod, and of any Pod that stands in for one (`kubectl magos
+// check --images`): non-root, read-only root filesystem, no privilege
+// escalation, no capabilities, the runtime's default seccomp profile. It
+// meets the restricted Pod Security level.
+func RunContainerSecurityContext() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		RunAsNonRoot:             new(true),
+		ReadOnlyRootFilesystem:   new(true),
+		AllowPrivilegeEscalation: new(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
 }

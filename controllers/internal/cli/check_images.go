@@ -89,13 +89,7 @@ func runImagesOf(d *appsv1.Deployment) (runImages, error) {
 // prints its version. Hardened as a run Pod, so a namespace enforcing the
 // restricted Pod Security level admits it.
 func imageCheckPod(namespace string, im runImages) *corev1.Pod {
-	hardened := &corev1.SecurityContext{
-		RunAsNonRoot:             ptr.To(true),
-		ReadOnlyRootFilesystem:   ptr.To(true),
-		AllowPrivilegeEscalation: ptr.To(false),
-		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-	}
+	hardened := magosv1.RunContainerSecurityContext()
 	small := corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
 		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
 // decide is the Workspace's run logic, a pure function of the facts. The
@@ -117,7 +118,7 @@ func decideRun(f facts) decision {
 			Event:   &note{Normal, magosv1.ReasonAwaitingApproval, fmt.Sprintf("%s %s (%s) awaits approval", planNoun(plan), plan.ID, PlanSummary(plan))},
 		})
 	}
-	return startDecision(run{Phase: magosv1.RunApply, Mode: plan.Mode, PlanID: plan.ID, PlanDigest: plan.Digest, PlanBundleDigest: plan.BundleDigest})
+	return startDecision(runjob.Run{Phase: magosv1.RunApply, Mode: plan.Mode, PlanID: plan.ID, PlanDigest: plan.Digest, PlanBundleDigest: plan.BundleDigest})
 }
 
 // decideBlocked applies rules 1–4, which hold a Workspace whether or not it
@@ -299,7 +300,7 @@ func decideDeletion(f facts) decision {
 		return decision{Phase: magosv1.PhaseDestroying, Reason: magosv1.ReasonDestroySkipped, Action: actFinishDeletion, Message: del.Skip}
 	}
 	if del.SkipGate {
-		return startDecision(run{Phase: magosv1.RunDestroy})
+		return startDecision(runjob.Run{Phase: magosv1.RunDestroy})
 	}
 	plan := f.Plan
 	if !f.planCurrent() {
@@ -323,11 +324,11 @@ func decideDeletion(f facts) decision {
 			Event: &note{Normal, magosv1.ReasonDestroyAwaitingApproval, fmt.Sprintf("The Workspace is being deleted: destroy plan %s (%s) awaits approval", plan.ID, PlanSummary(plan))},
 		})
 	}
-	return startDecision(run{Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy, PlanID: plan.ID, PlanDigest: plan.Digest, PlanBundleDigest: plan.BundleDigest})
+	return startDecision(runjob.Run{Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy, PlanID: plan.ID, PlanDigest: plan.Digest, PlanBundleDigest: plan.BundleDigest})
 }
 
 // startDecision starts rn: the Workspace is in rn's phase from now.
-func startDecision(rn run) decision {
+func startDecision(rn runjob.Run) decision {
 	phase := runPhase(rn.Phase, rn.Mode)
 	return decision{Phase: phase, Reason: string(phase), Action: actStart, Run: rn}
 }

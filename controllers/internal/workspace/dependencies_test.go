@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
 // TestHoldForDependencies pins how spec.dependsOn holds a decision that
@@ -16,7 +17,7 @@ import (
 func TestHoldForDependencies(t *testing.T) {
 	ready := magosv1.DependencyStatus{Name: "network", Ready: true}
 	notReady := magosv1.DependencyStatus{Name: "database", Message: "Workspace database is Planning: Run x is in progress"}
-	plan := startDecision(run{Phase: magosv1.RunPlan})
+	plan := startDecision(runjob.Run{Phase: magosv1.RunPlan})
 	tests := []struct {
 		name     string
 		f        facts
@@ -36,9 +37,9 @@ func TestHoldForDependencies(t *testing.T) {
 		{name: "a decision that starts nothing is kept", f: facts{Dependencies: &dependencyFacts{States: []magosv1.DependencyStatus{notReady}}},
 			d: decision{Phase: magosv1.PhaseIdle}, phase: magosv1.PhaseIdle},
 		{name: "a deleted Workspace waits for its dependents", f: facts{Deletion: &deletionFacts{}, Dependencies: &dependencyFacts{Dependents: []string{"app"}}},
-			d: startDecision(run{Phase: magosv1.RunPlan, Mode: magosv1.PlanModeDestroy}), phase: magosv1.PhaseWaiting, reason: magosv1.ReasonDependentsExist, contains: "depend on it to be deleted first: app"},
+			d: startDecision(runjob.Run{Phase: magosv1.RunPlan, Mode: magosv1.PlanModeDestroy}), phase: magosv1.PhaseWaiting, reason: magosv1.ReasonDependentsExist, contains: "depend on it to be deleted first: app"},
 		{name: "a deleted Workspace without dependents destroys", f: facts{Deletion: &deletionFacts{}, Dependencies: &dependencyFacts{States: []magosv1.DependencyStatus{notReady}}},
-			d: startDecision(run{Phase: magosv1.RunPlan, Mode: magosv1.PlanModeDestroy}), phase: magosv1.PhasePlanning, starts: true},
+			d: startDecision(runjob.Run{Phase: magosv1.RunPlan, Mode: magosv1.PlanModeDestroy}), phase: magosv1.PhasePlanning, starts: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,10 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/utils/ptr"
-
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
@@ -71,41 +67,6 @@ func (r *Reconciler) resolveEngineImage(s settings) (string, error) {
 			s.Engine, s.Version, s.Engine, s.Engine, r.Options.VersionsDir, s.Engine, s.Version))
 	}
 	return strings.ReplaceAll(image, magosv1.EngineImageVersionPlaceholder, s.Version), nil
-}
-
-// engineInitContainer is the init container that copies the engine from its
-// image into the engines volume, hardened like the runner container. The
-// image's entrypoint knows its engine and version; it gets the directory.
-func engineInitContainer(image string) corev1.Container {
-	return corev1.Container{
-		Name:  magosv1.EngineInitContainer,
-		Image: image,
-		Args:  []string{magosv1.EngineInstallDir},
-		VolumeMounts: []corev1.VolumeMount{
-			{Name: magosv1.EngineVolume, MountPath: magosv1.EngineInstallDir},
-		},
-		Resources: corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
-			// Copying leaves the binary in the page cache, which counts
-			// against the limit until it is written back.
-			Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
-		},
-		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-		SecurityContext:          hardenedContainer(),
-	}
-}
-
-// hardenedContainer is the security context of every container of a run:
-// non-root, read-only root filesystem, no privilege escalation, no
-// capabilities, the runtime's default seccomp profile.
-func hardenedContainer() *corev1.SecurityContext {
-	return &corev1.SecurityContext{
-		RunAsNonRoot:             ptr.To(true),
-		ReadOnlyRootFilesystem:   ptr.To(true),
-		AllowPrivilegeEscalation: ptr.To(false),
-		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-	}
 }
 
 // checkEngineImage applies the cluster's image allow-list to an engine image

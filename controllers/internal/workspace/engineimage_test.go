@@ -10,6 +10,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
+	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
 // settingsOf is r's effective settings of ws with inputs in, the
@@ -106,7 +107,7 @@ func TestEngineImageResolution(t *testing.T) {
 func TestRunJobDeliversEngine(t *testing.T) {
 	r := testReconciler()
 	ws := &magosv1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "net", Namespace: "team"}}
-	rn := run{Phase: magosv1.RunPlan, ID: "abc"}
+	rn := runjob.Run{Phase: magosv1.RunPlan, ID: "abc"}
 
 	s, err := settingsOf(r, ws, inputs{})
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
 // facts are what one reconcile observed about a Workspace that has its
@@ -175,7 +176,7 @@ type decision struct {
 	Stalled bool
 	Action  action
 	// Run is what actStart starts.
-	Run run
+	Run runjob.Run
 	// After is how long actWait waits.
 	After time.Duration
 	// Event, if set, is recorded once when the Workspace enters this

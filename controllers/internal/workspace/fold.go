@@ -22,7 +22,7 @@ type runEnd struct {
 	// Name is the Workspace's: the state Secrets status names.
 	Name   string
 	Result magosv1.RunResult
-	// Failure is the reason a failed run is counted with (failureReason).
+	// Failure is the reason a failed run is counted with (runjob.FailureReason).
 	Failure string
 	Retry   retryPolicy
 	// MaxPlanChunks is how many plan Secrets the cluster lets one

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
 // TestRunnerConfigurationShapesThePod pins where each runner setting lands
@@ -39,7 +40,7 @@ func TestRunnerConfigurationShapesThePod(t *testing.T) {
 	s, err := settingsOf(r, ws, inputs{})
 	require.NoError(t, err)
 	s.Timeout = time.Minute
-	job := r.buildJob(ws, run{Phase: magosv1.RunPlan, ID: "abc"}, s)
+	job := r.buildJob(ws, runjob.Run{Phase: magosv1.RunPlan, ID: "abc"}, s)
 	pod := job.Spec.Template
 
 	assert.Equal(t, "false", pod.Labels["sidecar.istio.io/inject"])
@@ -55,12 +56,12 @@ func TestRunnerConfigurationShapesThePod(t *testing.T) {
 
 	sc := pod.Spec.SecurityContext
 	assert.Equal(t, int64(1000), *sc.RunAsUser)
-	assert.Equal(t, defaultRunnerID, *sc.RunAsGroup, "an unset ID keeps the default")
-	assert.Equal(t, defaultRunnerID, *sc.FSGroup)
+	assert.Equal(t, runjob.DefaultRunnerID, *sc.RunAsGroup, "an unset ID keeps the default")
+	assert.Equal(t, runjob.DefaultRunnerID, *sc.FSGroup)
 	assert.True(t, *sc.RunAsNonRoot)
 	assert.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, sc.SeccompProfile.Type)
 	for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {
-		assert.Equal(t, hardenedContainer(), c.SecurityContext, "container %s keeps the hardened context", c.Name)
+		assert.Equal(t, magosv1.RunContainerSecurityContext(), c.SecurityContext, "container %s keeps the hardened context", c.Name)
 	}
 
 	runner := pod.Spec.Containers[0]
@@ -106,13 +107,13 @@ func TestRunnerPodDefaults(t *testing.T) {
 	r := runnerTestReconciler()
 	s, err := settingsOf(r, ws, inputs{})
 	require.NoError(t, err)
-	job := r.buildJob(ws, run{Phase: magosv1.RunApply, ID: "abc"}, s)
+	job := r.buildJob(ws, runjob.Run{Phase: magosv1.RunApply, ID: "abc"}, s)
 	pod := job.Spec.Template
 	assert.Equal(t, job.Labels, pod.Labels, "the Pod carries Magos's labels only")
 	assert.Nil(t, pod.Annotations)
 	assert.Nil(t, pod.Spec.ImagePullSecrets)
 	assert.Nil(t, pod.Spec.Affinity)
-	assert.Equal(t, defaultRunnerID, *pod.Spec.SecurityContext.RunAsUser)
+	assert.Equal(t, runjob.DefaultRunnerID, *pod.Spec.SecurityContext.RunAsUser)
 	for _, e := range pod.Spec.Containers[0].Env {
 		assert.NotEqual(t, "TF_CLI_CONFIG_FILE", e.Name, "no CLI configuration unless one is given")
 	}
@@ -128,11 +129,11 @@ func TestRunnerTokenOnlyInTheRunner(t *testing.T) {
 	s, err := settingsOf(r, ws, inputs{})
 	require.NoError(t, err)
 	s.EngineImage = "engine:1"
-	pod := r.buildJob(ws, run{Phase: magosv1.RunApply, ID: "abc"}, s).Spec.Template.Spec
+	pod := r.buildJob(ws, runjob.Run{Phase: magosv1.RunApply, ID: "abc"}, s).Spec.Template.Spec
 	require.NotNil(t, pod.AutomountServiceAccountToken)
 	assert.False(t, *pod.AutomountServiceAccountToken)
 	mountsAPI := func(c corev1.Container) bool {
-		return slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == apiAccessDir })
+		return slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == runjob.APIAccessDir })
 	}
 	assert.True(t, mountsAPI(pod.Containers[0]), "the runner reaches the API")
 	require.NotEmpty(t, pod.InitContainers)
@@ -156,7 +157,7 @@ func TestRunnerEnvIsNotExpanded(t *testing.T) {
 	r := runnerTestReconciler()
 	s, err := settingsOf(r, ws, inputs{})
 	require.NoError(t, err)
-	job := r.buildJob(ws, run{Phase: magosv1.RunApply, ID: "abc"}, s)
+	job := r.buildJob(ws, runjob.Run{Phase: magosv1.RunApply, ID: "abc"}, s)
 	got := map[string]string{}
 	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
 		got[e.Name] = e.Value

@@ -10,14 +10,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
 // TestRunnerScratchVolumeIsBounded pins that the runner's writable emptyDir
 // has a size limit, so a run cannot fill the node's disk.
 func TestRunnerScratchVolumeIsBounded(t *testing.T) {
 	ws := &magosv1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}}
-	rn := run{Phase: magosv1.RunPlan, ID: "abc"}
-	s := settings{Timeout: time.Minute}
+	rn := runjob.Run{Phase: magosv1.RunPlan, ID: "abc"}
+	s := settings{Settings: runjob.Settings{Timeout: time.Minute}}
 	tests := []struct {
 		name string
 		opts Options

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
 func envValue(c corev1.Container, name string) (string, bool) {
@@ -42,7 +43,7 @@ func TestRunnerPodOutlastsTheEngineShutdown(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &Reconciler{Options: Options{RunnerShutdownWait: tt.wait}}
-			job := r.buildJob(ws, run{Phase: magosv1.RunApply, ID: "abc"}, settings{Timeout: time.Minute})
+			job := r.buildJob(ws, runjob.Run{Phase: magosv1.RunApply, ID: "abc"}, settings{Settings: runjob.Settings{Timeout: time.Minute}})
 			pod := job.Spec.Template.Spec
 			require.NotNil(t, pod.TerminationGracePeriodSeconds)
 			assert.Equal(t, tt.wantGrace, *pod.TerminationGracePeriodSeconds)
@@ -92,8 +93,8 @@ func TestRunnerRequests(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &Reconciler{Options: Options{RunnerRequests: tt.defaults}}
-			s := settings{Timeout: time.Minute, Runner: magosv1.RunnerSpec{Resources: tt.user}}
-			got := r.buildJob(ws, run{Phase: magosv1.RunPlan, ID: "abc"}, s).Spec.Template.Spec.Containers[0].Resources
+			s := settings{Settings: runjob.Settings{Timeout: time.Minute, Runner: magosv1.RunnerSpec{Resources: tt.user}}}
+			got := r.buildJob(ws, runjob.Run{Phase: magosv1.RunPlan, ID: "abc"}, s).Spec.Template.Spec.Containers[0].Resources
 			assert.Equal(t, tt.wantRequests, got.Requests)
 			assert.Equal(t, tt.wantLimits, got.Limits)
 		})
@@ -128,7 +129,7 @@ func TestRunnerJobPodFailurePolicy(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.phase, func(t *testing.T) {
 			r := &Reconciler{}
-			job := r.buildJob(ws, run{Phase: tt.phase, ID: "abc"}, settings{Timeout: time.Minute})
+			job := r.buildJob(ws, runjob.Run{Phase: tt.phase, ID: "abc"}, settings{Settings: runjob.Settings{Timeout: time.Minute}})
 			assert.Equal(t, int32(0), *job.Spec.BackoffLimit)
 			assert.Equal(t, corev1.RestartPolicyNever, job.Spec.Template.Spec.RestartPolicy, "podFailurePolicy requires it")
 			p := job.Spec.PodFailurePolicy

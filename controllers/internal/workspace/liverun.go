@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
 // The controller's cache lags the apiserver: a Job it just created may be
@@ -36,7 +37,7 @@ func (r *Reconciler) liveRun(ctx context.Context, ws *magosv1.Workspace) (*batch
 		if !metav1.IsControlledBy(job, ws) || job.DeletionTimestamp != nil || recorded(ws, job.Name) {
 			continue
 		}
-		if done, _ := jobFinished(job); !done {
+		if done, _ := runjob.Finished(job); !done {
 			return job, nil, nil
 		}
 	}

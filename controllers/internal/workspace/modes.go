@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
 // modeOf is ws's spec.mode, ModeApply when unset.
@@ -32,11 +33,11 @@ func (f facts) planMode() magosv1.PlanMode {
 // planRun is the plan run the Workspace starts now: in the mode's plan
 // mode, with the pending plan request's addresses; the fast path's plan
 // and apply in one run where nothing decides on the plan (gatedBy).
-func (f facts) planRun(drift bool) run {
+func (f facts) planRun(drift bool) runjob.Run {
 	if f.gatedBy() == "" {
-		return run{Phase: magosv1.RunPlanApply, Drift: drift, Request: f.Request}
+		return runjob.Run{Phase: magosv1.RunPlanApply, Drift: drift, Request: f.Request}
 	}
-	return run{Phase: magosv1.RunPlan, Mode: f.planMode(), Drift: drift, Request: f.Request}
+	return runjob.Run{Phase: magosv1.RunPlan, Mode: f.planMode(), Drift: drift, Request: f.Request}
 }
 
 // planCurrent says whether f.Plan is the plan to act on: made for this

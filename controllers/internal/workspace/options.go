@@ -13,6 +13,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/runqueue"
+	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
 // DefaultScratchSize is the default size limit of a runner's scratch
@@ -245,14 +246,13 @@ func (e *envFlag) Set(v string) error {
 	return nil
 }
 
-// names are the entries' names.
-func (e envFlag) names() []string {
-	out := make([]string, 0, len(e))
-	for _, kv := range e {
-		name, _, _ := strings.Cut(kv, "=")
-		out = append(out, name)
+// jobConfig is what the options set in every run's Job.
+func (o Options) jobConfig() runjob.Config {
+	return runjob.Config{
+		VersionsDir: o.VersionsDir, RunnerEnv: o.RunnerEnv, ShutdownWait: o.shutdownWait(), TerminationGrace: o.terminationGrace(),
+		ArtifactProxyURL: o.ArtifactProxy.URL, ScratchSize: o.scratchSize(), RunnerRequests: o.runnerRequests(),
+		JobTTL: o.JobTTL, RunnerImagePullSecrets: o.RunnerImagePullSecrets,
 	}
-	return out
 }
 
 // BindFlags registers the options on fs.

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
 func TestNextOutputVersions(t *testing.T) {
@@ -63,7 +64,7 @@ func TestOutputUnavailable(t *testing.T) {
 }
 
 func TestVariableEnvRendersOutputRefsAsSecretKeyRefs(t *testing.T) {
-	env, sensitive := variableEnv([]magosv1.Variable{
+	env, sensitive := runjob.VariableEnv([]magosv1.Variable{
 		{Name: "subnets", ValueFrom: &magosv1.VariableSource{OutputRef: &magosv1.OutputReference{Workspace: "network", Output: "subnets"}}},
 	}, map[string]string{"network": "network-outputs"})
 	assert.Equal(t, []corev1.EnvVar{{Name: "TF_VAR_subnets", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{

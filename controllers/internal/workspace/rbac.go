@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -16,52 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
-
-// runnerLabels are the labels of every object created for a Workspace's runs.
-func runnerLabels(ws *magosv1.Workspace) map[string]string {
-	return map[string]string{
-		magosv1.WorkspaceLabel: ws.Name,
-		magosv1.ManagedByLabel: magosv1.ManagedByValue,
-	}
-}
-
-// runnerRules is the least the runner needs: get and update, by name, of
-// the objects the controller reserved for it (its state Secret, errored-
-// state Secret, plan chunk Secrets, outputs Secret and lock Lease). It gets no create: Kubernetes
-// cannot restrict create by name, and create on Secrets would let config
-// code mint a token for any ServiceAccount of the namespace; create on
-// Leases would let it squat other Workspaces' locks or other programs'
-// leader elections. Nor delete: the runner could not create them again.
-func runnerRules(ws *magosv1.Workspace, st runStorage) []rbacv1.PolicyRule {
-	var secrets, leases []string
-	if st.State {
-		secrets = append(secrets, magosv1.StateSecretName(ws.Name))
-	}
-	if st.ErroredState {
-		secrets = append(secrets, magosv1.ErroredStateSecretName(ws.Name))
-	}
-	for i := range st.PlanChunks {
-		secrets = append(secrets, magosv1.PlanSecretName(ws.Name, i))
-	}
-	if st.Outputs != "" {
-		secrets = append(secrets, st.Outputs)
-	}
-	if st.Lease {
-		leases = append(leases, magosv1.LockLeaseName(ws.Name))
-	}
-	var rules []rbacv1.PolicyRule
-	if len(secrets) > 0 {
-		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: runnerVerbs, ResourceNames: secrets})
-	}
-	if len(leases) > 0 {
-		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, Verbs: runnerVerbs, ResourceNames: leases})
-	}
-	return rules
-}
-
-// runnerVerbs are all the runner may do, and only by name.
-var runnerVerbs = []string{"get", "update"}
 
 // runnerRulesAnnotation marks a runner Role whose rules this version wrote:
 // get and update by name only (runnerVerbs). Roles made by earlier versions
@@ -93,7 +48,7 @@ func (r *Reconciler) tightenRunnerRole(ctx context.Context, ws *magosv1.Workspac
 	}
 	var rules []rbacv1.PolicyRule
 	for _, rule := range role.Rules {
-		verbs := slices.DeleteFunc(slices.Clone(rule.Verbs), func(v string) bool { return !slices.Contains(runnerVerbs, v) })
+		verbs := slices.DeleteFunc(slices.Clone(rule.Verbs), func(v string) bool { return !slices.Contains(runjob.Verbs, v) })
 		if len(verbs) > 0 && len(rule.ResourceNames) > 0 {
 			rule.Verbs = verbs
 			rules = append(rules, rule)
@@ -107,67 +62,14 @@ func (r *Reconciler) tightenRunnerRole(ctx context.Context, ws *magosv1.Workspac
 	return r.Update(ctx, role)
 }
 
-// planRunnerRules are runnerRules without any write to the state, the
-// errored-state or the outputs Secret: a plan reads the state and takes the lock, and stores
-// its plan, but never writes state or outputs. Config code running at plan
-// time (providers, external data sources) gets no more than this.
-func planRunnerRules(ws *magosv1.Workspace, st runStorage) []rbacv1.PolicyRule {
-	state := magosv1.StateSecretName(ws.Name)
-	drop := []string{state, magosv1.ErroredStateSecretName(ws.Name)}
-	if st.Outputs != "" {
-		drop = append(drop, st.Outputs)
-	}
-	var rules []rbacv1.PolicyRule
-	for _, rule := range runnerRules(ws, st) {
-		if slices.Contains(rule.Resources, "secrets") && len(rule.ResourceNames) > 0 {
-			rule.ResourceNames = slices.DeleteFunc(slices.Clone(rule.ResourceNames), func(n string) bool { return slices.Contains(drop, n) })
-			if len(rule.ResourceNames) == 0 {
-				continue
-			}
-		}
-		rules = append(rules, rule)
-	}
-	return append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}, ResourceNames: []string{state}})
-}
-
-// runnerIdentity is one ServiceAccount a Workspace's runs use, with the
-// annotations and Role rules it gets.
-type runnerIdentity struct {
-	Name        string
-	Annotations map[string]string
-	Rules       []rbacv1.PolicyRule
-}
-
-// runnerIdentities are the Workspace's two runner identities: apply and
-// destroy runs use the runner ServiceAccount; plan runs the plan
-// ServiceAccount, with runner.plan's annotations when set.
-func runnerIdentities(ws *magosv1.Workspace, runner magosv1.RunnerSpec, st runStorage) []runnerIdentity {
-	planAnnotations := runner.ServiceAccountAnnotations
-	if runner.Plan != nil {
-		planAnnotations = runner.Plan.ServiceAccountAnnotations
-	}
-	return []runnerIdentity{
-		{Name: magosv1.RunnerServiceAccountName(ws.Name), Annotations: runner.ServiceAccountAnnotations, Rules: runnerRules(ws, st)},
-		{Name: magosv1.PlanRunnerServiceAccountName(ws.Name), Annotations: planAnnotations, Rules: planRunnerRules(ws, st)},
-	}
-}
-
-// runnerServiceAccount is the ServiceAccount a run of phase uses.
-func runnerServiceAccount(ws *magosv1.Workspace, phase string) string {
-	if phase == magosv1.RunPlan {
-		return magosv1.PlanRunnerServiceAccountName(ws.Name)
-	}
-	return magosv1.RunnerServiceAccountName(ws.Name)
-}
-
 // reconcileRunnerIdentity ensures the ServiceAccount, Role (over the
 // objects st reserved) and RoleBinding of the Workspace's runner
 // identities: both before a plan run, and the apply identity alone before
 // any other (the plan identity, revoked after each plan, is not created
 // for a run that does not use it). It sets no condition; errors are
 // retried.
-func (r *Reconciler) reconcileRunnerIdentity(ctx context.Context, ws *magosv1.Workspace, runner magosv1.RunnerSpec, st runStorage, phase string) error {
-	for _, id := range runnerIdentities(ws, runner, st) {
+func (r *Reconciler) reconcileRunnerIdentity(ctx context.Context, ws *magosv1.Workspace, runner magosv1.RunnerSpec, st runjob.Storage, phase string) error {
+	for _, id := range runjob.Identities(ws, runner, st) {
 		if id.Name == magosv1.PlanRunnerServiceAccountName(ws.Name) && phase != magosv1.RunPlan {
 			continue
 		}
@@ -182,10 +84,10 @@ func (r *Reconciler) reconcileRunnerIdentity(ctx context.Context, ws *magosv1.Wo
 // RoleBinding, owned by the Workspace. It reads them live: the controller
 // does not cache them (three objects per Workspace, read only here, before
 // a run).
-func (r *Reconciler) ensureIdentity(ctx context.Context, ws *magosv1.Workspace, id runnerIdentity) error {
+func (r *Reconciler) ensureIdentity(ctx context.Context, ws *magosv1.Workspace, id runjob.Identity) error {
 	name, annotations := id.Name, id.Annotations
 	meta := func(o metav1.Object) {
-		o.SetLabels(runnerLabels(ws))
+		o.SetLabels(runjob.Labels(ws))
 	}
 	live := liveReads{Client: r.Client, reader: r.APIReader}
 

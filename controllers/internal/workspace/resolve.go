@@ -17,6 +17,7 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/conditions"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
+	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
 // inputs are a Workspace's resolved inputs: its Project (if any) and the
@@ -178,7 +179,7 @@ func (r *Reconciler) resolveVariables(ctx context.Context, ws *magosv1.Workspace
 	if err != nil {
 		return in, err
 	}
-	inline, inlineSensitive := variableEnv(ws.Spec.Vars, outputSecrets)
+	inline, inlineSensitive := runjob.VariableEnv(ws.Spec.Vars, outputSecrets)
 	if err := checkEnv(inline, inlineSensitive, "spec.vars"); err != nil {
 		return in, err
 	}
@@ -217,6 +218,3 @@ func checkEnv(env []corev1.EnvVar, sensitive []string, from string) error {
 	}
 	return nil
 }
-
-// joinSensitive renders the sensitive names for MAGOS_SENSITIVE_ENV.
-func joinSensitive(names []string) string { return strings.Join(names, ",") }

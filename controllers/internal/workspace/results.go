@@ -16,6 +16,7 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/apis/planstore"
 	"github.com/magos-dev/magos/apis/plansummary"
+	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
 // readRunResult reads the runner's report from the termination message of
@@ -32,7 +33,7 @@ import (
 func (r *Reconciler) readRunResult(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job, name, phase string) (magosv1.RunResult, *corev1.Pod) {
 	succeeded := false
 	if job != nil {
-		_, succeeded = jobFinished(job)
+		_, succeeded = runjob.Finished(job)
 	}
 	var ended *corev1.Pod
 	var pods corev1.PodList
@@ -65,7 +66,7 @@ func (r *Reconciler) readRunResult(ctx context.Context, ws *magosv1.Workspace, j
 	if succeeded {
 		return magosv1.RunResult{Phase: phase, Result: magosv1.ResultFailed, Reason: magosv1.ReasonNoReport, Message: "the runner exited without a report"}, ended
 	}
-	return magosv1.RunResult{Phase: phase, Result: magosv1.ResultFailed, Reason: magosv1.ReasonRunFailed, Message: runnerEnd(ended) + jobFailureMessage(job)}, ended
+	return magosv1.RunResult{Phase: phase, Result: magosv1.ResultFailed, Reason: magosv1.ReasonRunFailed, Message: runjob.RunnerEnd(ended) + runjob.FailureMessage(job)}, ended
 }
 
 // recordResult folds a finished run into status: a new plan, an applied
@@ -73,15 +74,15 @@ func (r *Reconciler) readRunResult(ctx context.Context, ws *magosv1.Workspace, j
 func (r *Reconciler) recordResult(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job, retry retryPolicy) error {
 	cr := ws.Status.CurrentRun
 	res, pod := r.readRunResult(ctx, ws, job, cr.Job, cr.Phase)
-	failure := failureReason(res, job, pod)
+	failure := runjob.FailureReason(res, job, pod)
 	if failure == magosv1.ReasonOOMKilled && res.Result != magosv1.ResultSucceeded {
-		res = outOfMemory(res, pod)
+		res = runjob.OutOfMemory(res, pod)
 	}
 	return r.recordRunResult(ctx, ws, res, failure, retry)
 }
 
 // recordRunResult folds res, the result of the current run, into status;
-// a failure is counted with failure (failureReason) and retried by retry.
+// a failure is counted with failure (runjob.FailureReason) and retried by retry.
 // The controller's checks come first (observeRunEnd), then the pure fold;
 // its events are recorded while the run is still current, its metrics
 // after the status patch.

@@ -16,6 +16,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
+	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
 // policyRetryInterval is how long a plan whose policies could not be
@@ -93,7 +94,7 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 			if f.Held = r.Runs.admit(ctx, r.Client, ws, d, f); f.Held != nil {
 				continue // decide again: the queue holds the run
 			}
-			d.Run.Artifact = art
+			d.Run.Artifact = runjob.Artifact(art)
 			if magosv1.RunPlans(d.Run.Phase) {
 				if f.Content == nil {
 					f.Content = r.contentOf(ctx, ws, art)
@@ -154,7 +155,7 @@ func handled(ws *magosv1.Workspace) {
 // creates the Job of run rn. It reports started false when a live read
 // found a run the cache did not show (or a Job of this run that already
 // exists): then it records that run in f (and status) instead.
-func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn run, inputs string, s settings, f *facts) (bool, error) {
+func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn runjob.Run, inputs string, s settings, f *facts) (bool, error) {
 	if err := r.Options.Guards.checkRunnerImage(s.Runner.Image); err != nil {
 		return false, err
 	}
@@ -172,7 +173,7 @@ func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn run
 		return false, rerror.Retry(magosv1.ReasonRunnerIdentityFailed, ierr)
 	}
 	rn.Number, rn.Inputs = ws.Status.Runs+1, inputs
-	rn.ID = runID(string(ws.UID), rn.Phase, strconv.FormatInt(rn.Number, 10))
+	rn.ID = runjob.ID(string(ws.UID), rn.Phase, strconv.FormatInt(rn.Number, 10))
 	if magosv1.RunPlans(rn.Phase) {
 		rn.PlanID = rn.ID
 	}
@@ -205,7 +206,7 @@ func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn run
 	// No event for the start: one event per outcome (Planned, Applied,
 	// RunFailed, ...), which names the run; status and the Job say it runs.
 	ws.Status.Runs = rn.Number
-	ws.Status.CurrentRun = runOfJob(job)
+	ws.Status.CurrentRun = runjob.OfJob(job)
 	if s.AskedInterval > 0 {
 		r.event(ws, corev1.EventTypeWarning, magosv1.ReasonIntervalRaised, "spec.interval %s is shorter than this cluster's minimum: drift re-plans come every %s (--min-interval)",
 			s.AskedInterval, s.Interval)
@@ -237,7 +238,7 @@ func (r *Reconciler) reconcileCurrentRun(ctx context.Context, ws *magosv1.Worksp
 		if !metav1.IsControlledBy(job, ws) || job.DeletionTimestamp != nil || recorded(ws, job.Name) {
 			continue
 		}
-		if done, _ := jobFinished(job); !done {
+		if done, _ := runjob.Finished(job); !done {
 			adopt(ws, job)
 			return r.failOnStartError(ctx, ws, job, retry)
 		}
@@ -265,7 +266,7 @@ func (r *Reconciler) endCurrentRun(ctx context.Context, ws *magosv1.Workspace, j
 		}
 	}
 	if job != nil && job.DeletionTimestamp == nil {
-		if done, _ := jobFinished(job); !done {
+		if done, _ := runjob.Finished(job); !done {
 			return true, r.failOnStartError(ctx, ws, job, retry)
 		}
 	}
@@ -275,7 +276,7 @@ func (r *Reconciler) endCurrentRun(ctx context.Context, ws *magosv1.Workspace, j
 			return pod != nil, err
 		}
 		if job != nil {
-			if done, _ := jobFinished(job); !done {
+			if done, _ := runjob.Finished(job); !done {
 				job = nil
 			}
 		}
@@ -292,29 +293,4 @@ func recorded(ws *magosv1.Workspace, name string) bool {
 		}
 	}
 	return false
-}
-
-// jobFinished reports whether job finished and whether it succeeded.
-func jobFinished(job *batchv1.Job) (done, succeeded bool) {
-	for _, c := range job.Status.Conditions {
-		if c.Status != corev1.ConditionTrue {
-			continue
-		}
-		switch c.Type {
-		case batchv1.JobComplete:
-			return true, true
-		case batchv1.JobFailed:
-			return true, false
-		}
-	}
-	return false, false
-}
-
-func jobFailureMessage(job *batchv1.Job) string {
-	for _, c := range job.Status.Conditions {
-		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
-			return fmt.Sprintf("Job failed (%s): %s", c.Reason, c.Message)
-		}
-	}
-	return "Job failed"
 }

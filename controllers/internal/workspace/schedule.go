@@ -21,6 +21,7 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
 	"github.com/magos-dev/magos/controllers/internal/runqueue"
+	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
 // queuedRecheck is how often a queued Workspace looks again on its own; a
@@ -85,7 +86,7 @@ func (s *scheduler) seed(ctx context.Context, c client.Reader) {
 		var keys []string
 		for i := range jobs.Items {
 			job := &jobs.Items[i]
-			if done, _ := jobFinished(job); !done && job.DeletionTimestamp == nil {
+			if done, _ := runjob.Finished(job); !done && job.DeletionTimestamp == nil {
 				keys = append(keys, job.Namespace+"/"+job.Labels[magosv1.WorkspaceLabel])
 			}
 		}

@@ -11,10 +11,11 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/runqueue"
+	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
 func TestRunPriority(t *testing.T) {
-	plan := startDecision(run{Phase: magosv1.RunPlan})
+	plan := startDecision(runjob.Run{Phase: magosv1.RunPlan})
 	requested := plan
 	requested.HandlesRequest = true
 	tests := []struct {
@@ -23,14 +24,14 @@ func TestRunPriority(t *testing.T) {
 		f    facts
 		want runqueue.Priority
 	}{
-		{"an apply", startDecision(run{Phase: magosv1.RunApply}), facts{}, runqueue.Urgent},
-		{"a destroy without a plan", startDecision(run{Phase: magosv1.RunDestroy}), facts{}, runqueue.Urgent},
+		{"an apply", startDecision(runjob.Run{Phase: magosv1.RunApply}), facts{}, runqueue.Urgent},
+		{"a destroy without a plan", startDecision(runjob.Run{Phase: magosv1.RunDestroy}), facts{}, runqueue.Urgent},
 		{"a plan of a reconcile request is not urgent", requested, facts{}, runqueue.Normal},
 		{"a plan of a plan request is not urgent", plan, facts{Request: &magosv1.PlanRequest{ID: "r1"}}, runqueue.Normal},
 		{"a destroy plan of a deleted Workspace", plan, facts{Deletion: &deletionFacts{}}, runqueue.Urgent},
 		{"a destroy plan of a deleted Workspace asked for again", requested, facts{Deletion: &deletionFacts{}}, runqueue.Urgent},
 		{"a plan of a new revision", plan, facts{}, runqueue.Normal},
-		{"a drift re-plan", startDecision(run{Phase: magosv1.RunPlan, Drift: true}), facts{}, runqueue.Drift},
+		{"a drift re-plan", startDecision(runjob.Run{Phase: magosv1.RunPlan, Drift: true}), facts{}, runqueue.Drift},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { assert.Equal(t, tt.want, runPriority(tt.d, tt.f)) })
@@ -38,10 +39,10 @@ func TestRunPriority(t *testing.T) {
 }
 
 func TestRequestedPlan(t *testing.T) {
-	plan := startDecision(run{Phase: magosv1.RunPlan})
+	plan := startDecision(runjob.Run{Phase: magosv1.RunPlan})
 	requested := plan
 	requested.HandlesRequest = true
-	apply := startDecision(run{Phase: magosv1.RunApply})
+	apply := startDecision(runjob.Run{Phase: magosv1.RunApply})
 	apply.HandlesRequest = true
 	assert.True(t, requestedPlan(requested, facts{}), "a reconcile request")
 	assert.True(t, requestedPlan(plan, facts{Request: &magosv1.PlanRequest{ID: "r1"}}), "a plan request")
@@ -80,7 +81,7 @@ func TestQueued(t *testing.T) {
 		return &heldRun{After: queuedRecheck, Priority: p.String(), Bound: queueBound(limits, v), Limited: limited}
 	}
 
-	d := queued(startDecision(run{Phase: magosv1.RunPlan}), f, held(runqueue.Normal, runqueue.Verdict{Position: 3}, 0))
+	d := queued(startDecision(runjob.Run{Phase: magosv1.RunPlan}), f, held(runqueue.Normal, runqueue.Verdict{Position: 3}, 0))
 	assert.Equal(t, magosv1.PhaseWaiting, d.Phase)
 	assert.Equal(t, magosv1.ReasonQueued, d.Reason)
 	assert.True(t, d.Queued)
@@ -89,13 +90,13 @@ func TestQueued(t *testing.T) {
 	assert.Contains(t, d.Message, "The plan run is queued (priority normal): this controller runs at most 4 runs at once")
 	assert.NotContains(t, d.Message, "3", "the position is not in status: it changes with every admission")
 
-	d = queued(startDecision(run{Phase: magosv1.RunApply}), f, held(runqueue.Urgent, runqueue.Verdict{ByProject: true}, 0))
+	d = queued(startDecision(runjob.Run{Phase: magosv1.RunApply}), f, held(runqueue.Urgent, runqueue.Verdict{ByProject: true}, 0))
 	assert.Contains(t, d.Message, "The apply run is queued (priority urgent): the Workspaces of this Project run at most 2 runs at once")
 
-	d = queued(startDecision(run{Phase: magosv1.RunPlan}), f, held(runqueue.Normal, runqueue.Verdict{ByNamespace: true}, 0))
+	d = queued(startDecision(runjob.Run{Phase: magosv1.RunPlan}), f, held(runqueue.Normal, runqueue.Verdict{ByNamespace: true}, 0))
 	assert.Contains(t, d.Message, "The plan run is queued (priority normal): the Workspaces of this namespace run at most 3 runs at once (--max-concurrent-runs-per-namespace)")
 
-	requested := startDecision(run{Phase: magosv1.RunPlan})
+	requested := startDecision(runjob.Run{Phase: magosv1.RunPlan})
 	requested.HandlesRequest = true
 	d = queued(requested, f, held(runqueue.Drift, runqueue.Verdict{}, time.Minute))
 	assert.Equal(t, magosv1.PhaseWaiting, d.Phase, "a requested plan at drift priority is no drift check: the Workspace waits")
@@ -104,14 +105,14 @@ func TestQueued(t *testing.T) {
 	assert.Contains(t, d.Message, "(priority drift)")
 	assert.Contains(t, d.Message, "started less than 1m0s ago (--requested-plan-interval)")
 
-	d = queued(startDecision(run{Phase: magosv1.RunPlan, Drift: true}), f, held(runqueue.Drift, runqueue.Verdict{}, 0))
+	d = queued(startDecision(runjob.Run{Phase: magosv1.RunPlan, Drift: true}), f, held(runqueue.Drift, runqueue.Verdict{}, 0))
 	assert.Equal(t, magosv1.PhaseIdle, d.Phase, "a queued drift check leaves the Workspace Ready")
 	assert.Empty(t, d.Reason)
 	assert.True(t, d.Queued)
 	assert.Equal(t, "Applied revision main@sha1:abc; the drift plan is queued: this controller runs at most 4 runs at once (--max-concurrent-runs)", d.Message)
 
 	rate := &planRate{max: 5, window: time.Minute}
-	d = queued(startDecision(run{Phase: magosv1.RunPlan}), f, &heldRun{After: 12 * time.Second, Bound: rate.bound()})
+	d = queued(startDecision(runjob.Run{Phase: magosv1.RunPlan}), f, &heldRun{After: 12 * time.Second, Bound: rate.bound()})
 	assert.Equal(t, magosv1.ReasonQueued, d.Reason)
 	assert.Equal(t, 12*time.Second, d.After, "the plan rate says when to look again")
 	assert.Equal(t, "The plan run waits 12s: the Workspaces of this namespace started 5 plans in the last 1m0s (--max-plans-per-namespace-per-minute), the most they may", d.Message)

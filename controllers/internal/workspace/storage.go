@@ -13,20 +13,8 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/apis/planstore"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
+	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
-
-// runStorage is what the controller reserved for a run: every object the
-// runner writes, verified to belong to the Workspace.
-type runStorage struct {
-	// State and Lease are set once the state Secret and lock Lease are.
-	State, Lease bool
-	// PlanChunks is how many plan chunk Secrets exist (0..PlanChunks-1).
-	PlanChunks int
-	// Outputs is the outputs Secret; "" when the Workspace writes none.
-	Outputs string
-	// ErroredState is set once the errored-state Secret is.
-	ErroredState bool
-}
 
 // reserveRunStorage creates, before a run, every object the runner writes,
 // so that the runner's Role needs no create: with create on Secrets, config
@@ -37,8 +25,8 @@ type runStorage struct {
 // the plan chunk Secrets and the outputs Secret are owned by the Workspace. An existing object of one of those
 // names that Magos did not create for this Workspace stalls it with
 // StorageConflict.
-func (r *Reconciler) reserveRunStorage(ctx context.Context, ws *magosv1.Workspace) (runStorage, error) {
-	st := runStorage{}
+func (r *Reconciler) reserveRunStorage(ctx context.Context, ws *magosv1.Workspace) (runjob.Storage, error) {
+	st := runjob.Storage{}
 	state := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
 		Name: magosv1.StateSecretName(ws.Name), Namespace: ws.Namespace, Labels: magosv1.StateSecretLabels(ws.Name),
 		Annotations: workspaceUID(ws),
@@ -56,7 +44,7 @@ func (r *Reconciler) reserveRunStorage(ctx context.Context, ws *magosv1.Workspac
 	// Like the state it may have to hold, the errored-state Secret has no
 	// owner: it outlives the Workspace.
 	errored := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
-		Name: magosv1.ErroredStateSecretName(ws.Name), Namespace: ws.Namespace, Labels: runnerLabels(ws),
+		Name: magosv1.ErroredStateSecretName(ws.Name), Namespace: ws.Namespace, Labels: runjob.Labels(ws),
 		Annotations: workspaceUID(ws),
 	}, Type: corev1.SecretTypeOpaque}
 	if _, err := r.reserve(ctx, ws, errored, true); err != nil {
@@ -115,7 +103,7 @@ func workspaceUID(ws *magosv1.Workspace) map[string]string {
 // owner reference the runner also writes (no blockOwnerDeletion).
 func (r *Reconciler) ownedMeta(ws *magosv1.Workspace, name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
-		Name: name, Namespace: ws.Namespace, Labels: runnerLabels(ws),
+		Name: name, Namespace: ws.Namespace, Labels: runjob.Labels(ws),
 		OwnerReferences: []metav1.OwnerReference{planstore.WorkspaceOwner(ws.Name, string(ws.UID))},
 	}
 }

@@ -38,7 +38,7 @@ func TestLostStatusAdoptsTheRunningJob(t *testing.T) {
 
 	complete(t, job, magosv1.RunResult{PlanDigest: "sha256:0000", Storage: "plan"})
 	next := waitJob(t, f.ns, "adopt", magosv1.RunPlan)
-	assert.NotEqual(t, job.Name, next.Name, "a new run, not the adopted one again")
+	assert.NotEqual(t, job.Name, next.Name, "a new runjob.Run, not the adopted one again")
 	assert.Equal(t, newer, jobEnv(next, magosv1.EnvRevision), "the newer revision is planned after the adopted run")
 	ws = f.waitWorkspace("adopt", "plans the newer revision", running(next.Name))
 	require.NotEmpty(t, ws.Status.History)

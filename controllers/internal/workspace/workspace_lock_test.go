@@ -66,7 +66,7 @@ func TestStuckLockIsReleasedByTheUnlockAnnotation(t *testing.T) {
 	lease := &coordinationv1.Lease{}
 	err := env.Client.Get(ctx, client.ObjectKeyFromObject(held), lease)
 	if err == nil {
-		assert.NotEqual(t, held.UID, lease.UID, "the held Lease was deleted (a free one is made again for the next run)")
+		assert.NotEqual(t, held.UID, lease.UID, "the held Lease was deleted (a free one is made again for the next runjob.Run)")
 		assert.Empty(t, ptr.Deref(lease.Spec.HolderIdentity, ""), "and nobody holds the new one")
 	} else {
 		assert.True(t, apierrors.IsNotFound(err), "reading the lock Lease: %v", err)

@@ -1,4 +1,4 @@
-package workspace
+package runjob
 
 import (
 	"fmt"
@@ -24,11 +24,11 @@ var runnerFailureReasons = map[string]bool{
 	magosv1.ReasonImagePullFailed: true, magosv1.ReasonRunStartFailed: true,
 }
 
-// failureReason is the reason label of a failed run: what stopped it from
+// FailureReason is the reason label of a failed run: what stopped it from
 // outside, read from its Job and Pod (DeadlineExceeded, OOMKilled, Evicted),
 // else the reason of its RunResult if it is one of the closed set, else
 // RunFailed. job and pod may be nil (gone, or never read).
-func failureReason(res magosv1.RunResult, job *batchv1.Job, pod *corev1.Pod) string {
+func FailureReason(res magosv1.RunResult, job *batchv1.Job, pod *corev1.Pod) string {
 	if job != nil {
 		for _, c := range job.Status.Conditions {
 			if (c.Type == batchv1.JobFailed || c.Type == batchv1.JobFailureTarget) && c.Status == corev1.ConditionTrue && c.Reason == batchv1.JobReasonDeadlineExceeded {
@@ -57,14 +57,14 @@ func failureReason(res magosv1.RunResult, job *batchv1.Job, pod *corev1.Pod) str
 	return magosv1.ReasonRunFailed
 }
 
-// outOfMemory is res of a run whose container the kernel killed for its
+// OutOfMemory is res of a run whose container the kernel killed for its
 // memory, whatever the runner managed to report: the reason is OOMKilled
 // and the message names the limit to raise.
-func outOfMemory(res magosv1.RunResult, pod *corev1.Pod) magosv1.RunResult {
+func OutOfMemory(res magosv1.RunResult, pod *corev1.Pod) magosv1.RunResult {
 	limit := "its memory limit"
 	if pod != nil {
 		for _, c := range pod.Spec.Containers {
-			if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok && c.Name == runnerContainer {
+			if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok && c.Name == RunnerContainer {
 				limit = "its memory limit of " + q.String()
 			}
 		}
@@ -74,16 +74,16 @@ func outOfMemory(res magosv1.RunResult, pod *corev1.Pod) magosv1.RunResult {
 	return res
 }
 
-// runnerEnd says how the runner container of pod (nil: not read) ended
+// RunnerEnd says how the runner container of pod (nil: not read) ended
 // without a report, e.g. "the runner was killed (signal 9, exit code 137);
 // ", or "".
-func runnerEnd(pod *corev1.Pod) string {
+func RunnerEnd(pod *corev1.Pod) string {
 	if pod == nil {
 		return ""
 	}
 	for _, cs := range pod.Status.ContainerStatuses {
 		t := cs.State.Terminated
-		if cs.Name != runnerContainer || t == nil {
+		if cs.Name != RunnerContainer || t == nil {
 			continue
 		}
 		how := fmt.Sprintf("exit code %d", t.ExitCode)
@@ -96,4 +96,29 @@ func runnerEnd(pod *corev1.Pod) string {
 		return fmt.Sprintf("the runner ended (%s, %s) without a report; ", t.Reason, how)
 	}
 	return ""
+}
+
+// Finished reports whether job finished and whether it succeeded.
+func Finished(job *batchv1.Job) (done, succeeded bool) {
+	for _, c := range job.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			return true, true
+		case batchv1.JobFailed:
+			return true, false
+		}
+	}
+	return false, false
+}
+
+func FailureMessage(job *batchv1.Job) string {
+	for _, c := range job.Status.Conditions {
+		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+			return fmt.Sprintf("Job failed (%s): %s", c.Reason, c.Message)
+		}
+	}
+	return "Job failed"
 }

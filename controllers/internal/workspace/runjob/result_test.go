@@ -1,4 +1,4 @@
-package workspace
+package runjob
 
 import (
 	"testing"
@@ -48,7 +48,7 @@ func TestFailureReason(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, failureReason(tt.res, tt.job, tt.pod))
+			assert.Equal(t, tt.want, FailureReason(tt.res, tt.job, tt.pod))
 		})
 	}
 }
@@ -59,16 +59,16 @@ func TestRunnerEnd(t *testing.T) {
 	pod := func(t *corev1.ContainerStateTerminated) *corev1.Pod {
 		return &corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "runner", State: corev1.ContainerState{Terminated: t}}}}}
 	}
-	assert.Equal(t, "", runnerEnd(nil))
-	assert.Equal(t, "the runner was killed (Error, exit code 137) before it could report; ", runnerEnd(pod(&corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 137})))
-	assert.Equal(t, "the runner ended (Error, exit code 3) without a report; ", runnerEnd(pod(&corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 3})))
+	assert.Equal(t, "", RunnerEnd(nil))
+	assert.Equal(t, "the runner was killed (Error, exit code 137) before it could report; ", RunnerEnd(pod(&corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 137})))
+	assert.Equal(t, "the runner ended (Error, exit code 3) without a report; ", RunnerEnd(pod(&corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 3})))
 }
 
 func TestOutOfMemoryNamesTheLimit(t *testing.T) {
-	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: runnerContainer, Resources: corev1.ResourceRequirements{
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: RunnerContainer, Resources: corev1.ResourceRequirements{
 		Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")}}}}}}
-	res := outOfMemory(magosv1.RunResult{Result: magosv1.ResultFailed, Reason: magosv1.ReasonApplyFailed, Message: "local-exec provisioner error"}, pod)
-	assert.Equal(t, magosv1.ReasonOOMKilled, res.Reason, "what stopped the run, not what the runner saw of it")
+	res := OutOfMemory(magosv1.RunResult{Result: magosv1.ResultFailed, Reason: magosv1.ReasonApplyFailed, Message: "local-exec provisioner error"}, pod)
+	assert.Equal(t, magosv1.ReasonOOMKilled, res.Reason, "what stopped the Run, not what the runner saw of it")
 	assert.Equal(t, "the runner ran out of memory: the kernel stopped it at its memory limit of 256Mi (raise spec.runner.resources.limits.memory); local-exec provisioner error", res.Message)
-	assert.Contains(t, outOfMemory(magosv1.RunResult{Reason: magosv1.ReasonRunFailed}, nil).Message, "at its memory limit (raise")
+	assert.Contains(t, OutOfMemory(magosv1.RunResult{Reason: magosv1.ReasonRunFailed}, nil).Message, "at its memory limit (raise")
 }
