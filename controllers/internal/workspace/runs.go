@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,44 +17,6 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
-
-// policyRetryInterval is how long a plan whose policies could not be
-// evaluated (PolicyError, a retried reason) waits before they are evaluated
-// again.
-const policyRetryInterval = 30 * time.Second
-
-// phaseOfRun maps a run phase to the Workspace phase while it runs.
-var phaseOfRun = map[string]magosv1.WorkspacePhase{
-	magosv1.RunPlan:      magosv1.PhasePlanning,
-	magosv1.RunApply:     magosv1.PhaseApplying,
-	magosv1.RunDestroy:   magosv1.PhaseDestroying,
-	magosv1.RunPlanApply: magosv1.PhaseApplying,
-}
-
-// runPhase is the Workspace phase while a run of phase and mode runs: the
-// apply of a destroy plan is Destroying.
-func runPhase(phase string, mode magosv1.PlanMode) magosv1.WorkspacePhase {
-	if phase == magosv1.RunApply && mode == magosv1.PlanModeDestroy {
-		return magosv1.PhaseDestroying
-	}
-	return phaseOfRun[phase]
-}
-
-// runKind names a run in messages: plan, drift plan, destroy plan, apply,
-// destroy apply (of a destroy plan), destroy (without a plan), or plan and
-// apply (the fast path).
-func runKind(phase string, mode magosv1.PlanMode, drift bool) string {
-	if phase == magosv1.RunPlanApply {
-		phase = "plan and apply"
-	}
-	switch {
-	case mode == magosv1.PlanModeDestroy:
-		return "destroy " + phase
-	case drift:
-		return "drift " + phase
-	}
-	return phase
-}
 
 // reconcileRuns gathers the facts of a Workspace that has its inputs and
 // source artifact, decides (decide) and carries out the decision. Actions
