@@ -10,6 +10,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
+	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
 )
 
 // reconcileDelete destroys the resources of a deleted destroyOnDelete
@@ -29,7 +30,7 @@ import (
 // finalizer, as does a failed run (DestroyFailed, retried after the retry
 // interval); unsetting destroyOnDelete lets the Workspace go and leaves the
 // resources in place.
-func (r *Reconciler) reconcileDelete(ctx context.Context, ws *magosv1.Workspace, obs *observation) (ctrl.Result, error) {
+func (r *Reconciler) reconcileDelete(ctx context.Context, ws *magosv1.Workspace, obs *decide.Observation) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(ws, DestroyFinalizer) {
 		return ctrl.Result{}, nil
 	}
@@ -48,7 +49,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, ws *magosv1.Workspace,
 		r.reportNow()
 		return ctrl.Result{}, nil
 	}
-	del := &deletionFacts{}
+	del := &decide.DeletionFacts{}
 	art, err := fluxsource.Fetch(ctx, r.Client, ws)
 	var notReady fluxsource.NotReadyError
 	switch {
@@ -74,7 +75,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, ws *magosv1.Workspace,
 // or (DestroySkipped) they cannot be and are left in place with the state.
 // Removing the finalizer deletes the Workspace, so no status is written
 // after it: what this reconcile recorded is reported once it is removed.
-func (r *Reconciler) finishDeletion(ctx context.Context, ws *magosv1.Workspace, d decision) error {
+func (r *Reconciler) finishDeletion(ctx context.Context, ws *magosv1.Workspace, d decide.Decision) error {
 	switch {
 	case d.Reason == magosv1.ReasonDestroySkipped:
 		r.event(ws, corev1.EventTypeWarning, magosv1.ReasonDestroySkipped,

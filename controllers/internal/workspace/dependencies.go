@@ -19,12 +19,13 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/conditions"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/index"
+	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
 )
 
 // gatherDependencies reads ws's dependencies from the cache (and, while ws
 // is deleted, the Workspaces that depend on it).
-func (r *Reconciler) gatherDependencies(ctx context.Context, ws *magosv1.Workspace, deleting bool) (dependencyFacts, error) {
-	var d dependencyFacts
+func (r *Reconciler) gatherDependencies(ctx context.Context, ws *magosv1.Workspace, deleting bool) (decide.DependencyFacts, error) {
+	var d decide.DependencyFacts
 	if deleting {
 		var list magosv1.WorkspaceList
 		if err := r.List(ctx, &list, client.InNamespace(ws.Namespace), client.MatchingFields{index.WorkspaceDependsOn: ws.Name}); err != nil {
@@ -104,7 +105,7 @@ func dependencyState(name string, dep *magosv1.Workspace, sourceRevision string,
 	case !dep.DeletionTimestamp.IsZero():
 		st.Message = fmt.Sprintf("Workspace %s is being deleted", name)
 	case ready.Status != "True":
-		st.Message = fmt.Sprintf("Workspace %s is %s: %s", name, orDefault(string(dep.Status.Phase), "not Ready"), ready.Message)
+		st.Message = fmt.Sprintf("Workspace %s is %s: %s", name, decide.OrDefault(string(dep.Status.Phase), "not Ready"), ready.Message)
 	case dep.Spec.Mode == magosv1.ModePlanOnly:
 		st.Ready = true
 	case sourceRevision == "":

@@ -1,59 +1,16 @@
 package workspace
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
-
-// TestHoldForDependencies pins how spec.dependsOn holds a decision that
-// starts a run, and only such a decision.
-func TestHoldForDependencies(t *testing.T) {
-	ready := magosv1.DependencyStatus{Name: "network", Ready: true}
-	notReady := magosv1.DependencyStatus{Name: "database", Message: "Workspace database is Planning: Run x is in progress"}
-	plan := startDecision(runjob.Run{Phase: magosv1.RunPlan})
-	tests := []struct {
-		name     string
-		f        facts
-		d        decision
-		phase    magosv1.WorkspacePhase
-		reason   string
-		stalled  bool
-		starts   bool
-		contains string
-	}{
-		{name: "no dependencies: the run starts", f: facts{}, d: plan, phase: magosv1.PhasePlanning, starts: true},
-		{name: "every dependency Ready: the run starts", f: facts{Dependencies: &dependencyFacts{States: []magosv1.DependencyStatus{ready}}}, d: plan, phase: magosv1.PhasePlanning, starts: true},
-		{name: "a dependency not Ready: wait", f: facts{Dependencies: &dependencyFacts{States: []magosv1.DependencyStatus{ready, notReady}}}, d: plan,
-			phase: magosv1.PhaseWaiting, reason: magosv1.ReasonDependencyNotReady, contains: "Waiting for dependencies: Workspace database is Planning"},
-		{name: "a cycle stalls", f: facts{Dependencies: &dependencyFacts{States: []magosv1.DependencyStatus{ready}, Cycle: []string{"app", "network", "app"}}}, d: plan,
-			phase: magosv1.PhaseFailed, reason: magosv1.ReasonDependencyCycle, stalled: true, contains: "app → network → app"},
-		{name: "a decision that starts nothing is kept", f: facts{Dependencies: &dependencyFacts{States: []magosv1.DependencyStatus{notReady}}},
-			d: decision{Phase: magosv1.PhaseIdle}, phase: magosv1.PhaseIdle},
-		{name: "a deleted Workspace waits for its dependents", f: facts{Deletion: &deletionFacts{}, Dependencies: &dependencyFacts{Dependents: []string{"app"}}},
-			d: startDecision(runjob.Run{Phase: magosv1.RunPlan, Mode: magosv1.PlanModeDestroy}), phase: magosv1.PhaseWaiting, reason: magosv1.ReasonDependentsExist, contains: "depend on it to be deleted first: app"},
-		{name: "a deleted Workspace without dependents destroys", f: facts{Deletion: &deletionFacts{}, Dependencies: &dependencyFacts{States: []magosv1.DependencyStatus{notReady}}},
-			d: startDecision(runjob.Run{Phase: magosv1.RunPlan, Mode: magosv1.PlanModeDestroy}), phase: magosv1.PhasePlanning, starts: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			d := holdForDependencies(tt.f, tt.d)
-			assert.Equal(t, tt.phase, d.Phase)
-			if tt.reason != "" {
-				assert.Equal(t, tt.reason, d.Reason)
-			}
-			assert.Equal(t, tt.stalled, d.Stalled)
-			assert.Equal(t, tt.starts, d.Action == actStart)
-			assert.Contains(t, d.Message, tt.contains)
-		})
-	}
-}
 
 // TestFindCycle: a path back to the Workspace is found and named; a
 // diamond or a missing Workspace is no cycle.

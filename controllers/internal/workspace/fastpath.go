@@ -11,13 +11,14 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
 	"github.com/magos-dev/magos/controllers/internal/policy"
+	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
 )
 
 // decidersOf looks up what would decide on ws's next plan besides its
 // spec: the policies that select it, as the gate would select them, and
 // the Rollout governing its Project.
-func (r *Reconciler) decidersOf(ctx context.Context, ws *magosv1.Workspace, project *magosv1.Project) (*deciders, error) {
-	d := &deciders{}
+func (r *Reconciler) decidersOf(ctx context.Context, ws *magosv1.Workspace, project *magosv1.Project) (*decide.Deciders, error) {
+	d := &decide.Deciders{}
 	namespaced, err := r.namespacedPoliciesAllowed(ctx, ws.Namespace)
 	var selection policy.Selection
 	if err == nil {
@@ -51,7 +52,7 @@ func (r *Reconciler) decidersOf(ctx context.Context, ws *magosv1.Workspace, proj
 // it: the PolicyPassed condition (its message naming the namespace's
 // policies that select the Workspace but may not gate it, which an event
 // also names), the verdict the run's plan is recorded with.
-func (r *Reconciler) noPolicyDecides(ws *magosv1.Workspace, d *deciders) {
+func (r *Reconciler) noPolicyDecides(ws *magosv1.Workspace, d *decide.Deciders) {
 	r.reportIgnoredPolicies(ws, d.Ignored)
 	conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionTrue, magosv1.ReasonPolicyPassed,
 		"No policy selects this Workspace: its plans are applied without a gate"+ignoredNote(d.Ignored))

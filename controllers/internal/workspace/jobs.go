@@ -10,6 +10,7 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/approvalrules"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
+	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
 	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
@@ -33,7 +34,7 @@ type settings struct {
 	// DestroyGate is how a deletion destroys (Enforce unless set).
 	DestroyGate magosv1.DestroyGate
 	// Retry is how failed runs are retried.
-	Retry retryPolicy
+	Retry decide.RetryPolicy
 	// RunnerImageSet says the Workspace or its Project chose the runner image.
 	RunnerImageSet bool
 	// SpecEngineImage is the engine image (template) the Workspace or its
@@ -46,7 +47,7 @@ type settings struct {
 // stalls the Workspace).
 func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settings, error) {
 	s := settings{Settings: runjob.Settings{Engine: magosv1.EngineOpenTofu, Version: r.Options.DefaultEngineVersion, Env: in.Env, Sensitive: in.Sensitive},
-		Approval: magosv1.ApprovalAuto, DestroyGate: magosv1.DestroyGateEnforce, Retry: retryPolicy{Interval: r.Options.RetryInterval}}
+		Approval: magosv1.ApprovalAuto, DestroyGate: magosv1.DestroyGateEnforce, Retry: decide.RetryPolicy{Interval: r.Options.RetryInterval}}
 	var layers []*magosv1.ProjectDefaults
 	if in.Project != nil && in.Project.Status.Defaults != nil {
 		layers = append(layers, in.Project.Status.Defaults)
@@ -78,7 +79,7 @@ func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settin
 		if l.ApprovalMaxAge != nil {
 			s.ApprovalMaxAge = l.ApprovalMaxAge.Duration
 		}
-		s.Retry = s.Retry.with(l.Retry)
+		s.Retry = s.Retry.With(l.Retry)
 	}
 	rules, field := ws.Spec.ApprovalRules, "spec.approvalRules"
 	if len(rules) == 0 && in.Project != nil && in.Project.Status.Defaults != nil {

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
 	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
@@ -83,7 +84,7 @@ func (r *Reconciler) liveJob(ctx context.Context, ws *magosv1.Workspace, name st
 // did not show: a Job it adopts into f.Running (and status), or a runner
 // Pod that has not ended (f.LivePod). It reports whether it found either:
 // then no run may start.
-func (r *Reconciler) findLiveRun(ctx context.Context, ws *magosv1.Workspace, f *facts) (bool, error) {
+func (r *Reconciler) findLiveRun(ctx context.Context, ws *magosv1.Workspace, f *decide.Facts) (bool, error) {
 	job, pod, err := r.liveRun(ctx, ws)
 	if err != nil {
 		return false, err
@@ -95,7 +96,7 @@ func (r *Reconciler) findLiveRun(ctx context.Context, ws *magosv1.Workspace, f *
 		return true, nil
 	case pod != nil:
 		// The Pod's end (or removal) wakes the Workspace.
-		f.LivePod = &livePod{Name: pod.Name, Phase: pod.Labels[magosv1.PhaseLabel]}
+		f.LivePod = &decide.LivePod{Name: pod.Name, Phase: pod.Labels[magosv1.PhaseLabel]}
 		return true, nil
 	}
 	return false, nil

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
 )
 
 // lockHolder reads who holds the Workspace's state lock after a run failed
@@ -42,30 +43,30 @@ func (r *Reconciler) lockHolder(ctx context.Context, ws *magosv1.Workspace, repo
 // hold the lock, its Job deleted or missing from a stale cache) and that the
 // Lease still has the holder named. It returns the Lease to delete, nil when
 // it is gone.
-func (r *Reconciler) checkUnlock(ctx context.Context, ws *magosv1.Workspace) (*unlockCheck, *coordinationv1.Lease, error) {
+func (r *Reconciler) checkUnlock(ctx context.Context, ws *magosv1.Workspace) (*decide.UnlockCheck, *coordinationv1.Lease, error) {
 	job, pod, err := r.liveRun(ctx, ws)
 	switch {
 	case err != nil:
 		return nil, nil, err
 	case job != nil:
-		return &unlockCheck{Running: "Job " + job.Name}, nil, nil
+		return &decide.UnlockCheck{Running: "Job " + job.Name}, nil, nil
 	case pod != nil:
-		return &unlockCheck{Running: "runner Pod " + pod.Name}, nil, nil
+		return &decide.UnlockCheck{Running: "runner Pod " + pod.Name}, nil, nil
 	}
 	lock := ws.Status.Lock
 	lease := &coordinationv1.Lease{}
 	err = r.APIReader.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: lock.Lease}, lease)
 	if apierrors.IsNotFound(err) {
-		return &unlockCheck{}, nil, nil
+		return &decide.UnlockCheck{}, nil, nil
 	}
 	if err != nil {
 		return nil, nil, err
 	}
 	if h := lease.Spec.HolderIdentity; h != nil && *h != "" && *h != lock.Holder {
 		ws.Status.Lock.Holder = *h
-		return &unlockCheck{Holder: *h}, nil, nil
+		return &decide.UnlockCheck{Holder: *h}, nil, nil
 	}
-	return &unlockCheck{}, lease, nil
+	return &decide.UnlockCheck{}, lease, nil
 }
 
 // releaseLock deletes the lock Lease a person named (nil: it is gone),

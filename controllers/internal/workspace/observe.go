@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
 )
 
 // gatherFacts reads what decide needs: it folds a finished run into status
@@ -15,21 +16,21 @@ import (
 // release, and evaluates the policy gate and the governing Rollout only
 // when a plan is pending. lease is the lock Lease an unlock would delete.
 func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, revision, inputs string, s settings,
-	project *magosv1.Project, del *deletionFacts) (facts, *coordinationv1.Lease, error) {
+	project *magosv1.Project, del *decide.DeletionFacts) (decide.Facts, *coordinationv1.Lease, error) {
 	if err := r.reconcileCurrentRun(ctx, ws, s.Retry); err != nil {
-		return facts{}, nil, err
+		return decide.Facts{}, nil, err
 	}
 	st := &ws.Status
-	f := facts{
+	f := decide.Facts{
 		Now: time.Now(), Name: ws.Name, Revision: revision, Inputs: inputs,
 		ErroredState: st.ErroredState, Lock: st.Lock, LastRun: st.LastRun(), Retry: st.Retry,
 		Plan: st.Plan, Applied: st.LastApplied,
 		Approval: s.Approval, ApprovedPlan: ws.Spec.ApprovedPlan, Approvals: ws.Spec.Approvals, Interval: s.Interval, Deletion: del,
-		Mode: modeOf(ws), SeparatePlans: r.Options.Guards.AlwaysSeparatePlanIdentity,
+		Mode: decide.ModeOf(ws), SeparatePlans: r.Options.Guards.AlwaysSeparatePlanIdentity,
 	}
 	if st.Plan != nil {
-		for _, a := range recordApprovals(st.Plan, ws.Spec.Approvals, f.Now) {
-			r.event(ws, corev1.EventTypeNormal, magosv1.ReasonApproved, "Plan %s (%s) approved by %s", st.Plan.ID, PlanSummary(st.Plan), approver(a))
+		for _, a := range decide.RecordApprovals(st.Plan, ws.Spec.Approvals, f.Now) {
+			r.event(ws, corev1.EventTypeNormal, magosv1.ReasonApproved, "Plan %s (%s) approved by %s", st.Plan.ID, decide.PlanSummary(st.Plan), decide.Approver(a))
 		}
 		f.Interval = jitteredInterval(s.Interval, string(ws.UID)+"/"+st.Plan.ID, r.Options.DriftJitter)
 	}
@@ -47,14 +48,14 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 			// apply was adopted). Evaluated again, status shows the verdict
 			// the apply went through.
 			if _, err := r.reconcilePolicy(ctx, ws, project, f.Now); err != nil {
-				return facts{}, nil, err
+				return decide.Facts{}, nil, err
 			}
 		}
 	}
 	if len(ws.Spec.DependsOn) > 0 || del != nil {
 		deps, err := r.gatherDependencies(ctx, ws, del != nil)
 		if err != nil {
-			return facts{}, nil, err
+			return decide.Facts{}, nil, err
 		}
 		f.Dependencies = &deps
 		if del == nil {
@@ -70,14 +71,14 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 	if st.Lock != nil && ws.Annotations[UnlockAnnotation] == st.Lock.Holder {
 		var err error
 		if f.Unlock, lease, err = r.checkUnlock(ctx, ws); err != nil {
-			return facts{}, nil, err
+			return decide.Facts{}, nil, err
 		}
 	}
-	_, held := decideBlocked(f)
-	if !held && f.mayRunFast() {
+	_, held := decide.DecideBlocked(f)
+	if !held && f.MayRunFast() {
 		var err error
 		if f.Deciders, err = r.decidersOf(ctx, ws, project); err != nil {
-			return facts{}, nil, err
+			return decide.Facts{}, nil, err
 		}
 	}
 	if held || !gatePending(f) {
@@ -86,20 +87,20 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 	if f.Plan.HasChanges {
 		verdict, err := r.reconcilePolicy(ctx, ws, project, f.Now)
 		if err != nil {
-			return facts{}, nil, err
+			return decide.Facts{}, nil, err
 		}
 		f.Gate = verdict
 	}
-	if del == nil && f.rolloutGated() {
+	if del == nil && f.RolloutGated() {
 		var err error
 		if f.Admission, err = r.admissionOf(ctx, ws, f.Plan); err != nil {
-			return facts{}, nil, err
+			return decide.Facts{}, nil, err
 		}
 	}
 	if f.Approval == magosv1.ApprovalManual && f.Plan.HasChanges {
 		rv, err := r.reviewOf(ctx, ws, s, f.Plan, f.Now)
 		if err != nil {
-			return facts{}, nil, err
+			return decide.Facts{}, nil, err
 		}
 		f.Review = &rv
 	}
@@ -111,6 +112,6 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 // destroy plan of this revision and inputs), and its changes are not
 // applied (a destroy plan is gated until it is applied and the Workspace
 // goes).
-func gatePending(f facts) bool {
-	return f.planCurrent() && (f.Deletion != nil || f.Applied == nil || f.Applied.PlanID != f.Plan.ID)
+func gatePending(f decide.Facts) bool {
+	return f.PlanCurrent() && (f.Deletion != nil || f.Applied == nil || f.Applied.PlanID != f.Plan.ID)
 }

@@ -12,6 +12,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
+	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
 )
 
 // Outputs as inputs. A dependent reads a dependency's output through the
@@ -99,21 +100,11 @@ func outputReads(env []corev1.EnvVar, deps map[string]*magosv1.Workspace) []stri
 		if !ok {
 			continue
 		}
-		read := dep.Name + "/" + ref.Key + "=" + outputVersion(dep.Status.OutputVersions, ref.Key)
+		read := dep.Name + "/" + ref.Key + "=" + decide.OutputVersion(dep.Status.OutputVersions, ref.Key)
 		if !slices.Contains(reads, read) {
 			reads = append(reads, read)
 		}
 	}
 	sort.Strings(reads)
 	return reads
-}
-
-// outputVersion is the plan that last changed output name, or "".
-func outputVersion(versions []magosv1.OutputVersion, name string) string {
-	for _, v := range versions {
-		if v.Name == name {
-			return v.PlanID
-		}
-	}
-	return ""
 }

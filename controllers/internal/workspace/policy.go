@@ -19,6 +19,7 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/conditions"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
 	"github.com/magos-dev/magos/controllers/internal/policy"
+	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
 )
 
 // PolicyEvaluator evaluates plan JSON against the selected policies, as
@@ -76,33 +77,33 @@ func policiesDigest(ps []policy.Policy) string {
 // to it and to the plan's digest (policy.ListWaivers), live at now: a
 // denial they match does not block, and the verdict names them. The
 // verdict is evaluated again when they change or the first one expires.
-func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace, project *magosv1.Project, now time.Time) (gateVerdict, error) {
+func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace, project *magosv1.Project, now time.Time) (decide.GateVerdict, error) {
 	plan := ws.Status.Plan
 	namespaced, err := r.namespacedPoliciesAllowed(ctx, ws.Namespace)
 	if err != nil {
-		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("selecting policies: %v", err)}, "", gateErrored, magosv1.ReasonPolicyError), nil
+		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("selecting policies: %v", err)}, "", decide.GateErrored, magosv1.ReasonPolicyError), nil
 	}
 	selection, err := policy.Select(ctx, r.Client, policy.Scope{Namespace: ws.Namespace, Namespaced: namespaced},
 		policySelectors(r.Options.Guards.ClusterPolicySelector, ws, project)...)
 	if err != nil {
-		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("selecting policies: %v", err)}, "", gateErrored, magosv1.ReasonPolicyError), nil
+		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("selecting policies: %v", err)}, "", decide.GateErrored, magosv1.ReasonPolicyError), nil
 	}
 	waivers, err := policy.ListWaivers(ctx, r.Client, ws.Namespace, ws.Name, plan.Digest, now)
 	if err != nil {
-		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("reading PolicyExceptions: %v", err)}, "", gateErrored, magosv1.ReasonPolicyError), nil
+		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("reading PolicyExceptions: %v", err)}, "", decide.GateErrored, magosv1.ReasonPolicyError), nil
 	}
 	selected := policy.WithWaivers(selection.Policies, waivers.Live)
 	digest := policiesDigest(selected)
 	if v := plan.Policy; v != nil && v.PoliciesDigest == digest && (v.Passed || len(v.Violations) > 0) {
 		if v.Passed {
-			return gateVerdict{Outcome: gatePassed, Message: v.Message, Until: timeOf(v.WaiversExpire)}, nil
+			return decide.GateVerdict{Outcome: decide.GatePassed, Message: v.Message, Until: timeOf(v.WaiversExpire)}, nil
 		}
-		return gateVerdict{Outcome: gateBlocked, Reason: magosv1.ReasonPolicyViolation, Message: v.Message}, nil
+		return decide.GateVerdict{Outcome: decide.GateBlocked, Reason: magosv1.ReasonPolicyViolation, Message: v.Message}, nil
 	}
 	// A verdict is recorded below: say which policies it leaves out.
 	r.reportIgnoredPolicies(ws, selection.Ignored)
 	if len(selected) == 0 {
-		return r.recordVerdict(ws, policy.Verdict{Passed: true, Message: "No policy selects this Workspace" + ignoredNote(selection.Ignored)}, digest, gatePassed, ""), nil
+		return r.recordVerdict(ws, policy.Verdict{Passed: true, Message: "No policy selects this Workspace" + ignoredNote(selection.Ignored)}, digest, decide.GatePassed, ""), nil
 	}
 	// Only plan.json, bounded: a plan Secret is written by the runner,
 	// which runs the Workspace's code, so it may be a decompression bomb.
@@ -113,33 +114,33 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace,
 	case errors.Is(err, planstore.ErrTooLarge):
 		// The same plan never fits: it stalls until a new plan.
 		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("the stored plan is too large to evaluate: %v", err)},
-			digest, gateBlocked, magosv1.ReasonPlanTooLarge), nil
+			digest, decide.GateBlocked, magosv1.ReasonPlanTooLarge), nil
 	case errors.Is(err, planstore.ErrCorrupt):
 		// Not the bundle recorded with the plan (rewritten since, or
 		// recorded before bundle digests were): plan again.
 		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("the stored plan is not the one recorded: %v; re-planning", err)},
-			digest, gateStalePlan, magosv1.ReasonPolicyError), nil
+			digest, decide.GateStalePlan, magosv1.ReasonPolicyError), nil
 	case err != nil:
-		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("reading the stored plan: %v", err)}, digest, gateErrored, magosv1.ReasonPolicyError), nil
+		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("reading the stored plan: %v", err)}, digest, decide.GateErrored, magosv1.ReasonPolicyError), nil
 	case stored.ID != plan.ID || stored.Digest != plan.Digest:
 		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("the stored plan is %s, not %s; re-planning", stored.ID, plan.ID)},
-			digest, gateStalePlan, magosv1.ReasonPolicyError), nil
+			digest, decide.GateStalePlan, magosv1.ReasonPolicyError), nil
 	}
 	v := r.Policies.Evaluate(ctx, ws.Namespace, selected, stored.JSON)
 	note := ignoredNote(selection.Ignored) + ignoredWaiversNote(waivers.Ignored)
 	switch {
 	case v.Passed && waived(v):
 		expires := metav1.NewTime(waivers.Expires())
-		g := r.recordNotedVerdict(ws, v, note, digest, gatePassed, "")
+		g := r.recordNotedVerdict(ws, v, note, digest, decide.GatePassed, "")
 		plan.Policy.WaiversExpire, g.Until = &expires, &expires.Time
-		r.event(ws, corev1.EventTypeNormal, magosv1.ReasonPolicyWaived, "%s %s: %s; waivers: %s", planNoun(plan), plan.ID, g.Message, describeWaivers(waivers.Live))
+		r.event(ws, corev1.EventTypeNormal, magosv1.ReasonPolicyWaived, "%s %s: %s; waivers: %s", decide.PlanNoun(plan), plan.ID, g.Message, describeWaivers(waivers.Live))
 		return g, nil
 	case v.Passed:
-		return r.recordNotedVerdict(ws, v, note, digest, gatePassed, ""), nil
+		return r.recordNotedVerdict(ws, v, note, digest, decide.GatePassed, ""), nil
 	case v.Errored:
-		return r.recordNotedVerdict(ws, v, note, digest, gateErrored, magosv1.ReasonPolicyError), nil
+		return r.recordNotedVerdict(ws, v, note, digest, decide.GateErrored, magosv1.ReasonPolicyError), nil
 	}
-	return r.recordNotedVerdict(ws, v, note, digest, gateBlocked, magosv1.ReasonPolicyViolation), nil
+	return r.recordNotedVerdict(ws, v, note, digest, decide.GateBlocked, magosv1.ReasonPolicyViolation), nil
 }
 
 // describeWaivers says who created each waiver, why and until when.
@@ -212,27 +213,27 @@ func (r *Reconciler) planGetter(namespace string) planstore.Getter {
 // blocks, counts a plan with violations as a run failure (PolicyDenied)
 // once, however often changed policies re-evaluate it, and returns it as
 // the gate's outcome.
-func (r *Reconciler) recordVerdict(ws *magosv1.Workspace, v policy.Verdict, digest string, outcome gateOutcome, reason string) gateVerdict {
+func (r *Reconciler) recordVerdict(ws *magosv1.Workspace, v policy.Verdict, digest string, outcome decide.GateOutcome, reason string) decide.GateVerdict {
 	return r.recordNotedVerdict(ws, v, "", digest, outcome, reason)
 }
 
 // recordNotedVerdict is recordVerdict with note (what the gate left out)
 // at the end of the verdict's message.
-func (r *Reconciler) recordNotedVerdict(ws *magosv1.Workspace, v policy.Verdict, note, digest string, outcome gateOutcome, reason string) gateVerdict {
+func (r *Reconciler) recordNotedVerdict(ws *magosv1.Workspace, v policy.Verdict, note, digest string, outcome decide.GateOutcome, reason string) decide.GateVerdict {
 	plan := ws.Status.Plan
 	deniedBefore := plan.Policy != nil && len(plan.Policy.Violations) > 0 && !plan.Policy.Passed
 	const limit = 1024
 	msg := policy.Truncate(policy.StatusMessage(v, limit-min(len(note), limit/2))+note, limit)
 	plan.Policy = policy.APIVerdict(v, digest)
 	plan.Policy.Message = msg
-	if outcome == gatePassed {
+	if outcome == decide.GatePassed {
 		conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionTrue, magosv1.ReasonPolicyPassed, msg)
-		return gateVerdict{Outcome: gatePassed, Message: msg}
+		return decide.GateVerdict{Outcome: decide.GatePassed, Message: msg}
 	}
 	conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionFalse, reason, msg)
-	r.event(ws, corev1.EventTypeWarning, reason, "%s blocked: %s", planNoun(plan), msg)
+	r.event(ws, corev1.EventTypeWarning, reason, "%s blocked: %s", decide.PlanNoun(plan), msg)
 	if reason == magosv1.ReasonPolicyViolation && !deniedBefore {
 		r.later(func() { metrics.RecordRunFailure(magosv1.RunPlan, magosv1.ReasonPolicyDenied) })
 	}
-	return gateVerdict{Outcome: outcome, Reason: reason, Message: msg}
+	return decide.GateVerdict{Outcome: outcome, Reason: reason, Message: msg}
 }

@@ -14,20 +14,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
 )
 
 // admissionOf asks the Rollout governing the Workspace's Project, from its
 // status alone, whether plan may be applied now.
-func (r *Reconciler) admissionOf(ctx context.Context, ws *magosv1.Workspace, plan *magosv1.PlanStatus) (admission, error) {
+func (r *Reconciler) admissionOf(ctx context.Context, ws *magosv1.Workspace, plan *magosv1.PlanStatus) (decide.Admission, error) {
 	if ws.Spec.ProjectRef == nil {
-		return admission{}, nil
+		return decide.Admission{}, nil
 	}
 	var list magosv1.RolloutList
 	if err := r.List(ctx, &list, client.InNamespace(ws.Namespace)); err != nil {
-		return admission{}, fmt.Errorf("listing Rollouts: %w", err)
+		return decide.Admission{}, fmt.Errorf("listing Rollouts: %w", err)
 	}
 	d := magosv1.RolloutAdmission(magosv1.GoverningRollout(list.Items, ws.Spec.ProjectRef.Name), ws, plan.Revision)
-	return admission{Denied: !d.Allowed, Message: d.Message}, nil
+	return decide.Admission{Denied: !d.Allowed, Message: d.Message}, nil
 }
 
 // rolloutHandler enqueues the Workspaces whose admission a Rollout change

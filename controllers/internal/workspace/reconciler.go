@@ -19,6 +19,7 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/reconciletail"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
+	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
 )
 
 // DestroyFinalizer holds a Workspace with destroyOnDelete until its destroy run finished.
@@ -70,13 +71,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	base := ws.DeepCopy()
 	rr := r.forReconcile()
-	obs := observation{}
+	obs := decide.Observation{}
 	result, err := rr.reconcile(ctx, ws, base, &obs)
 	return reconciletail.Finish(ctx, r.Client, ws, base, result, err, reconciletail.Options{
 		Kind: magosv1.WorkspaceKind,
 		Status: func(err error) {
 			obs.Err = err
-			computeStatus(ws, obs)
+			decide.ComputeStatus(ws, obs)
 			rr.noteTransition(base, ws, obs.Decision)
 		},
 		// Status carries the run state (current run, plan, history): a
@@ -94,7 +95,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // noteTransition records decision d's event when the Workspace enters d:
 // its phase or Ready reason changed.
-func (r *Reconciler) noteTransition(base, ws *magosv1.Workspace, d decision) {
+func (r *Reconciler) noteTransition(base, ws *magosv1.Workspace, d decide.Decision) {
 	if d.Event == nil {
 		return
 	}
@@ -106,7 +107,7 @@ func (r *Reconciler) noteTransition(base, ws *magosv1.Workspace, d decision) {
 }
 
 // reconcile is Reconcile's body, before the status is computed and written.
-func (r *Reconciler) reconcile(ctx context.Context, ws, base *magosv1.Workspace, obs *observation) (ctrl.Result, error) {
+func (r *Reconciler) reconcile(ctx context.Context, ws, base *magosv1.Workspace, obs *decide.Observation) (ctrl.Result, error) {
 	if !ws.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, ws, obs)
 	}

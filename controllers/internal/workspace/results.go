@@ -16,6 +16,8 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/apis/planstore"
 	"github.com/magos-dev/magos/apis/plansummary"
+	"github.com/magos-dev/magos/controllers/internal/metrics"
+	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
 	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
@@ -71,7 +73,7 @@ func (r *Reconciler) readRunResult(ctx context.Context, ws *magosv1.Workspace, j
 
 // recordResult folds a finished run into status: a new plan, an applied
 // plan, a stale plan to redo or a held lock; history, events and metrics.
-func (r *Reconciler) recordResult(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job, retry retryPolicy) error {
+func (r *Reconciler) recordResult(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job, retry decide.RetryPolicy) error {
 	cr := ws.Status.CurrentRun
 	res, pod := r.readRunResult(ctx, ws, job, cr.Job, cr.Phase)
 	failure := runjob.FailureReason(res, job, pod)
@@ -86,17 +88,17 @@ func (r *Reconciler) recordResult(ctx context.Context, ws *magosv1.Workspace, jo
 // The controller's checks come first (observeRunEnd), then the pure fold;
 // its events are recorded while the run is still current, its metrics
 // after the status patch.
-func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace, res magosv1.RunResult, failure string, retry retryPolicy) error {
+func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace, res magosv1.RunResult, failure string, retry decide.RetryPolicy) error {
 	end, err := r.observeRunEnd(ctx, ws, res, failure, retry)
 	if err != nil {
 		return err
 	}
-	status, out := fold(ws.Status, end)
+	status, out := decide.Fold(ws.Status, end)
 	for _, n := range out.Notes {
 		r.event(ws, n.Type, n.Reason, "%s", n.Message)
 	}
 	ws.Status = status
-	r.later(out.Metrics.record)
+	r.later(func() { recordRunMetrics(out.Metrics) })
 	if end.Reserved != nil {
 		return end.Reserved.Err
 	}
@@ -108,17 +110,17 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 // identity revoked, the stored plan read back (sealed), the plan Secrets
 // a plan ran out of reserved, and the state lock's holder after a failure.
 // Only reading the lock fails the recording: the run is read again.
-func (r *Reconciler) observeRunEnd(ctx context.Context, ws *magosv1.Workspace, res magosv1.RunResult, failure string, retry retryPolicy) (runEnd, error) {
+func (r *Reconciler) observeRunEnd(ctx context.Context, ws *magosv1.Workspace, res magosv1.RunResult, failure string, retry decide.RetryPolicy) (decide.RunEnd, error) {
 	cr := ws.Status.CurrentRun
-	end := runEnd{Name: ws.Name, Result: res, Failure: failure, Retry: retry, MaxPlanChunks: r.Options.maxPlanChunks()}
+	end := decide.RunEnd{Name: ws.Name, Result: res, Failure: failure, Retry: retry, MaxPlanChunks: r.Options.maxPlanChunks()}
 	if cr.Phase == magosv1.RunPlan {
 		if end.RevokeErr = r.revokePlanIdentity(ctx, ws); end.RevokeErr != nil {
 			// The result is recorded all the same: a run never hangs on it.
 			ctrl.LoggerFrom(ctx).Error(end.RevokeErr, "Failed to revoke the plan identity of a finished plan")
 		}
 	}
-	if needsSeal(cr.Phase, res) {
-		seal := &sealedPlan{}
+	if decide.NeedsSeal(cr.Phase, res) {
+		seal := &decide.SealedPlan{}
 		var read func(io.Reader) error
 		if cr.Phase == magosv1.RunPlan {
 			read = func(planJSON io.Reader) (err error) {
@@ -129,12 +131,12 @@ func (r *Reconciler) observeRunEnd(ctx context.Context, ws *magosv1.Workspace, r
 		seal.BundleDigest, seal.Err = r.sealStoredPlan(ctx, ws, cr, res, read)
 		end.Seal = seal
 	}
-	settled, _ := end.settled(cr.Phase)
-	if needsReservation(settled, end.MaxPlanChunks) {
+	settled, _ := end.Settled(cr.Phase)
+	if decide.NeedsReservation(settled, end.MaxPlanChunks) {
 		created, err := r.reservePlanChunks(ctx, ws, settled.PlanChunks)
-		end.Reserved = &chunkReservation{Created: created, Err: err}
+		end.Reserved = &decide.ChunkReservation{Created: created, Err: err}
 	}
-	if needsLock(settled) {
+	if decide.NeedsLock(settled) {
 		lock, err := r.lockHolder(ctx, ws, settled.LockHolder)
 		if err != nil {
 			return end, err
@@ -170,4 +172,27 @@ func (r *Reconciler) sealStoredPlan(ctx context.Context, ws *magosv1.Workspace, 
 			cr.Phase, cr.Job, meta.ID, meta.Digest, cr.PlanID, res.PlanDigest)
 	}
 	return meta.SHA256, nil
+}
+
+// recordRunMetrics records the metrics of a run fold counted.
+func recordRunMetrics(m decide.RunMetrics) {
+	if m.Timed {
+		metrics.RecordRun(m.Phase, m.Result, m.Seconds)
+	}
+	if s := m.Steps; s != nil {
+		metrics.RecordRunStep(m.Phase, metrics.StepFetch, s.Fetch)
+		metrics.RecordRunStep(m.Phase, metrics.StepInit, s.Init)
+		metrics.RecordRunStep(m.Phase, metrics.StepEngine, s.Engine)
+		metrics.RecordRunStep(m.Phase, metrics.StepRender, s.Render)
+		metrics.RecordRunStep(m.Phase, metrics.StepStorage, s.Storage)
+	}
+	if m.Drift {
+		metrics.RecordDrift()
+	}
+	if m.Failed {
+		metrics.RecordRunFailure(m.Phase, m.Failure)
+	}
+	if m.RetryOutcome != "" {
+		metrics.RecordRetry(m.RetryOutcome)
+	}
 }

@@ -13,13 +13,14 @@ import (
 	"github.com/magos-dev/magos/apis/plansummary"
 	"github.com/magos-dev/magos/controllers/internal/approvalrules"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
+	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
 )
 
 // reviewOf reviews the pending plan under the approval rules at now and
 // records in status which rule governs it (an AutoApproved event the first
 // time one applies it without approval). The stored plan is read only
 // where a rule reads plan.resources.
-func (r *Reconciler) reviewOf(ctx context.Context, ws *magosv1.Workspace, s settings, plan *magosv1.PlanStatus, now time.Time) (review, error) {
+func (r *Reconciler) reviewOf(ctx context.Context, ws *magosv1.Workspace, s settings, plan *magosv1.PlanStatus, now time.Time) (decide.Review, error) {
 	p := approvalrules.Plan{
 		Add: int64(plan.Add), Change: int64(plan.Change), Destroy: int64(plan.Destroy),
 		DestroyMode: plan.Mode == magosv1.PlanModeDestroy, Drift: plan.Drift,
@@ -28,16 +29,16 @@ func (r *Reconciler) reviewOf(ctx context.Context, ws *magosv1.Workspace, s sett
 	if s.ApprovalRules.ReadsResources() {
 		var err error
 		if p.Resources, err = r.planResources(ctx, ws, plan); err != nil {
-			return review{}, err
+			return decide.Review{}, err
 		}
 	}
 	rule, err := s.ApprovalRules.Govern(p)
 	if err != nil {
-		return review{}, rerror.Stall(magosv1.ReasonInvalidApprovalRule, err)
+		return decide.Review{}, rerror.Stall(magosv1.ReasonInvalidApprovalRule, err)
 	}
-	rv := reviewPlan(rule, plan, ws.Spec.Approvals, ws.Spec.ApprovedPlan, now, s.ApprovalMaxAge)
+	rv := decide.ReviewPlan(rule, plan, ws.Spec.Approvals, ws.Spec.ApprovedPlan, now, s.ApprovalMaxAge)
 	if rv.Auto && !plan.AutoApproved {
-		r.event(ws, corev1.EventTypeNormal, magosv1.ReasonAutoApproved, "Plan %s (%s) is applied without approval: approval rule %s governs it", plan.ID, PlanSummary(plan), rv.Rule)
+		r.event(ws, corev1.EventTypeNormal, magosv1.ReasonAutoApproved, "Plan %s (%s) is applied without approval: approval rule %s governs it", plan.ID, decide.PlanSummary(plan), rv.Rule)
 	}
 	plan.ApprovalRule, plan.AutoApproved = rv.Rule, rv.Auto
 	return rv, nil

@@ -15,6 +15,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
+	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
 	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
@@ -24,7 +25,7 @@ import (
 // lock, clearing restored state) change the facts, so it decides again
 // after them. del is set while a destroyOnDelete Workspace is deleted.
 func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, art artifact, s settings, in inputs,
-	del *deletionFacts, obs *observation) (ctrl.Result, error) {
+	del *decide.DeletionFacts, obs *decide.Observation) (ctrl.Result, error) {
 	project := in.Project
 	inputs := inputsDigest(ws, s, in.SetDigests, in.OutputReads)
 	ws.Status.InputsDigest = inputs
@@ -37,18 +38,18 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 		return ctrl.Result{}, err
 	}
 	for {
-		d := decide(f)
+		d := decide.Decide(f)
 		obs.Decision = d
-		if d.HandlesRequest && d.Action != actStart {
+		if d.HandlesRequest && d.Action != decide.ActStart {
 			handled(ws)
 		}
 		switch d.Action {
-		case actNone:
+		case decide.ActNone:
 			return ctrl.Result{}, nil
-		case actWait:
+		case decide.ActWait:
 			return requeueAfter(d.After), nil
-		case actStart:
-			if f.Content == nil && f.mayCarry() {
+		case decide.ActStart:
+			if f.Content == nil && f.MayCarry() {
 				f.Content = r.contentOf(ctx, ws, art)
 				continue // decide again: the revision may change nothing read
 			}
@@ -70,7 +71,7 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 				// Status says what the next reconcile would: the run is in
 				// progress (one status write per transition, not two). The
 				// decision's event is still recorded on entering it.
-				running := runningDecision(ws.Status.CurrentRun, del != nil)
+				running := decide.RunningDecision(ws.Status.CurrentRun, del != nil)
 				running.Event = d.Event
 				obs.Decision = running
 			}
@@ -82,26 +83,26 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 			}
 			// A live read found a run the cache did not show: decide on it.
 			continue
-		case actRecordNoChanges:
+		case decide.ActRecordNoChanges:
 			plan := ws.Status.Plan
 			ws.Status.LastApplied = &magosv1.AppliedStatus{PlanID: plan.ID, Revision: plan.Revision, Time: metav1.NewTime(f.Now)}
 			r.event(ws, corev1.EventTypeNormal, magosv1.ReasonNoChanges, "Plan %s of revision %s has no changes; nothing to apply", plan.ID, plan.Revision)
 			f.Applied = ws.Status.LastApplied
-		case actCarryRevision:
+		case decide.ActCarryRevision:
 			r.event(ws, corev1.EventTypeNormal, magosv1.ReasonRevisionUnchanged, "%s", d.Message)
-			carry(&ws.Status, f.Revision)
+			decide.Carry(&ws.Status, f.Revision)
 			f.Plan, f.Applied = ws.Status.Plan, ws.Status.LastApplied
-		case actReleaseLock:
+		case decide.ActReleaseLock:
 			if err := r.releaseLock(ctx, ws, lease); err != nil {
 				return ctrl.Result{}, err
 			}
 			f.Lock, f.Unlock, f.Plan, f.Retry = nil, nil, nil, nil
-		case actClearErroredState:
+		case decide.ActClearErroredState:
 			ctrl.LoggerFrom(ctx).Info("The state was restored; planning again", "job", ws.Status.ErroredState.Job)
 			r.event(ws, corev1.EventTypeNormal, magosv1.ReasonStateRestored, "The state of run %s was marked restored; planning again", ws.Status.ErroredState.Job)
 			ws.Status.ErroredState, ws.Status.Plan, ws.Status.Retry = nil, nil, nil
 			f.ErroredState, f.Plan, f.Retry = nil, nil, nil
-		case actFinishDeletion:
+		case decide.ActFinishDeletion:
 			return ctrl.Result{}, r.finishDeletion(ctx, ws, d)
 		}
 	}
@@ -116,7 +117,7 @@ func handled(ws *magosv1.Workspace) {
 // creates the Job of run rn. It reports started false when a live read
 // found a run the cache did not show (or a Job of this run that already
 // exists): then it records that run in f (and status) instead.
-func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn runjob.Run, inputs string, s settings, f *facts) (bool, error) {
+func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn runjob.Run, inputs string, s settings, f *decide.Facts) (bool, error) {
 	if err := r.Options.Guards.checkRunnerImage(s.Runner.Image); err != nil {
 		return false, err
 	}
@@ -174,7 +175,7 @@ func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn run
 	}
 	if s.AskedTimeout > 0 {
 		r.event(ws, corev1.EventTypeWarning, magosv1.ReasonRunTimeoutCapped, "%s: run %s has a deadline of %s",
-			timeoutCappedMessage(s.AskedTimeout, s.Timeout), job.Name, s.Timeout)
+			decide.TimeoutCappedMessage(s.AskedTimeout, s.Timeout), job.Name, s.Timeout)
 	}
 	return true, nil
 }
@@ -184,7 +185,7 @@ func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn run
 // status does not know (one started before a controller restart, or whose
 // start a lost status patch forgot) into status.currentRun. The current
 // run is recorded first, so adopting the next run never drops its result.
-func (r *Reconciler) reconcileCurrentRun(ctx context.Context, ws *magosv1.Workspace, retry retryPolicy) error {
+func (r *Reconciler) reconcileCurrentRun(ctx context.Context, ws *magosv1.Workspace, retry decide.RetryPolicy) error {
 	var jobs batchv1.JobList
 	if err := r.List(ctx, &jobs, client.InNamespace(ws.Namespace), client.MatchingLabels{magosv1.WorkspaceLabel: ws.Name}); err != nil {
 		return err
@@ -212,7 +213,7 @@ func (r *Reconciler) reconcileCurrentRun(ctx context.Context, ws *magosv1.Worksp
 // cache may not have seen it yet); a deleted Job's Pod may still be
 // stopping (writing state, releasing the lock): the run ends when its Pod
 // does.
-func (r *Reconciler) endCurrentRun(ctx context.Context, ws *magosv1.Workspace, jobs []batchv1.Job, retry retryPolicy) (bool, error) {
+func (r *Reconciler) endCurrentRun(ctx context.Context, ws *magosv1.Workspace, jobs []batchv1.Job, retry decide.RetryPolicy) (bool, error) {
 	cr := ws.Status.CurrentRun
 	var job *batchv1.Job
 	for i := range jobs {

@@ -21,6 +21,7 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
 	"github.com/magos-dev/magos/controllers/internal/runqueue"
+	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
 	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
@@ -96,7 +97,7 @@ func (s *scheduler) seed(ctx context.Context, c client.Reader) {
 
 // admit asks for a slot for the run d starts: nil when it may start,
 // else why it is held (facts.Held), and d is decided again.
-func (s *scheduler) admit(ctx context.Context, c client.Reader, ws *magosv1.Workspace, d decision, f facts) *heldRun {
+func (s *scheduler) admit(ctx context.Context, c client.Reader, ws *magosv1.Workspace, d decide.Decision, f decide.Facts) *decide.HeldRun {
 	if s == nil {
 		return nil
 	}
@@ -105,7 +106,7 @@ func (s *scheduler) admit(ctx context.Context, c client.Reader, ws *magosv1.Work
 	if counted {
 		if wait := s.plans.wait(ws.Namespace, f.Now); wait > 0 {
 			ctrl.LoggerFrom(ctx).V(1).Info("Plan waits for the namespace's plan rate", "wait", wait)
-			return &heldRun{After: wait, Bound: s.plans.bound()}
+			return &decide.HeldRun{After: wait, Bound: s.plans.bound()}
 		}
 	}
 	p := runPriority(d, f)
@@ -125,12 +126,12 @@ func (s *scheduler) admit(ctx context.Context, c client.Reader, ws *magosv1.Work
 		return nil
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("Run queued", "phase", d.Run.Phase, "priority", p.String(), "position", v.Position, "waiting", v.Waiting)
-	return &heldRun{After: queuedRecheck, Priority: p.String(), Bound: queueBound(s.queue.Limits, v), Limited: limited}
+	return &decide.HeldRun{After: queuedRecheck, Priority: p.String(), Bound: queueBound(s.queue.Limits, v), Limited: limited}
 }
 
 // settle tells the queue what the reconcile left: a run in progress holds
 // its slot, a queued run keeps its place, anything else frees both.
-func (s *scheduler) settle(ws *magosv1.Workspace, d decision) {
+func (s *scheduler) settle(ws *magosv1.Workspace, d decide.Decision) {
 	switch {
 	case s == nil:
 	case ws.Status.CurrentRun != nil && ws.Status.CurrentRun.Result == magosv1.ResultRunning:
@@ -152,7 +153,7 @@ func (s *scheduler) forget(key string) {
 // a person asked for is a plan like any other: a tenant's request must not
 // put its plans before other tenants' applies (its rate is limited apart,
 // requestLimit).
-func runPriority(d decision, f facts) runqueue.Priority {
+func runPriority(d decide.Decision, f decide.Facts) runqueue.Priority {
 	switch {
 	case !magosv1.RunPlans(d.Run.Phase), f.Deletion != nil:
 		return runqueue.Urgent
@@ -164,7 +165,7 @@ func runPriority(d decision, f facts) runqueue.Priority {
 
 // requestedPlan says whether d starts a plan a person asked for (a
 // reconcile or plan request) of a Workspace that is not being deleted.
-func requestedPlan(d decision, f facts) bool {
+func requestedPlan(d decide.Decision, f decide.Facts) bool {
 	return magosv1.RunPlans(d.Run.Phase) && f.Deletion == nil && (d.HandlesRequest || f.Request != nil)
 }
 

@@ -11,27 +11,28 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/runqueue"
+	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
 	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
 func TestRunPriority(t *testing.T) {
-	plan := startDecision(runjob.Run{Phase: magosv1.RunPlan})
+	plan := decide.StartDecision(runjob.Run{Phase: magosv1.RunPlan})
 	requested := plan
 	requested.HandlesRequest = true
 	tests := []struct {
 		name string
-		d    decision
-		f    facts
+		d    decide.Decision
+		f    decide.Facts
 		want runqueue.Priority
 	}{
-		{"an apply", startDecision(runjob.Run{Phase: magosv1.RunApply}), facts{}, runqueue.Urgent},
-		{"a destroy without a plan", startDecision(runjob.Run{Phase: magosv1.RunDestroy}), facts{}, runqueue.Urgent},
-		{"a plan of a reconcile request is not urgent", requested, facts{}, runqueue.Normal},
-		{"a plan of a plan request is not urgent", plan, facts{Request: &magosv1.PlanRequest{ID: "r1"}}, runqueue.Normal},
-		{"a destroy plan of a deleted Workspace", plan, facts{Deletion: &deletionFacts{}}, runqueue.Urgent},
-		{"a destroy plan of a deleted Workspace asked for again", requested, facts{Deletion: &deletionFacts{}}, runqueue.Urgent},
-		{"a plan of a new revision", plan, facts{}, runqueue.Normal},
-		{"a drift re-plan", startDecision(runjob.Run{Phase: magosv1.RunPlan, Drift: true}), facts{}, runqueue.Drift},
+		{"an apply", decide.StartDecision(runjob.Run{Phase: magosv1.RunApply}), decide.Facts{}, runqueue.Urgent},
+		{"a destroy without a plan", decide.StartDecision(runjob.Run{Phase: magosv1.RunDestroy}), decide.Facts{}, runqueue.Urgent},
+		{"a plan of a reconcile request is not urgent", requested, decide.Facts{}, runqueue.Normal},
+		{"a plan of a plan request is not urgent", plan, decide.Facts{Request: &magosv1.PlanRequest{ID: "r1"}}, runqueue.Normal},
+		{"a destroy plan of a deleted Workspace", plan, decide.Facts{Deletion: &decide.DeletionFacts{}}, runqueue.Urgent},
+		{"a destroy plan of a deleted Workspace asked for again", requested, decide.Facts{Deletion: &decide.DeletionFacts{}}, runqueue.Urgent},
+		{"a plan of a new revision", plan, decide.Facts{}, runqueue.Normal},
+		{"a drift re-plan", decide.StartDecision(runjob.Run{Phase: magosv1.RunPlan, Drift: true}), decide.Facts{}, runqueue.Drift},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { assert.Equal(t, tt.want, runPriority(tt.d, tt.f)) })
@@ -39,16 +40,16 @@ func TestRunPriority(t *testing.T) {
 }
 
 func TestRequestedPlan(t *testing.T) {
-	plan := startDecision(runjob.Run{Phase: magosv1.RunPlan})
+	plan := decide.StartDecision(runjob.Run{Phase: magosv1.RunPlan})
 	requested := plan
 	requested.HandlesRequest = true
-	apply := startDecision(runjob.Run{Phase: magosv1.RunApply})
+	apply := decide.StartDecision(runjob.Run{Phase: magosv1.RunApply})
 	apply.HandlesRequest = true
-	assert.True(t, requestedPlan(requested, facts{}), "a reconcile request")
-	assert.True(t, requestedPlan(plan, facts{Request: &magosv1.PlanRequest{ID: "r1"}}), "a plan request")
-	assert.False(t, requestedPlan(plan, facts{}), "a plan of a new revision")
-	assert.False(t, requestedPlan(apply, facts{}), "an apply is not rate-limited")
-	assert.False(t, requestedPlan(requested, facts{Deletion: &deletionFacts{}}), "a deletion's plan is not rate-limited")
+	assert.True(t, requestedPlan(requested, decide.Facts{}), "a reconcile request")
+	assert.True(t, requestedPlan(plan, decide.Facts{Request: &magosv1.PlanRequest{ID: "r1"}}), "a plan request")
+	assert.False(t, requestedPlan(plan, decide.Facts{}), "a plan of a new revision")
+	assert.False(t, requestedPlan(apply, decide.Facts{}), "an apply is not rate-limited")
+	assert.False(t, requestedPlan(requested, decide.Facts{Deletion: &decide.DeletionFacts{}}), "a deletion's plan is not rate-limited")
 }
 
 // Each namespace has one requested plan at normal priority per interval;
@@ -76,43 +77,43 @@ func TestRequestLimitPerNamespace(t *testing.T) {
 // its message naming the bound, never its position.
 func TestQueued(t *testing.T) {
 	limits := runqueue.Limits{Total: 4, PerNamespace: 3, PerProject: 2}
-	f := facts{Revision: "main@sha1:abc"}
-	held := func(p runqueue.Priority, v runqueue.Verdict, limited time.Duration) *heldRun {
-		return &heldRun{After: queuedRecheck, Priority: p.String(), Bound: queueBound(limits, v), Limited: limited}
+	f := decide.Facts{Revision: "main@sha1:abc"}
+	held := func(p runqueue.Priority, v runqueue.Verdict, limited time.Duration) *decide.HeldRun {
+		return &decide.HeldRun{After: queuedRecheck, Priority: p.String(), Bound: queueBound(limits, v), Limited: limited}
 	}
 
-	d := queued(startDecision(runjob.Run{Phase: magosv1.RunPlan}), f, held(runqueue.Normal, runqueue.Verdict{Position: 3}, 0))
+	d := decide.Queued(decide.StartDecision(runjob.Run{Phase: magosv1.RunPlan}), f, held(runqueue.Normal, runqueue.Verdict{Position: 3}, 0))
 	assert.Equal(t, magosv1.PhaseWaiting, d.Phase)
 	assert.Equal(t, magosv1.ReasonQueued, d.Reason)
 	assert.True(t, d.Queued)
-	assert.Equal(t, actWait, d.Action)
+	assert.Equal(t, decide.ActWait, d.Action)
 	assert.Equal(t, queuedRecheck, d.After)
 	assert.Contains(t, d.Message, "The plan run is queued (priority normal): this controller runs at most 4 runs at once")
 	assert.NotContains(t, d.Message, "3", "the position is not in status: it changes with every admission")
 
-	d = queued(startDecision(runjob.Run{Phase: magosv1.RunApply}), f, held(runqueue.Urgent, runqueue.Verdict{ByProject: true}, 0))
+	d = decide.Queued(decide.StartDecision(runjob.Run{Phase: magosv1.RunApply}), f, held(runqueue.Urgent, runqueue.Verdict{ByProject: true}, 0))
 	assert.Contains(t, d.Message, "The apply run is queued (priority urgent): the Workspaces of this Project run at most 2 runs at once")
 
-	d = queued(startDecision(runjob.Run{Phase: magosv1.RunPlan}), f, held(runqueue.Normal, runqueue.Verdict{ByNamespace: true}, 0))
+	d = decide.Queued(decide.StartDecision(runjob.Run{Phase: magosv1.RunPlan}), f, held(runqueue.Normal, runqueue.Verdict{ByNamespace: true}, 0))
 	assert.Contains(t, d.Message, "The plan run is queued (priority normal): the Workspaces of this namespace run at most 3 runs at once (--max-concurrent-runs-per-namespace)")
 
-	requested := startDecision(runjob.Run{Phase: magosv1.RunPlan})
+	requested := decide.StartDecision(runjob.Run{Phase: magosv1.RunPlan})
 	requested.HandlesRequest = true
-	d = queued(requested, f, held(runqueue.Drift, runqueue.Verdict{}, time.Minute))
+	d = decide.Queued(requested, f, held(runqueue.Drift, runqueue.Verdict{}, time.Minute))
 	assert.Equal(t, magosv1.PhaseWaiting, d.Phase, "a requested plan at drift priority is no drift check: the Workspace waits")
 	assert.Equal(t, magosv1.ReasonQueued, d.Reason)
 	assert.False(t, d.HandlesRequest, "the request is handled when its plan starts")
 	assert.Contains(t, d.Message, "(priority drift)")
 	assert.Contains(t, d.Message, "started less than 1m0s ago (--requested-plan-interval)")
 
-	d = queued(startDecision(runjob.Run{Phase: magosv1.RunPlan, Drift: true}), f, held(runqueue.Drift, runqueue.Verdict{}, 0))
+	d = decide.Queued(decide.StartDecision(runjob.Run{Phase: magosv1.RunPlan, Drift: true}), f, held(runqueue.Drift, runqueue.Verdict{}, 0))
 	assert.Equal(t, magosv1.PhaseIdle, d.Phase, "a queued drift check leaves the Workspace Ready")
 	assert.Empty(t, d.Reason)
 	assert.True(t, d.Queued)
 	assert.Equal(t, "Applied revision main@sha1:abc; the drift plan is queued: this controller runs at most 4 runs at once (--max-concurrent-runs)", d.Message)
 
 	rate := &planRate{max: 5, window: time.Minute}
-	d = queued(startDecision(runjob.Run{Phase: magosv1.RunPlan}), f, &heldRun{After: 12 * time.Second, Bound: rate.bound()})
+	d = decide.Queued(decide.StartDecision(runjob.Run{Phase: magosv1.RunPlan}), f, &decide.HeldRun{After: 12 * time.Second, Bound: rate.bound()})
 	assert.Equal(t, magosv1.ReasonQueued, d.Reason)
 	assert.Equal(t, 12*time.Second, d.After, "the plan rate says when to look again")
 	assert.Equal(t, "The plan run waits 12s: the Workspaces of this namespace started 5 plans in the last 1m0s (--max-plans-per-namespace-per-minute), the most they may", d.Message)

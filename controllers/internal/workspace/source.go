@@ -10,23 +10,24 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/index"
+	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
 )
 
 // contentOf is what ws reads in art (configtree), each artifact read once
 // for all Workspaces; unknown, so that nothing carries, without Trees or
 // when the artifact cannot be read (logged: the run reads it itself).
-func (r *Reconciler) contentOf(ctx context.Context, ws *magosv1.Workspace, art artifact) *contentCheck {
+func (r *Reconciler) contentOf(ctx context.Context, ws *magosv1.Workspace, art artifact) *decide.ContentCheck {
 	if r.Trees == nil || art.URL == "" {
-		return &contentCheck{}
+		return &decide.ContentCheck{}
 	}
 	tree, err := r.Trees.Tree(ctx, art.URL, art.Digest)
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Info("Could not read the artifact for what the Workspace reads: a new revision is planned whatever it changes",
 			"revision", art.Revision, "error", err.Error())
-		return &contentCheck{}
+		return &decide.ContentCheck{}
 	}
 	digest, dirs := tree.Digest(ws.Spec.Path)
-	return &contentCheck{Digest: digest, Dirs: dirs}
+	return &decide.ContentCheck{Digest: digest, Dirs: dirs}
 }
 
 // sourceRefIndex indexes Workspaces by "<kind>/<namespace>/<name>" of their source.

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
 )
 
 // startFailureReasons are the kubelet's waiting reasons of a container that
@@ -63,7 +64,7 @@ func startFailure(pod *corev1.Pod) (reason, msg string) {
 // failOnStartError ends the running Job whose Pod will not start: it
 // deletes the Job (its Pod goes with it) and records the run as failed with
 // ImagePullFailed or RunStartFailed and the kubelet's message.
-func (r *Reconciler) failOnStartError(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job, retry retryPolicy) error {
+func (r *Reconciler) failOnStartError(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job, retry decide.RetryPolicy) error {
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{"job-name": job.Name}); err != nil {
 		return err

@@ -1,4 +1,4 @@
-package workspace
+package decide
 
 import (
 	"fmt"
@@ -10,33 +10,32 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/apis/plansummary"
-	"github.com/magos-dev/magos/controllers/internal/metrics"
 )
 
 // runEnd is what the controller established about the current run once it
 // ended: fold reads nothing else. Result is the runner's report as read
 // (readRunResult), the rest the controller's own checks, made before
 // folding (observeRunEnd).
-type runEnd struct {
+type RunEnd struct {
 	Now time.Time
 	// Name is the Workspace's: the state Secrets status names.
 	Name   string
 	Result magosv1.RunResult
 	// Failure is the reason a failed run is counted with (runjob.FailureReason).
 	Failure string
-	Retry   retryPolicy
+	Retry   RetryPolicy
 	// MaxPlanChunks is how many plan Secrets the cluster lets one
 	// Workspace keep (--max-plan-chunks).
 	MaxPlanChunks int
 
 	// Seal is the stored plan read back after a plan or fast run
 	// succeeded; nil for other runs.
-	Seal *sealedPlan
+	Seal *SealedPlan
 	// RevokeErr: the identity of a finished plan run was not revoked.
 	RevokeErr error
 	// Reserved is what reserving the plan Secrets a plan ran out of did;
 	// nil unless the run needs it (needsReservation).
-	Reserved *chunkReservation
+	Reserved *ChunkReservation
 	// Lock is the state lock's holder, read after a run failed or found
 	// the state locked (needsLock); nil when no one holds it.
 	Lock *magosv1.LockStatus
@@ -46,7 +45,7 @@ type runEnd struct {
 // (sealStoredPlan): its bundle digest and, for a plan run, the summary
 // of its plan.json; Err when it could not be read back or is not the
 // plan the run reported.
-type sealedPlan struct {
+type SealedPlan struct {
 	BundleDigest string
 	Summary      plansummary.Summary
 	Err          error
@@ -54,7 +53,7 @@ type sealedPlan struct {
 
 // chunkReservation is what reservePlanChunks did: how many plan Secrets it
 // created, and why it stopped early.
-type chunkReservation struct {
+type ChunkReservation struct {
 	Created int
 	Err     error
 }
@@ -64,7 +63,7 @@ type chunkReservation struct {
 // record after the status patch.
 type folded struct {
 	Notes   []note
-	Metrics runMetrics
+	Metrics RunMetrics
 }
 
 func (f *folded) note(eventType, reason, format string, args ...any) {
@@ -72,7 +71,7 @@ func (f *folded) note(eventType, reason, format string, args ...any) {
 }
 
 // runMetrics are the metrics of one finished run.
-type runMetrics struct {
+type RunMetrics struct {
 	Phase, Result string
 	// Seconds is the run's duration, when it has a start (Timed).
 	Seconds float64
@@ -86,34 +85,11 @@ type runMetrics struct {
 	RetryOutcome string
 }
 
-// record records m.
-func (m runMetrics) record() {
-	if m.Timed {
-		metrics.RecordRun(m.Phase, m.Result, m.Seconds)
-	}
-	if s := m.Steps; s != nil {
-		metrics.RecordRunStep(m.Phase, metrics.StepFetch, s.Fetch)
-		metrics.RecordRunStep(m.Phase, metrics.StepInit, s.Init)
-		metrics.RecordRunStep(m.Phase, metrics.StepEngine, s.Engine)
-		metrics.RecordRunStep(m.Phase, metrics.StepRender, s.Render)
-		metrics.RecordRunStep(m.Phase, metrics.StepStorage, s.Storage)
-	}
-	if m.Drift {
-		metrics.RecordDrift()
-	}
-	if m.Failed {
-		metrics.RecordRunFailure(m.Phase, m.Failure)
-	}
-	if m.RetryOutcome != "" {
-		metrics.RecordRetry(m.RetryOutcome)
-	}
-}
-
 // settled is the run's result once the controller's checks are in: a plan
 // run whose stored plan cannot be read back failed (PlanCorrupt), and a
 // plan's counts are its stored plan.json's, never the runner's report (the
 // runner ran config code).
-func (e runEnd) settled(phase string) (magosv1.RunResult, string) {
+func (e RunEnd) Settled(phase string) (magosv1.RunResult, string) {
 	res, failure := e.Result, e.Failure
 	if res.Result != magosv1.ResultSucceeded || phase != magosv1.RunPlan || e.Seal == nil {
 		return res, failure
@@ -129,19 +105,19 @@ func (e runEnd) settled(phase string) (magosv1.RunResult, string) {
 
 // needsSeal says whether a run with result res in phase is sealed: a plan
 // or fast run that succeeded stored a plan.
-func needsSeal(phase string, res magosv1.RunResult) bool {
+func NeedsSeal(phase string, res magosv1.RunResult) bool {
 	return res.Result == magosv1.ResultSucceeded && (phase == magosv1.RunPlan || phase == magosv1.RunPlanApply)
 }
 
 // needsReservation says whether the run (settled) ran out of plan Secrets
 // that the cluster allows: they are reserved and the Workspace plans again.
-func needsReservation(res magosv1.RunResult, maxChunks int) bool {
+func NeedsReservation(res magosv1.RunResult, maxChunks int) bool {
 	return res.Result == magosv1.ResultStale && res.Reason == magosv1.ReasonPlanStorageExhausted && res.PlanChunks <= maxChunks
 }
 
 // needsLock says whether the state lock's holder is read after the run
 // (settled): a run that failed or found the state locked may leave it held.
-func needsLock(res magosv1.RunResult) bool {
+func NeedsLock(res magosv1.RunResult) bool {
 	return res.Result == magosv1.ResultLocked || res.Result == magosv1.ResultFailed
 }
 
@@ -170,9 +146,9 @@ func needsLock(res magosv1.RunResult) bool {
 // Then, for every run: the lock holder read after a failure is recorded,
 // the retry state follows (nextRetry), and the run goes to the head of
 // status.history.
-func fold(st magosv1.WorkspaceStatus, e runEnd) (magosv1.WorkspaceStatus, folded) {
+func Fold(st magosv1.WorkspaceStatus, e RunEnd) (magosv1.WorkspaceStatus, folded) {
 	cr := *st.CurrentRun
-	res, failure := e.settled(cr.Phase)
+	res, failure := e.Settled(cr.Phase)
 	var out folded
 	if cr.Phase == magosv1.RunPlan && e.RevokeErr != nil {
 		out.note(corev1.EventTypeWarning, magosv1.ReasonPlanIdentityNotRevoked,
@@ -194,7 +170,7 @@ func fold(st magosv1.WorkspaceStatus, e runEnd) (magosv1.WorkspaceStatus, folded
 	cr.Result = res.Result
 	cr.Reason = res.Reason
 	cr.Message = truncate(res.Message, 512)
-	out.Metrics = runMetrics{Phase: cr.Phase, Result: res.Result, Steps: res.Steps}
+	out.Metrics = RunMetrics{Phase: cr.Phase, Result: res.Result, Steps: res.Steps}
 	if cr.Started != nil {
 		out.Metrics.Timed, out.Metrics.Seconds = true, now.Sub(cr.Started.Time).Seconds()
 	}
@@ -235,7 +211,7 @@ func fold(st magosv1.WorkspaceStatus, e runEnd) (magosv1.WorkspaceStatus, folded
 		out.note(corev1.EventTypeNormal, magosv1.ReasonApplied, "Applied plan %s of revision %s", cr.PlanID, cr.Revision)
 	case res.Result == magosv1.ResultSucceeded:
 		out.note(corev1.EventTypeNormal, magosv1.ReasonDestroyed, "Destroyed the resources of revision %s", cr.Revision)
-	case res.Result == magosv1.ResultStale && res.Reason == magosv1.ReasonPlanStorageExhausted && !needsReservation(res, e.MaxPlanChunks):
+	case res.Result == magosv1.ResultStale && res.Reason == magosv1.ReasonPlanStorageExhausted && !NeedsReservation(res, e.MaxPlanChunks):
 		// More than this cluster lets one Workspace keep: nothing is
 		// stored, the run fails and is retried like any failure.
 		st.Plan = nil
@@ -274,7 +250,7 @@ func fold(st magosv1.WorkspaceStatus, e runEnd) (magosv1.WorkspaceStatus, folded
 	if cr.Result == magosv1.ResultFailed || cr.Result == magosv1.ResultLocked {
 		out.Metrics.Failed, out.Metrics.Failure = true, failure
 	}
-	if needsLock(res) && e.Lock != nil {
+	if NeedsLock(res) && e.Lock != nil {
 		st.Lock = e.Lock
 	}
 

@@ -1,4 +1,4 @@
-package workspace
+package decide
 
 import magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 
@@ -13,7 +13,7 @@ import magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 // deciders are what, besides the Workspace's spec, would decide on its
 // next plan: looked up (decidersOf) only when its spec lets it take the
 // fast path.
-type deciders struct {
+type Deciders struct {
 	// Policies names the policies that select the Workspace, or says why
 	// they could not be listed.
 	Policies string
@@ -39,13 +39,13 @@ type deciders struct {
 //
 // A policy or Rollout created while a fast run is in flight does not stop
 // it, as with one created after an apply: it decides on the next plan.
-func (f facts) gatedBy() string {
+func (f Facts) gatedBy() string {
 	switch {
 	case f.SeparatePlans:
 		return "the cluster plans and applies in separate Jobs (--always-separate-plan-identity)"
 	case f.planMode() == magosv1.PlanModeDestroy:
 		return "a destroy is always reviewed"
-	case !f.rolloutGated():
+	case !f.RolloutGated():
 		return "mode " + string(f.Mode)
 	case f.Approval == magosv1.ApprovalManual:
 		return "approval is Manual"
@@ -64,8 +64,8 @@ func (f facts) gatedBy() string {
 // mayRunFast says whether the Workspace's spec and the cluster let its
 // next plan take the fast path, deciders aside: whether decidersOf is
 // worth asking.
-func (f facts) mayRunFast() bool {
+func (f Facts) MayRunFast() bool {
 	g := f
-	g.Deciders = &deciders{}
+	g.Deciders = &Deciders{}
 	return g.gatedBy() == ""
 }

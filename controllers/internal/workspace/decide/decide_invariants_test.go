@@ -1,4 +1,4 @@
-package workspace
+package decide
 
 import (
 	"testing"
@@ -31,7 +31,7 @@ func TestDecisionsAreConsistent(t *testing.T) {
 	modes := []magosv1.WorkspaceMode{"", magosv1.ModeApply, magosv1.ModePlanOnly, magosv1.ModeDestroy}
 	requests := []*magosv1.PlanRequest{nil, {ID: "r1", Targets: []string{"a.b"}}, {ID: "r2", Replace: []string{"a.c"}}}
 	applied := []*magosv1.AppliedStatus{nil, {PlanID: "p", Revision: rev}, {PlanID: "d", Revision: rev}}
-	gates := []gateVerdict{{Outcome: gatePassed}, {Outcome: gateBlocked, Reason: magosv1.ReasonPolicyViolation}, {Outcome: gateErrored, Reason: magosv1.ReasonPolicyError}, {Outcome: gateStalePlan}}
+	gates := []GateVerdict{{Outcome: GatePassed}, {Outcome: GateBlocked, Reason: magosv1.ReasonPolicyViolation}, {Outcome: GateErrored, Reason: magosv1.ReasonPolicyError}, {Outcome: GateStalePlan}}
 	lasts := []*magosv1.RunStatus{nil}
 	for _, reason := range []string{"", magosv1.ReasonRunFailed, magosv1.ReasonEngineNotFound, magosv1.ReasonArtifactRejected, magosv1.ReasonPathNotFound, magosv1.ReasonStateNotSaved, magosv1.ReasonJobMissing} {
 		lasts = append(lasts, &magosv1.RunStatus{Phase: magosv1.RunPlan, Result: magosv1.ResultFailed, Reason: reason, Revision: rev, InputsDigest: in, Finished: &metav1.Time{Time: now}})
@@ -39,12 +39,12 @@ func TestDecisionsAreConsistent(t *testing.T) {
 	type chooser struct {
 		approval magosv1.ApprovalMode
 		separate bool
-		deciders *deciders
+		deciders *Deciders
 	}
 	var choosers []chooser
 	for _, approval := range []magosv1.ApprovalMode{magosv1.ApprovalAuto, magosv1.ApprovalManual} {
 		for _, separate := range []bool{false, true} {
-			for _, d := range []*deciders{nil, {}, {Policies: "policy p"}, {Rollout: "r"}} {
+			for _, d := range []*Deciders{nil, {}, {Policies: "policy p"}, {Rollout: "r"}} {
 				choosers = append(choosers, chooser{approval, separate, d})
 			}
 		}
@@ -58,21 +58,21 @@ func TestDecisionsAreConsistent(t *testing.T) {
 							for _, rq := range requests {
 								for _, a := range applied {
 									for _, content := range contentsFor(p, rev) {
-										f := facts{Now: now, Revision: rev, Inputs: in, Plan: p, Gate: g, LastRun: last,
+										f := Facts{Now: now, Revision: rev, Inputs: in, Plan: p, Gate: g, LastRun: last,
 											Mode: mode, Applied: a, Interval: time.Minute, Requested: rq != nil && rq.ID == "r2", Content: content}
 										if last != nil {
-											f.Retry = nextRetry(nil, nil, last, retryPolicy{Interval: time.Minute})
+											f.Retry = nextRetry(nil, nil, last, RetryPolicy{Interval: time.Minute})
 										}
 										f.Approval, f.SeparatePlans, f.Deciders = c.approval, c.separate, c.deciders
 										if deleting {
-											f.Deletion = &deletionFacts{}
+											f.Deletion = &DeletionFacts{}
 										} else {
 											f.Request = rq
 										}
-										d := decide(f)
+										d := Decide(f)
 										checkConsistent(t, f, d)
-										f.Held = &heldRun{After: time.Minute, Priority: "normal", Bound: "a bound"}
-										checkHeld(t, d, decide(f))
+										f.Held = &HeldRun{After: time.Minute, Priority: "normal", Bound: "a bound"}
+										checkHeld(t, d, Decide(f))
 									}
 								}
 							}
@@ -86,32 +86,32 @@ func TestDecisionsAreConsistent(t *testing.T) {
 
 // contentsFor are the Content facts a plan p meets: none for a plan of
 // this revision, else none asked yet, the same files, or others.
-func contentsFor(p *magosv1.PlanStatus, rev string) []*contentCheck {
+func contentsFor(p *magosv1.PlanStatus, rev string) []*ContentCheck {
 	if p == nil || p.Revision == rev {
-		return []*contentCheck{nil}
+		return []*ContentCheck{nil}
 	}
-	return []*contentCheck{nil, {Digest: p.ContentDigest}, {Digest: "other"}}
+	return []*ContentCheck{nil, {Digest: p.ContentDigest}, {Digest: "other"}}
 }
 
 // checkConsistent asserts what must hold for decision d on facts f
 // (TestDecisionsAreConsistent).
-func checkConsistent(t *testing.T, f facts, d decision) {
+func checkConsistent(t *testing.T, f Facts, d Decision) {
 	t.Helper()
 	if d.Stalled {
 		assert.Equal(t, magosv1.PhaseFailed, d.Phase, "%+v", d)
-		assert.Equal(t, actNone, d.Action, "a stalled decision does nothing: %+v", d)
+		assert.Equal(t, ActNone, d.Action, "a stalled decision does nothing: %+v", d)
 	}
 	if d.Phase == magosv1.PhaseFailed && !d.Stalled {
-		assert.Equal(t, actWait, d.Action, "a retried failure waits: %+v", d)
+		assert.Equal(t, ActWait, d.Action, "a retried failure waits: %+v", d)
 		assert.False(t, stalls(d.Reason), "a retried failure's reason is not a stalling one: %+v", d)
 	}
-	if d.Action == actCarryRevision {
+	if d.Action == ActCarryRevision {
 		assert.True(t, f.Content != nil && f.Content.Digest != "" && f.Content.Digest == f.Plan.ContentDigest,
 			"only a revision that changes nothing read carries a plan: %+v (facts %+v)", d, f)
 		assert.True(t, f.Deletion == nil && f.Request == nil && !f.Requested && f.Applied != nil && f.Applied.PlanID == f.Plan.ID,
 			"only an applied plan carries, and no request is set aside: %+v (facts %+v)", d, f)
 	}
-	if f.Deletion != nil || d.Action != actStart {
+	if f.Deletion != nil || d.Action != ActStart {
 		return
 	}
 	switch {
@@ -136,20 +136,20 @@ func checkConsistent(t *testing.T, f facts, d decision) {
 	}
 	if d.Run.Phase == magosv1.RunApply {
 		assert.Equal(t, f.Plan.ID, d.Run.PlanID, "an apply applies the plan in status: %+v", d)
-		assert.True(t, f.planCurrent(), "an apply applies only the current plan: %+v", d)
+		assert.True(t, f.PlanCurrent(), "an apply applies only the current plan: %+v", d)
 	}
 }
 
 // checkHeld asserts that the run queue's hold changes only a decision
 // that starts a run, into one that waits without a Job
 // (TestDecisionsAreConsistent).
-func checkHeld(t *testing.T, free, held decision) {
+func checkHeld(t *testing.T, free, held Decision) {
 	t.Helper()
-	if free.Action != actStart {
+	if free.Action != ActStart {
 		assert.Equal(t, free, held, "a hold changes nothing that starts no run")
 		return
 	}
-	assert.Equal(t, actWait, held.Action, "a held run waits: %+v", held)
+	assert.Equal(t, ActWait, held.Action, "a held run waits: %+v", held)
 	assert.True(t, held.Queued, "%+v", held)
 	assert.False(t, held.Stalled, "%+v", held)
 	assert.False(t, held.HandlesRequest, "a held run handles no request yet: %+v", held)

@@ -1,4 +1,4 @@
-package workspace
+package decide
 
 import (
 	"fmt"
@@ -19,5 +19,5 @@ func erroredStateMessage(name string, es *magosv1.ErroredStateStatus) string {
 	}
 	return fmt.Sprintf("Run %s changed real resources but could not write their state to Secret %s, and no run starts until it is restored: %s; "+
 		"then run: kubectl annotate workspace %s %s=%s --overwrite",
-		es.Job, es.StateSecret, restore, name, StateRestoredAnnotation, es.Job)
+		es.Job, es.StateSecret, restore, name, magosv1.StateRestoredAnnotation, es.Job)
 }

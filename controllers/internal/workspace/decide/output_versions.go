@@ -1,4 +1,4 @@
-package workspace
+package decide
 
 import (
 	"slices"
@@ -13,7 +13,7 @@ import (
 func nextOutputVersions(prev []magosv1.OutputVersion, written, changed []string, planID string) []magosv1.OutputVersion {
 	var next []magosv1.OutputVersion
 	for _, name := range written {
-		id := outputVersion(prev, name)
+		id := OutputVersion(prev, name)
 		if id == "" || slices.Contains(changed, name) {
 			id = planID
 		}
@@ -21,4 +21,14 @@ func nextOutputVersions(prev []magosv1.OutputVersion, written, changed []string,
 	}
 	sort.Slice(next, func(i, j int) bool { return next[i].Name < next[j].Name })
 	return next
+}
+
+// OutputVersion is the plan that last changed output name, or "".
+func OutputVersion(versions []magosv1.OutputVersion, name string) string {
+	for _, v := range versions {
+		if v.Name == name {
+			return v.PlanID
+		}
+	}
+	return ""
 }

@@ -1,4 +1,4 @@
-package workspace
+package decide
 
 import (
 	"errors"
@@ -43,54 +43,54 @@ func TestComputeStatus(t *testing.T) {
 	tests := []struct {
 		name   string
 		status magosv1.WorkspaceStatus
-		obs    observation
+		obs    Observation
 		want   want
 	}{
 		{name: "applied and idle is Ready",
 			status: magosv1.WorkspaceStatus{Plan: plan("p1", true, false), LastApplied: applied},
-			obs:    observation{Revision: "main@sha1:a", Decision: decision{Phase: magosv1.PhaseIdle}},
+			obs:    Observation{Revision: "main@sha1:a", Decision: Decision{Phase: magosv1.PhaseIdle}},
 			want:   want{ready: "True", readyReason: "Succeeded", planned: "True", appliedC: "True", observedGenerationUpdated: true}},
 		{name: "planning is Reconciling",
-			obs:  observation{Revision: "main@sha1:a", Decision: decision{Phase: magosv1.PhasePlanning, Reason: magosv1.ReasonPlanning}},
+			obs:  Observation{Revision: "main@sha1:a", Decision: Decision{Phase: magosv1.PhasePlanning, Reason: magosv1.ReasonPlanning}},
 			want: want{ready: "False", reconciling: "True", readyReason: magosv1.ReasonPlanning, planned: "False", appliedC: "False", observedGenerationUpdated: true}},
 		{name: "awaiting approval is not Ready and not Reconciling",
 			status: magosv1.WorkspaceStatus{Plan: plan("p2", true, false), LastApplied: applied},
-			obs:    observation{Revision: "main@sha1:a", Decision: decision{Phase: magosv1.PhaseAwaitingApproval, Reason: magosv1.ReasonAwaitingApproval}},
+			obs:    Observation{Revision: "main@sha1:a", Decision: Decision{Phase: magosv1.PhaseAwaitingApproval, Reason: magosv1.ReasonAwaitingApproval}},
 			want:   want{ready: "False", readyReason: magosv1.ReasonAwaitingApproval, planned: "True", appliedC: "False", observedGenerationUpdated: true}},
 		{name: "drift found is Drifted until applied",
 			status: magosv1.WorkspaceStatus{Plan: plan("p3", true, true), LastApplied: applied},
-			obs:    observation{Revision: "main@sha1:a", Decision: decision{Phase: magosv1.PhaseApplying}},
+			obs:    Observation{Revision: "main@sha1:a", Decision: Decision{Phase: magosv1.PhaseApplying}},
 			want:   want{ready: "False", reconciling: "True", readyReason: "Progressing", planned: "True", appliedC: "False", drifted: "True", observedGenerationUpdated: true}},
 		{name: "drift corrected clears Drifted",
 			status: magosv1.WorkspaceStatus{Plan: plan("p1", true, true), LastApplied: applied},
-			obs:    observation{Revision: "main@sha1:a", Decision: decision{Phase: magosv1.PhaseIdle}},
+			obs:    Observation{Revision: "main@sha1:a", Decision: Decision{Phase: magosv1.PhaseIdle}},
 			want:   want{ready: "True", readyReason: "Succeeded", planned: "True", appliedC: "True", drifted: "False", observedGenerationUpdated: true}},
 		{name: "stuck lock stalls",
 			status: magosv1.WorkspaceStatus{LastApplied: applied},
-			obs:    observation{Revision: "main@sha1:a", Decision: decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonStateLocked, Stalled: true}},
+			obs:    Observation{Revision: "main@sha1:a", Decision: Decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonStateLocked, Stalled: true}},
 			want:   want{ready: "False", stalled: "True", readyReason: magosv1.ReasonStateLocked, planned: "False", appliedC: "True", observedGenerationUpdated: true}},
 		{name: "source not ready is Reconciling",
-			obs:  observation{Err: rerror.Wait(magosv1.ReasonSourceNotReady, "GitRepository x has no artifact yet", 0)},
+			obs:  Observation{Err: rerror.Wait(magosv1.ReasonSourceNotReady, "GitRepository x has no artifact yet", 0)},
 			want: want{ready: "False", reconciling: "True", readyReason: magosv1.ReasonSourceNotReady, planned: "False", appliedC: "False", observedGenerationUpdated: true}},
 		{name: "transient error retries and records the generation",
-			obs:  observation{Err: rerror.Retry("RunnerIdentityFailed", errors.New("conflict"))},
+			obs:  Observation{Err: rerror.Retry("RunnerIdentityFailed", errors.New("conflict"))},
 			want: want{ready: "False", reconciling: "True", readyReason: "RunnerIdentityFailed", planned: "False", appliedC: "False", observedGenerationUpdated: true}},
 		{name: "stalling error stalls and records the generation",
-			obs:  observation{Err: rerror.Stall("InvalidSpec", errors.New("bad"))},
+			obs:  Observation{Err: rerror.Stall("InvalidSpec", errors.New("bad"))},
 			want: want{ready: "False", stalled: "True", readyReason: "InvalidSpec", planned: "False", appliedC: "False", observedGenerationUpdated: true}},
 		{name: "failed run waiting to retry is Reconciling, never Stalled",
 			status: magosv1.WorkspaceStatus{LastApplied: applied},
-			obs:    observation{Revision: "main@sha1:a", Decision: decision{Phase: magosv1.PhaseFailed, Reason: "InitFailed"}},
+			obs:    Observation{Revision: "main@sha1:a", Decision: Decision{Phase: magosv1.PhaseFailed, Reason: "InitFailed"}},
 			want:   want{ready: "False", reconciling: "True", readyReason: "InitFailed", planned: "False", appliedC: "True", observedGenerationUpdated: true}},
 		{name: "suspended is not Ready",
-			obs:  observation{Suspended: true},
+			obs:  Observation{Suspended: true},
 			want: want{ready: "False", readyReason: magosv1.SuspendedReason, planned: "False", appliedC: "False", observedGenerationUpdated: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ws := &magosv1.Workspace{ObjectMeta: metav1.ObjectMeta{Generation: 3}, Status: tt.status}
 			ws.Status.ObservedGeneration = 2
-			computeStatus(ws, tt.obs)
+			ComputeStatus(ws, tt.obs)
 			check := func(typ string, want metav1.ConditionStatus) { assertCondition(t, ws, typ, want) }
 			check(magosv1.ReadyCondition, tt.want.ready)
 			check(magosv1.ReconcilingCondition, tt.want.reconciling)

@@ -1,4 +1,4 @@
-package workspace
+package decide
 
 import magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 

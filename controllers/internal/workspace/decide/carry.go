@@ -1,4 +1,4 @@
-package workspace
+package decide
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ import (
 
 // contentCheck is what the Workspace reads in the artifact of
 // facts.Revision.
-type contentCheck struct {
+type ContentCheck struct {
 	// Digest of the files read; "" when unknown (nothing carries).
 	Digest string
 	// Dirs are the directories read, the Workspace's path first.
@@ -30,7 +30,7 @@ type contentCheck struct {
 // and a current one (planCurrent): same inputs, plan mode and no plan
 // request, the plan applied (or recorded without changes), and what it
 // read known.
-func (f facts) mayCarry() bool {
+func (f Facts) MayCarry() bool {
 	p := f.Plan
 	return p != nil && p.ContentDigest != "" && p.Revision != f.Revision && p.InputsDigest == f.Inputs &&
 		p.Mode == f.planMode() && f.Request == nil && f.Deletion == nil &&
@@ -39,17 +39,17 @@ func (f facts) mayCarry() bool {
 
 // carries says whether the applied plan stands for f.Revision: only the
 // revision changed, and none of the files the Workspace reads.
-func (f facts) carries() bool {
-	return f.mayCarry() && f.Content != nil && f.Content.Digest == f.Plan.ContentDigest
+func (f Facts) carries() bool {
+	return f.MayCarry() && f.Content != nil && f.Content.Digest == f.Plan.ContentDigest
 }
 
 // carryDecision carries the applied plan over to f.Revision.
-func carryDecision(f facts) decision {
-	return decision{Phase: magosv1.PhaseIdle, Action: actCarryRevision, Message: carriedMessage(f)}
+func carryDecision(f Facts) Decision {
+	return Decision{Phase: magosv1.PhaseIdle, Action: ActCarryRevision, Message: carriedMessage(f)}
 }
 
 // carriedMessage says why f.Revision is not planned.
-func carriedMessage(f facts) string {
+func carriedMessage(f Facts) string {
 	read := "its path"
 	if f.Content != nil && len(f.Content.Dirs) > 0 {
 		read = strings.Join(f.Content.Dirs, ", ")
@@ -63,7 +63,7 @@ func carriedMessage(f facts) string {
 }
 
 // carry records in status that the applied plan stands for revision.
-func carry(st *magosv1.WorkspaceStatus, revision string) {
+func Carry(st *magosv1.WorkspaceStatus, revision string) {
 	p := st.Plan
 	if p.PlannedRevision == "" {
 		p.PlannedRevision = p.Revision

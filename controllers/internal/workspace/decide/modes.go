@@ -1,4 +1,4 @@
-package workspace
+package decide
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 )
 
 // modeOf is ws's spec.mode, ModeApply when unset.
-func modeOf(ws *magosv1.Workspace) magosv1.WorkspaceMode {
+func ModeOf(ws *magosv1.Workspace) magosv1.WorkspaceMode {
 	if ws.Spec.Mode == "" {
 		return magosv1.ModeApply
 	}
@@ -19,11 +19,11 @@ func modeOf(ws *magosv1.Workspace) magosv1.WorkspaceMode {
 // rolloutGated says whether the governing Rollout gates the Workspace's
 // applies: in mode Apply only (a plan-only Workspace applies nothing, and
 // no Rollout gates a destroy).
-func (f facts) rolloutGated() bool { return f.Mode == "" || f.Mode == magosv1.ModeApply }
+func (f Facts) RolloutGated() bool { return f.Mode == "" || f.Mode == magosv1.ModeApply }
 
 // planMode is the plan mode the Workspace plans in: Destroy while it is
 // deleted and in mode Destroy, a normal plan otherwise.
-func (f facts) planMode() magosv1.PlanMode {
+func (f Facts) planMode() magosv1.PlanMode {
 	if f.Deletion != nil || f.Mode == magosv1.ModeDestroy {
 		return magosv1.PlanModeDestroy
 	}
@@ -33,7 +33,7 @@ func (f facts) planMode() magosv1.PlanMode {
 // planRun is the plan run the Workspace starts now: in the mode's plan
 // mode, with the pending plan request's addresses; the fast path's plan
 // and apply in one run where nothing decides on the plan (gatedBy).
-func (f facts) planRun(drift bool) runjob.Run {
+func (f Facts) planRun(drift bool) runjob.Run {
 	if f.gatedBy() == "" {
 		return runjob.Run{Phase: magosv1.RunPlanApply, Drift: drift, Request: f.Request}
 	}
@@ -43,7 +43,7 @@ func (f facts) planRun(drift bool) runjob.Run {
 // planCurrent says whether f.Plan is the plan to act on: made for this
 // revision and inputs, in the plan mode (planMode), and for the pending
 // plan request if there is one (none while deleting).
-func (f facts) planCurrent() bool {
+func (f Facts) PlanCurrent() bool {
 	p := f.Plan
 	if p == nil || p.Revision != f.Revision || p.InputsDigest != f.Inputs || p.Mode != f.planMode() {
 		return false
@@ -55,24 +55,24 @@ func (f facts) planCurrent() bool {
 // the gate's verdict is reported, never acted on, and the plan is never
 // applied; a gate that errored is evaluated again and a stale plan is
 // planned again (rule 8).
-func decidePlanOnly(f facts) decision {
+func decidePlanOnly(f Facts) Decision {
 	plan := f.Plan
-	if f.Gate.Outcome != gatePassed && f.Gate.Outcome != gateBlocked {
+	if f.Gate.Outcome != GatePassed && f.Gate.Outcome != GateBlocked {
 		if d, ok := decideGate(f, "Plan "+plan.ID+" could not be checked by policy: "+f.Gate.Message); ok {
 			return d
 		}
 	}
 	verdict := "passed policy"
-	if f.Gate.Outcome == gateBlocked {
+	if f.Gate.Outcome == GateBlocked {
 		verdict = "would be blocked by policy: " + f.Gate.Message
 	}
-	return withDriftReplan(f, decision{Phase: magosv1.PhaseIdle, Reason: magosv1.ReasonPlanOnly,
+	return withDriftReplan(f, Decision{Phase: magosv1.PhaseIdle, Reason: magosv1.ReasonPlanOnly,
 		Message: fmt.Sprintf("Plan-only: plan %s of revision %s has changes (%s) and %s; it is not applied", plan.ID, plan.Revision, PlanSummary(plan), verdict)})
 }
 
 // settledMessage is the Ready message of a Workspace whose plan has no
 // changes or is applied.
-func settledMessage(f facts) string {
+func settledMessage(f Facts) string {
 	switch f.Mode {
 	case magosv1.ModeDestroy:
 		return "Destroyed: nothing of revision " + f.Revision + " is left in the state"

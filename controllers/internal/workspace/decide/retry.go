@@ -1,4 +1,4 @@
-package workspace
+package decide
 
 import (
 	"time"
@@ -10,7 +10,7 @@ import (
 )
 
 // retryPolicy is a Workspace's effective spec.retry.
-type retryPolicy struct {
+type RetryPolicy struct {
 	// Interval is the wait before the first retry; each further failure
 	// doubles it, up to MaxInterval (16 × Interval unless set).
 	Interval, MaxInterval time.Duration
@@ -19,7 +19,7 @@ type retryPolicy struct {
 }
 
 // with is p with the fields spec sets.
-func (p retryPolicy) with(spec *magosv1.RetrySpec) retryPolicy {
+func (p RetryPolicy) With(spec *magosv1.RetrySpec) RetryPolicy {
 	if spec == nil {
 		return p
 	}
@@ -36,7 +36,7 @@ func (p retryPolicy) with(spec *magosv1.RetrySpec) retryPolicy {
 }
 
 // wait is how long to wait after the attempts-th failure in a row.
-func (p retryPolicy) wait(attempts int32) time.Duration {
+func (p RetryPolicy) Wait(attempts int32) time.Duration {
 	ceiling := p.MaxInterval
 	if ceiling <= 0 {
 		ceiling = 16 * p.Interval
@@ -49,7 +49,7 @@ func (p retryPolicy) wait(attempts int32) time.Duration {
 }
 
 // exhausted says whether attempts failures in a row use up the attempts.
-func (p retryPolicy) exhausted(attempts int32) bool {
+func (p RetryPolicy) exhausted(attempts int32) bool {
 	return p.MaxAttempts > 0 && attempts >= p.MaxAttempts
 }
 
@@ -58,7 +58,7 @@ func (p retryPolicy) exhausted(attempts int32) bool {
 // else one more attempt for the same revision and inputs, due after the
 // policy's backoff, or never for a failure that stalls or once the attempts
 // are used up. A deletion's runs are always retried.
-func nextRetry(prev *magosv1.RetryStatus, last, cr *magosv1.RunStatus, p retryPolicy) *magosv1.RetryStatus {
+func nextRetry(prev *magosv1.RetryStatus, last, cr *magosv1.RunStatus, p RetryPolicy) *magosv1.RetryStatus {
 	if cr.Result != magosv1.ResultFailed {
 		return nil
 	}
@@ -66,10 +66,10 @@ func nextRetry(prev *magosv1.RetryStatus, last, cr *magosv1.RunStatus, p retryPo
 	if prev != nil && last != nil && last.Revision == cr.Revision && last.InputsDigest == cr.InputsDigest {
 		rs.Attempts = prev.Attempts + 1
 	}
-	if !deletionRun(cr) && (stalls(orDefault(cr.Reason, magosv1.ReasonRunFailed)) || p.exhausted(rs.Attempts)) {
+	if !deletionRun(cr) && (stalls(OrDefault(cr.Reason, magosv1.ReasonRunFailed)) || p.exhausted(rs.Attempts)) {
 		return rs
 	}
-	next := metav1.NewTime(cr.Finished.Add(p.wait(rs.Attempts)))
+	next := metav1.NewTime(cr.Finished.Add(p.Wait(rs.Attempts)))
 	rs.NextTime = &next
 	return rs
 }
@@ -80,7 +80,7 @@ func retryOutcome(rs *magosv1.RetryStatus, reason string) string {
 	switch {
 	case rs.NextTime != nil:
 		return metrics.RetryScheduled
-	case stalls(orDefault(reason, magosv1.ReasonRunFailed)):
+	case stalls(OrDefault(reason, magosv1.ReasonRunFailed)):
 		return metrics.RetryStalled
 	}
 	return metrics.RetryExhausted

@@ -1,4 +1,4 @@
-package workspace
+package decide
 
 import (
 	"time"
@@ -9,7 +9,7 @@ import (
 
 // facts are what one reconcile observed about a Workspace that has its
 // inputs and source artifact. decide reads nothing else.
-type facts struct {
+type Facts struct {
 	Now time.Time
 	// Name is the Workspace's name, for the commands messages show.
 	Name string
@@ -20,7 +20,7 @@ type facts struct {
 	// Running is the run in progress (status.currentRun), or nil.
 	Running *magosv1.RunStatus
 	// LivePod is a runner Pod of an earlier run that has not ended.
-	LivePod *livePod
+	LivePod *LivePod
 
 	// ErroredState is state a run could not write back; StateRestored says
 	// a person marked it restored.
@@ -29,7 +29,7 @@ type facts struct {
 	// Lock is a stuck state lock; Unlock is what a person's unlock request
 	// found (nil without one).
 	Lock   *magosv1.LockStatus
-	Unlock *unlockCheck
+	Unlock *UnlockCheck
 
 	// LastRun is the newest finished run; Retry the retry state after it
 	// failed.
@@ -43,9 +43,9 @@ type facts struct {
 	Applied *magosv1.AppliedStatus
 	// Gate is the policy verdict on Plan, evaluated when Plan has changes
 	// that are not applied.
-	Gate gateVerdict
+	Gate GateVerdict
 	// Admission is the governing Rollout's answer for Plan's revision.
-	Admission admission
+	Admission Admission
 
 	// Mode is spec.mode: what the next apply does.
 	Mode magosv1.WorkspaceMode
@@ -60,7 +60,7 @@ type facts struct {
 	Approvals    []magosv1.Approval
 	// Review is what the approval rules ask of the pending plan; nil when
 	// not looked up (then one approval naming the plan will do).
-	Review *review
+	Review *Review
 	// Interval is the drift re-plan interval (0: none).
 	Interval time.Duration
 
@@ -69,29 +69,29 @@ type facts struct {
 	// on the next plan besides the spec; nil when not looked up. Together
 	// with the spec they choose the fast path (gatedBy).
 	SeparatePlans bool
-	Deciders      *deciders
+	Deciders      *Deciders
 
 	// Held is why the run queue holds the run a decision starts; nil until
 	// the queue was asked, or when it admits the run.
-	Held *heldRun
+	Held *HeldRun
 	// Content is what the Workspace reads in the artifact of Revision; nil
 	// until asked (only when mayCarry).
-	Content *contentCheck
+	Content *ContentCheck
 
 	// Deletion is set while a Workspace with destroyOnDelete is deleted.
-	Deletion *deletionFacts
+	Deletion *DeletionFacts
 	// Dependencies are spec.dependsOn's facts; nil when there are none to
 	// consider.
-	Dependencies *dependencyFacts
+	Dependencies *DependencyFacts
 }
 
 // livePod is a runner Pod that has not ended although no run is current.
-type livePod struct{ Name, Phase string }
+type LivePod struct{ Name, Phase string }
 
 // unlockCheck is what the controller found when a person asked to release
 // the lock: a run still running (that may hold it), or the Lease now held
 // by someone else.
-type unlockCheck struct {
+type UnlockCheck struct {
 	// Running names the Job or runner Pod of the Workspace still running.
 	Running string
 	// Holder is the Lease's holder now, if it is not the one named.
@@ -99,8 +99,8 @@ type unlockCheck struct {
 }
 
 // gateVerdict is the policy gate's answer on a plan.
-type gateVerdict struct {
-	Outcome gateOutcome
+type GateVerdict struct {
+	Outcome GateOutcome
 	// Reason is the PolicyPassed reason of a blocked plan; Message the
 	// verdict's words.
 	Reason, Message string
@@ -109,30 +109,30 @@ type gateVerdict struct {
 	Until *time.Time
 }
 
-type gateOutcome int
+type GateOutcome int
 
 const (
-	gateNotEvaluated gateOutcome = iota
-	gatePassed
+	gateNotEvaluated GateOutcome = iota
+	GatePassed
 	// gateBlocked: a violation, or a plan the gate can never evaluate; a
 	// person, a new plan or a change of policies is needed.
-	gateBlocked
+	GateBlocked
 	// gateErrored: the policies could not be read or evaluated; evaluated
 	// again after policyRetryInterval.
-	gateErrored
+	GateErrored
 	// gateStalePlan: the stored plan is not the one in status; plan again.
-	gateStalePlan
+	GateStalePlan
 )
 
 // admission is whether the governing Rollout lets a plan of a revision be
 // applied now, and if not why.
-type admission struct {
+type Admission struct {
 	Denied  bool
 	Message string
 }
 
 // deletionFacts are what deleting a destroyOnDelete Workspace depends on.
-type deletionFacts struct {
+type DeletionFacts struct {
 	// Skip says why the resources cannot be destroyed (no artifact, a guard
 	// refuses the Workspace, unresolvable inputs); "" when they can.
 	Skip string
@@ -146,28 +146,28 @@ type action int
 
 const (
 	// actNone: nothing; a watch wakes the Workspace (Job, source, inputs).
-	actNone action = iota
+	ActNone action = iota
 	// actWait: nothing until decision.After has passed.
-	actWait
+	ActWait
 	// actStart: start decision.Run.
-	actStart
+	ActStart
 	// actRecordNoChanges: record a plan without changes as applied.
-	actRecordNoChanges
+	ActRecordNoChanges
 	// actReleaseLock: delete the state lock Lease a person named.
-	actReleaseLock
+	ActReleaseLock
 	// actClearErroredState: the errored state was restored; plan again.
-	actClearErroredState
+	ActClearErroredState
 	// actFinishDeletion: remove the destroy finalizer (destroyed, or
 	// skipped: decision.Message says why).
-	actFinishDeletion
+	ActFinishDeletion
 	// actCarryRevision: the applied plan stands for Revision, which changes
 	// nothing the Workspace reads.
-	actCarryRevision
+	ActCarryRevision
 )
 
 // decision is what decide made of the facts: the Workspace's phase, why,
 // and the one action to carry out.
-type decision struct {
+type Decision struct {
 	Phase   magosv1.WorkspacePhase
 	Reason  string
 	Message string

@@ -1,4 +1,4 @@
-package workspace
+package decide
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 )
 
 // heldRun is why the run queue holds a run that would start (facts.Held).
-type heldRun struct {
+type HeldRun struct {
 	// After is when the Workspace looks again.
 	After time.Duration
 	// Bound names what holds the run: a bound on runs in progress, or the
@@ -25,7 +25,7 @@ type heldRun struct {
 // queued is d, which starts a run, held as h says: Waiting (Queued),
 // except that a held drift re-plan leaves an applied Workspace Idle and
 // Ready, its message saying the check waits.
-func queued(d decision, f facts, h *heldRun) decision {
+func Queued(d Decision, f Facts, h *HeldRun) Decision {
 	kind := runKind(d.Run.Phase, d.Run.Mode, d.Run.Drift)
 	var msg string
 	switch {
@@ -40,7 +40,7 @@ func queued(d decision, f facts, h *heldRun) decision {
 		}
 	}
 	if d.Run.Drift {
-		return decision{Phase: magosv1.PhaseIdle, Action: actWait, After: h.After, Queued: true, Message: settledMessage(f) + "; " + msg}
+		return Decision{Phase: magosv1.PhaseIdle, Action: ActWait, After: h.After, Queued: true, Message: settledMessage(f) + "; " + msg}
 	}
-	return decision{Phase: magosv1.PhaseWaiting, Reason: magosv1.ReasonQueued, Action: actWait, After: h.After, Queued: true, Message: msg}
+	return Decision{Phase: magosv1.PhaseWaiting, Reason: magosv1.ReasonQueued, Action: ActWait, After: h.After, Queued: true, Message: msg}
 }

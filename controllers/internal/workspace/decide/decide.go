@@ -1,4 +1,4 @@
-package workspace
+package decide
 
 import (
 	"fmt"
@@ -68,17 +68,17 @@ import (
 // Waiting for a person (AwaitingApproval, AwaitingPromotion) is settled:
 // Ready=False without Reconciling or Stalled. A Stalled decision never
 // starts a run or waits to retry, and a retried one is never Stalled.
-func decide(f facts) decision {
+func Decide(f Facts) Decision {
 	d := holdForDependencies(f, untilWaiverExpires(f, decideRun(f)))
-	if d.Action == actStart && f.Held != nil {
-		return queued(d, f, f.Held)
+	if d.Action == ActStart && f.Held != nil {
+		return Queued(d, f, f.Held)
 	}
 	return d
 }
 
 // decideRun is decide before spec.dependsOn is considered.
-func decideRun(f facts) decision {
-	if d, ok := decideBlocked(f); ok {
+func decideRun(f Facts) Decision {
+	if d, ok := DecideBlocked(f); ok {
 		return d
 	}
 	if f.Deletion != nil {
@@ -87,11 +87,11 @@ func decideRun(f facts) decision {
 		return d
 	}
 	plan := f.Plan
-	if !f.planCurrent() {
+	if !f.PlanCurrent() {
 		if f.carries() {
 			return carryDecision(f)
 		}
-		return startDecision(f.planRun(false))
+		return StartDecision(f.planRun(false))
 	}
 	if !plan.HasChanges || (f.Applied != nil && f.Applied.PlanID == plan.ID) {
 		return decideSettled(f)
@@ -99,60 +99,60 @@ func decideRun(f facts) decision {
 	if f.Mode == magosv1.ModePlanOnly {
 		return decidePlanOnly(f)
 	}
-	if d, ok := decideGate(f, planNoun(plan)+" "+plan.ID+" is blocked by policy: "+f.Gate.Message); ok {
+	if d, ok := decideGate(f, PlanNoun(plan)+" "+plan.ID+" is blocked by policy: "+f.Gate.Message); ok {
 		return d
 	}
-	if f.Admission.Denied && f.rolloutGated() {
+	if f.Admission.Denied && f.RolloutGated() {
 		return awaitingPromotion(plan, f.Admission)
 	}
 	if f.Approval == magosv1.ApprovalManual && !f.approvedEnough(plan) {
 		msg := fmt.Sprintf("%s %s (%s) of revision %s awaits approval: set spec.approvedPlan to %q (kubectl magos approve %s --plan %s)",
-			planNoun(plan), plan.ID, PlanSummary(plan), plan.Revision, plan.ID, f.Name, plan.ID)
+			PlanNoun(plan), plan.ID, PlanSummary(plan), plan.Revision, plan.ID, f.Name, plan.ID)
 		if rv := f.Review; rv != nil && (rv.Rule != "" || rv.Needed > 1) {
 			msg = fmt.Sprintf("%s %s (%s) of revision %s awaits approvals: %s (kubectl magos approve %s --plan %s)",
-				planNoun(plan), plan.ID, PlanSummary(plan), plan.Revision, rv.missing(), f.Name, plan.ID)
+				PlanNoun(plan), plan.ID, PlanSummary(plan), plan.Revision, rv.missing(), f.Name, plan.ID)
 		}
-		return awaitingApproval(f, plan, decision{
+		return awaitingApproval(f, plan, Decision{
 			Phase: magosv1.PhaseAwaitingApproval, Reason: magosv1.ReasonAwaitingApproval,
 			Message: msg,
-			Event:   &note{Normal, magosv1.ReasonAwaitingApproval, fmt.Sprintf("%s %s (%s) awaits approval", planNoun(plan), plan.ID, PlanSummary(plan))},
+			Event:   &note{Normal, magosv1.ReasonAwaitingApproval, fmt.Sprintf("%s %s (%s) awaits approval", PlanNoun(plan), plan.ID, PlanSummary(plan))},
 		})
 	}
-	return startDecision(runjob.Run{Phase: magosv1.RunApply, Mode: plan.Mode, PlanID: plan.ID, PlanDigest: plan.Digest, PlanBundleDigest: plan.BundleDigest})
+	return StartDecision(runjob.Run{Phase: magosv1.RunApply, Mode: plan.Mode, PlanID: plan.ID, PlanDigest: plan.Digest, PlanBundleDigest: plan.BundleDigest})
 }
 
 // decideBlocked applies rules 1–4, which hold a Workspace whether or not it
 // is being deleted; ok is false when none does.
-func decideBlocked(f facts) (decision, bool) {
+func DecideBlocked(f Facts) (Decision, bool) {
 	switch {
 	case f.Running != nil:
-		return runningDecision(f.Running, f.Deletion != nil), true
+		return RunningDecision(f.Running, f.Deletion != nil), true
 	case f.LivePod != nil:
 		phase := phaseOfRun[f.LivePod.Phase]
 		if phase == "" {
 			phase = magosv1.PhasePlanning
 		}
-		return decision{Phase: phase, Reason: string(phase), Message: fmt.Sprintf(
+		return Decision{Phase: phase, Reason: string(phase), Message: fmt.Sprintf(
 			"The runner Pod %s (%s) of an earlier run is still running and may be using the state; waiting for it to end",
 			f.LivePod.Name, f.LivePod.Phase)}, true
 	case f.ErroredState != nil && f.StateRestored:
-		return decision{Phase: magosv1.PhasePlanning, Reason: magosv1.ReasonStateRestored, Action: actClearErroredState,
+		return Decision{Phase: magosv1.PhasePlanning, Reason: magosv1.ReasonStateRestored, Action: ActClearErroredState,
 			Message: fmt.Sprintf("The state of run %s was marked restored; planning again", f.ErroredState.Job)}, true
 	case f.ErroredState != nil:
-		return decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonStateNotSaved, Stalled: true,
+		return Decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonStateNotSaved, Stalled: true,
 			Message: erroredStateMessage(f.Name, f.ErroredState)}, true
 	case f.Lock != nil:
 		return decideLock(f.Name, f.Lock, f.Unlock), true
 	case f.Requested && f.Deletion == nil:
-		d := startDecision(f.planRun(false))
+		d := StartDecision(f.planRun(false))
 		d.HandlesRequest = true
 		return d, true
 	case f.Requested:
-		return decision{}, false // a deletion retries now
+		return Decision{}, false // a deletion retries now
 	}
 	last := f.LastRun
 	if f.Retry == nil || last == nil || last.Revision != f.Revision || last.InputsDigest != f.Inputs {
-		return decision{}, false
+		return Decision{}, false
 	}
 	if f.Deletion != nil {
 		// A deletion's failed run is retried whatever its reason: the
@@ -160,27 +160,27 @@ func decideBlocked(f facts) (decision, bool) {
 		// destroyOnDelete lets it go. A failure from before the deletion
 		// does not hold it.
 		if wait := retryIn(f.Retry, f.Now); deletionRun(last) && wait > 0 {
-			return decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonDestroyFailed, Action: actWait, After: wait,
+			return Decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonDestroyFailed, Action: ActWait, After: wait,
 				Message: fmt.Sprintf("The %s run %s failed: %s; retrying in %s (unset spec.destroyOnDelete to delete the Workspace and leave the resources)",
 					runKind(last.Phase, last.Mode, false), last.Job, last.Message, wait.Round(time.Second))}, true
 		}
-		return decision{}, false
+		return Decision{}, false
 	}
-	reason := orDefault(last.Reason, magosv1.ReasonRunFailed)
+	reason := OrDefault(last.Reason, magosv1.ReasonRunFailed)
 	if stalls(reason) {
-		return decision{Phase: magosv1.PhaseFailed, Reason: reason, Stalled: true,
+		return Decision{Phase: magosv1.PhaseFailed, Reason: reason, Stalled: true,
 			Message: fmt.Sprintf("The %s run %s failed: %s; it is not retried until the revision or inputs change", last.Phase, last.Job, last.Message)}, true
 	}
 	if f.Retry.NextTime == nil {
-		return decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonRetriesExhausted, Stalled: true,
+		return Decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonRetriesExhausted, Stalled: true,
 			Message: fmt.Sprintf("The %s run %s failed (%s, %d attempts in a row): %s; no attempts are left (spec.retry.maxAttempts): it is retried when the revision or inputs change, or on request (kubectl magos retry %s)",
 				last.Phase, last.Job, reason, f.Retry.Attempts, last.Message, f.Name)}, true
 	}
 	if wait := retryIn(f.Retry, f.Now); wait > 0 {
-		return decision{Phase: magosv1.PhaseFailed, Reason: reason, Action: actWait, After: wait,
+		return Decision{Phase: magosv1.PhaseFailed, Reason: reason, Action: ActWait, After: wait,
 			Message: fmt.Sprintf("The %s run %s failed: %s; retrying in %s", last.Phase, last.Job, last.Message, wait.Round(time.Second))}, true
 	}
-	return decision{}, false
+	return Decision{}, false
 }
 
 // retryIn is how long until the next attempt of rs; 0 when it is due or
@@ -193,12 +193,12 @@ func retryIn(rs *magosv1.RetryStatus, now time.Time) time.Duration {
 }
 
 // decideLock holds a Workspace with a stuck state lock (rule 3).
-func decideLock(name string, lock *magosv1.LockStatus, unlock *unlockCheck) decision {
-	held := func(msg string) decision {
-		return decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonStateLocked, Stalled: true, Message: msg}
+func decideLock(name string, lock *magosv1.LockStatus, unlock *UnlockCheck) Decision {
+	held := func(msg string) Decision {
+		return Decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonStateLocked, Stalled: true, Message: msg}
 	}
 	howTo := func(holder string) string {
-		return fmt.Sprintf("once no run is using the state, release it with: kubectl magos unlock %s (or kubectl annotate workspace %s %s=%s --overwrite)", name, name, UnlockAnnotation, holder)
+		return fmt.Sprintf("once no run is using the state, release it with: kubectl magos unlock %s (or kubectl annotate workspace %s %s=%s --overwrite)", name, name, magosv1.UnlockAnnotation, holder)
 	}
 	switch {
 	case unlock == nil:
@@ -209,75 +209,75 @@ func decideLock(name string, lock *magosv1.LockStatus, unlock *unlockCheck) deci
 	case unlock.Holder != "" && unlock.Holder != lock.Holder:
 		return held(fmt.Sprintf("Not releasing the state lock (Lease %s): it is now held by %q, not %q; %s", lock.Lease, unlock.Holder, lock.Holder, howTo(unlock.Holder)))
 	}
-	return decision{Phase: magosv1.PhasePlanning, Reason: magosv1.ReasonUnlocked, Action: actReleaseLock,
+	return Decision{Phase: magosv1.PhasePlanning, Reason: magosv1.ReasonUnlocked, Action: ActReleaseLock,
 		Message: fmt.Sprintf("Releasing the state lock held by %q; planning again", lock.Holder)}
 }
 
 // decideSettled is rule 7: the plan for this revision and inputs has no
 // changes or is applied.
-func decideSettled(f facts) decision {
+func decideSettled(f Facts) Decision {
 	plan := f.Plan
 	if !plan.HasChanges && (f.Applied == nil || f.Applied.Revision != plan.Revision) {
-		if f.Admission.Denied && f.rolloutGated() {
+		if f.Admission.Denied && f.RolloutGated() {
 			return awaitingPromotion(plan, f.Admission)
 		}
-		return decision{Phase: magosv1.PhaseIdle, Message: settledMessage(f), Action: actRecordNoChanges}
+		return Decision{Phase: magosv1.PhaseIdle, Message: settledMessage(f), Action: ActRecordNoChanges}
 	}
-	return withDriftReplan(f, decision{Phase: magosv1.PhaseIdle, Message: settledMessage(f)})
+	return withDriftReplan(f, Decision{Phase: magosv1.PhaseIdle, Message: settledMessage(f)})
 }
 
 // withDriftReplan is settled decision d, or the drift re-plan due once the
 // interval since the plan has passed (a wait for it until then).
-func withDriftReplan(f facts, d decision) decision {
+func withDriftReplan(f Facts, d Decision) Decision {
 	plan := f.Plan
 	if f.Interval <= 0 {
 		return d
 	}
 	if plan.Time != nil {
 		if wait := plan.Time.Add(f.Interval).Sub(f.Now); wait > 0 {
-			d.Action, d.After = actWait, wait
+			d.Action, d.After = ActWait, wait
 			return d
 		}
 	}
-	return startDecision(f.planRun(true))
+	return StartDecision(f.planRun(true))
 }
 
 // decideGate is rule 8 on the pending plan; blocked is the message of a
 // plan the gate blocks. ok is false when the plan passed.
-func decideGate(f facts, blocked string) (decision, bool) {
+func decideGate(f Facts, blocked string) (Decision, bool) {
 	g := f.Gate
 	switch g.Outcome {
-	case gatePassed:
-		return decision{}, false
-	case gateStalePlan:
-		return startDecision(f.planRun(false)), true
-	case gateBlocked:
-		return decision{Phase: magosv1.PhaseFailed, Reason: g.Reason, Stalled: true, Message: blocked}, true
-	case gateErrored:
-		return decision{Phase: magosv1.PhaseFailed, Reason: g.Reason, Action: actWait, After: policyRetryInterval,
+	case GatePassed:
+		return Decision{}, false
+	case GateStalePlan:
+		return StartDecision(f.planRun(false)), true
+	case GateBlocked:
+		return Decision{Phase: magosv1.PhaseFailed, Reason: g.Reason, Stalled: true, Message: blocked}, true
+	case GateErrored:
+		return Decision{Phase: magosv1.PhaseFailed, Reason: g.Reason, Action: ActWait, After: policyRetryInterval,
 			Message: fmt.Sprintf("%s; evaluating again in %s", blocked, policyRetryInterval)}, true
 	}
 	// Not evaluated: a programming error; say so rather than apply.
-	return decision{Phase: magosv1.PhaseValidating, Reason: magosv1.ProgressingReason, Action: actWait, After: time.Second,
+	return Decision{Phase: magosv1.PhaseValidating, Reason: magosv1.ProgressingReason, Action: ActWait, After: time.Second,
 		Message: "The plan's policies are not evaluated yet"}, true
 }
 
 // untilWaiverExpires is d, waking when the waiver the gate passed the
 // plan with expires if d waits for a person on that plan.
-func untilWaiverExpires(f facts, d decision) decision {
+func untilWaiverExpires(f Facts, d Decision) Decision {
 	until := f.Gate.Until
 	waiting := d.Phase == magosv1.PhaseAwaitingApproval || d.Phase == magosv1.PhaseAwaitingPromotion
-	if until == nil || !waiting || (d.Action != actNone && d.Action != actWait) {
+	if until == nil || !waiting || (d.Action != ActNone && d.Action != ActWait) {
 		return d
 	}
-	if wait := max(until.Sub(f.Now), 0); d.Action == actNone || wait < d.After {
-		d.Action, d.After = actWait, wait
+	if wait := max(until.Sub(f.Now), 0); d.Action == ActNone || wait < d.After {
+		d.Action, d.After = ActWait, wait
 	}
 	return d
 }
 
-func awaitingPromotion(plan *magosv1.PlanStatus, a admission) decision {
-	return decision{
+func awaitingPromotion(plan *magosv1.PlanStatus, a Admission) Decision {
+	return Decision{
 		Phase: magosv1.PhaseAwaitingPromotion, Reason: magosv1.ReasonAwaitingPromotion,
 		Message: fmt.Sprintf("Plan %s (%s) of revision %s: %s", plan.ID, PlanSummary(plan), plan.Revision, a.Message),
 		Event:   &note{Normal, magosv1.ReasonAwaitingPromotion, fmt.Sprintf("Plan %s of revision %s: %s", plan.ID, plan.Revision, a.Message)},
@@ -291,20 +291,20 @@ func awaitingPromotion(plan *magosv1.PlanStatus, a admission) decision {
 // where the gate is skipped. No Rollout gates a destroy. It never hangs on
 // a missing dependency: without an artifact or resolvable inputs the
 // destroy is skipped, and the resources and state are left in place.
-func decideDeletion(f facts) decision {
+func decideDeletion(f Facts) Decision {
 	del := f.Deletion
 	if last := f.LastRun; last != nil && deletionRun(last) && destroyed(last) {
-		return decision{Phase: magosv1.PhaseDestroying, Reason: magosv1.ReasonDestroyed, Action: actFinishDeletion}
+		return Decision{Phase: magosv1.PhaseDestroying, Reason: magosv1.ReasonDestroyed, Action: ActFinishDeletion}
 	}
 	if del.Skip != "" {
-		return decision{Phase: magosv1.PhaseDestroying, Reason: magosv1.ReasonDestroySkipped, Action: actFinishDeletion, Message: del.Skip}
+		return Decision{Phase: magosv1.PhaseDestroying, Reason: magosv1.ReasonDestroySkipped, Action: ActFinishDeletion, Message: del.Skip}
 	}
 	if del.SkipGate {
-		return startDecision(runjob.Run{Phase: magosv1.RunDestroy})
+		return StartDecision(runjob.Run{Phase: magosv1.RunDestroy})
 	}
 	plan := f.Plan
-	if !f.planCurrent() {
-		d := startDecision(f.planRun(false))
+	if !f.PlanCurrent() {
+		d := StartDecision(f.planRun(false))
 		if del.GateRefused {
 			d.Event = &note{Warning, magosv1.ReasonDestroyGateEnforced,
 				"spec.destroy.gate is Skip, but this cluster does not allow skipping the destroy gate (--allow-destroy-skip-gate); the destroy is planned, checked by policy and approved like any plan"}
@@ -312,36 +312,36 @@ func decideDeletion(f facts) decision {
 		return d
 	}
 	if !plan.HasChanges {
-		return decision{Phase: magosv1.PhaseDestroying, Reason: magosv1.ReasonDestroyed, Action: actFinishDeletion,
+		return Decision{Phase: magosv1.PhaseDestroying, Reason: magosv1.ReasonDestroyed, Action: ActFinishDeletion,
 			Message: fmt.Sprintf("Destroy plan %s of revision %s has no changes: nothing is left to destroy", plan.ID, plan.Revision)}
 	}
 	if d, ok := decideGate(f, destroyBlockedMessage(plan, f.Gate.Message)); ok {
 		return d
 	}
 	if f.Approval == magosv1.ApprovalManual && !f.approvedEnough(plan) {
-		return awaitingApproval(f, plan, decision{
+		return awaitingApproval(f, plan, Decision{
 			Phase: magosv1.PhaseAwaitingApproval, Reason: magosv1.ReasonDestroyAwaitingApproval, Message: destroyApprovalMessage(plan),
 			Event: &note{Normal, magosv1.ReasonDestroyAwaitingApproval, fmt.Sprintf("The Workspace is being deleted: destroy plan %s (%s) awaits approval", plan.ID, PlanSummary(plan))},
 		})
 	}
-	return startDecision(runjob.Run{Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy, PlanID: plan.ID, PlanDigest: plan.Digest, PlanBundleDigest: plan.BundleDigest})
+	return StartDecision(runjob.Run{Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy, PlanID: plan.ID, PlanDigest: plan.Digest, PlanBundleDigest: plan.BundleDigest})
 }
 
 // startDecision starts rn: the Workspace is in rn's phase from now.
-func startDecision(rn runjob.Run) decision {
+func StartDecision(rn runjob.Run) Decision {
 	phase := runPhase(rn.Phase, rn.Mode)
-	return decision{Phase: phase, Reason: string(phase), Action: actStart, Run: rn}
+	return Decision{Phase: phase, Reason: string(phase), Action: ActStart, Run: rn}
 }
 
 // runningDecision describes the run in progress cr (of a Workspace being
 // deleted, when deleting).
-func runningDecision(cr *magosv1.RunStatus, deleting bool) decision {
+func RunningDecision(cr *magosv1.RunStatus, deleting bool) Decision {
 	phase := runPhase(cr.Phase, cr.Mode)
 	msg := fmt.Sprintf("Run %s (%s) of revision %s is in progress", cr.Job, runKind(cr.Phase, cr.Mode, cr.Drift), cr.Revision)
 	if deleting {
 		msg += "; the Workspace is being deleted"
 	}
-	return decision{Phase: phase, Reason: string(phase), Message: msg}
+	return Decision{Phase: phase, Reason: string(phase), Message: msg}
 }
 
 // Event types, short for notes.

@@ -1,4 +1,4 @@
-package workspace
+package decide
 
 import (
 	"testing"
@@ -18,18 +18,18 @@ func TestRecordApprovals(t *testing.T) {
 		{Plan: "p2", Digest: "sha256:old", User: "dave"}, // another digest
 		{Plan: "p2", Digest: "sha256:plan", User: "alice", Groups: []string{"platform-admins"}},
 	}
-	added := recordApprovals(p, entries, t1)
+	added := RecordApprovals(p, entries, t1)
 	want := []magosv1.PlanApproval{{User: "alice", Groups: []string{"platform-admins"}, Time: metav1.NewTime(t1)}}
 	assert.Equal(t, want, added)
 	assert.Equal(t, want, p.Approvals)
-	assert.Equal(t, "alice (groups platform-admins)", approver(added[0]))
+	assert.Equal(t, "alice (groups platform-admins)", Approver(added[0]))
 
 	entries = append(entries, magosv1.Approval{Plan: "p2", User: "bob"})
-	added = recordApprovals(p, entries, t2)
+	added = RecordApprovals(p, entries, t2)
 	assert.Equal(t, []magosv1.PlanApproval{{User: "bob", Time: metav1.NewTime(t2)}}, added, "only the new approver, at the time first seen")
 	assert.Len(t, p.Approvals, 2)
 	assert.Equal(t, metav1.NewTime(t1), p.Approvals[0].Time, "alice's approval keeps its time")
-	assert.Empty(t, recordApprovals(p, entries, t2), "nothing new")
+	assert.Empty(t, RecordApprovals(p, entries, t2), "nothing new")
 }
 
 func TestReviewPlan(t *testing.T) {
@@ -44,20 +44,20 @@ func TestReviewPlan(t *testing.T) {
 		name         string
 		rule         *magosv1.ApprovalRule
 		approvedPlan string
-		want         review
+		want         Review
 		satisfied    bool
 	}{
-		{"no rule: one approval", nil, "", review{Needed: 1, Counted: []string{"alice", "bob"}}, true},
-		{"no rule, no entry: spec.approvedPlan counts", nil, "p2", review{Needed: 1, Counted: []string{"alice", "bob", "spec.approvedPlan"}}, true},
-		{"auto", &magosv1.ApprovalRule{Name: "additions", AutoApprove: true}, "", review{Rule: "additions", Auto: true, Needed: 1, Counted: []string{"alice", "bob"}}, true},
+		{"no rule: one approval", nil, "", Review{Needed: 1, Counted: []string{"alice", "bob"}}, true},
+		{"no rule, no entry: spec.approvedPlan counts", nil, "p2", Review{Needed: 1, Counted: []string{"alice", "bob", "spec.approvedPlan"}}, true},
+		{"auto", &magosv1.ApprovalRule{Name: "additions", AutoApprove: true}, "", Review{Rule: "additions", Auto: true, Needed: 1, Counted: []string{"alice", "bob"}}, true},
 		{"two from a group: only alice counts", &magosv1.ApprovalRule{Name: "deletions", Approvals: &two, Groups: []string{"platform-admins"}}, "p2",
-			review{Rule: "deletions", Needed: 2, Groups: []string{"platform-admins"}, Counted: []string{"alice"}, Ignored: []string{"bob"}}, false},
-		{"two from anyone", &magosv1.ApprovalRule{Name: "changes", Approvals: &two}, "", review{Rule: "changes", Needed: 2, Counted: []string{"alice", "bob"}}, true},
+			Review{Rule: "deletions", Needed: 2, Groups: []string{"platform-admins"}, Counted: []string{"alice"}, Ignored: []string{"bob"}}, false},
+		{"two from anyone", &magosv1.ApprovalRule{Name: "changes", Approvals: &two}, "", Review{Rule: "changes", Needed: 2, Counted: []string{"alice", "bob"}}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := reviewPlan(tt.rule, p, entries, tt.approvedPlan, time.Now(), 0)
+			got := ReviewPlan(tt.rule, p, entries, tt.approvedPlan, time.Now(), 0)
 			assert.Equal(t, tt.want, got)
-			assert.Equal(t, tt.satisfied, got.satisfied())
+			assert.Equal(t, tt.satisfied, got.Satisfied())
 		})
 	}
 }
@@ -72,20 +72,20 @@ func TestReviewPlanExpiresApprovals(t *testing.T) {
 	two := int32(2)
 	rule := &magosv1.ApprovalRule{Name: "two", Approvals: &two}
 
-	got := reviewPlan(rule, p, entries, "", seen.Add(50*time.Minute), time.Hour)
+	got := ReviewPlan(rule, p, entries, "", seen.Add(50*time.Minute), time.Hour)
 	assert.Equal(t, []string{"alice", "bob", "carol"}, got.Counted, "carol's is not recorded yet: it counts from when it is")
 	assert.Equal(t, seen.Add(time.Hour), *got.Expires, "alice's expires first")
 
-	got = reviewPlan(rule, p, entries, "", seen.Add(70*time.Minute), time.Hour)
+	got = ReviewPlan(rule, p, entries, "", seen.Add(70*time.Minute), time.Hour)
 	assert.Equal(t, []string{"alice"}, got.Expired)
 	assert.Equal(t, []string{"bob", "carol"}, got.Counted)
-	assert.True(t, got.satisfied())
+	assert.True(t, got.Satisfied())
 
-	got = reviewPlan(rule, p, entries[:2], "", seen.Add(70*time.Minute), time.Hour)
-	assert.False(t, got.satisfied(), "bob's alone is not enough")
+	got = ReviewPlan(rule, p, entries[:2], "", seen.Add(70*time.Minute), time.Hour)
+	assert.False(t, got.Satisfied(), "bob's alone is not enough")
 	assert.Equal(t, []string{"alice"}, got.Expired)
 
-	got = reviewPlan(rule, p, entries, "", seen.Add(100*time.Hour), 0)
+	got = ReviewPlan(rule, p, entries, "", seen.Add(100*time.Hour), 0)
 	assert.Empty(t, got.Expired, "no maximum age: approvals do not expire")
 	assert.Nil(t, got.Expires)
 }

@@ -1,4 +1,4 @@
-package workspace
+package decide
 
 import (
 	"fmt"
@@ -26,7 +26,7 @@ func approves(a magosv1.Approval, p *magosv1.PlanStatus) bool {
 
 // recordApprovals adds to p.Approvals the users of entries approving p it
 // does not hold yet, at now, and returns them.
-func recordApprovals(p *magosv1.PlanStatus, entries []magosv1.Approval, now time.Time) []magosv1.PlanApproval {
+func RecordApprovals(p *magosv1.PlanStatus, entries []magosv1.Approval, now time.Time) []magosv1.PlanApproval {
 	var added []magosv1.PlanApproval
 	for _, a := range entries {
 		if !approves(a, p) || slices.ContainsFunc(p.Approvals, func(r magosv1.PlanApproval) bool { return r.User == a.User }) {
@@ -41,7 +41,7 @@ func recordApprovals(p *magosv1.PlanStatus, entries []magosv1.Approval, now time
 
 // approver names who approved, for events and messages: "alice (groups
 // platform-admins, sre)".
-func approver(r magosv1.PlanApproval) string {
+func Approver(r magosv1.PlanApproval) string {
 	if len(r.Groups) == 0 {
 		return r.User
 	}
@@ -50,7 +50,7 @@ func approver(r magosv1.PlanApproval) string {
 
 // review is what the approval rule governing a plan asks of it
 // (spec.approvalRules), and which approvals count.
-type review struct {
+type Review struct {
 	// Rule names the governing rule; "" when none does (one approval).
 	Rule string
 	// Auto: the rule applies the plan without an approval.
@@ -70,8 +70,8 @@ type review struct {
 
 // reviewPlan is the review of plan p under rule (nil: none governs), with
 // the approvals entries and spec.approvedPlan give.
-func reviewPlan(rule *magosv1.ApprovalRule, p *magosv1.PlanStatus, entries []magosv1.Approval, approvedPlan string, now time.Time, maxAge time.Duration) review {
-	r := review{Needed: 1, MaxAge: maxAge}
+func ReviewPlan(rule *magosv1.ApprovalRule, p *magosv1.PlanStatus, entries []magosv1.Approval, approvedPlan string, now time.Time, maxAge time.Duration) Review {
+	r := Review{Needed: 1, MaxAge: maxAge}
 	if rule != nil {
 		r.Rule, r.Auto, r.Groups = rule.Name, rule.AutoApprove, rule.Groups
 		if rule.Approvals != nil {
@@ -115,11 +115,11 @@ func firstSeen(p *magosv1.PlanStatus, user string) *time.Time {
 }
 
 // satisfied says whether the plan may be applied.
-func (r review) satisfied() bool { return r.Auto || len(r.Counted) >= r.Needed }
+func (r Review) Satisfied() bool { return r.Auto || len(r.Counted) >= r.Needed }
 
 // missing says what the plan still needs: "1 of 2 approvals (rule
 // deletions), from members of platform-admins (bob is in none)".
-func (r review) missing() string {
+func (r Review) missing() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d of %d approvals", len(r.Counted), r.Needed)
 	if r.Rule != "" {
@@ -138,21 +138,21 @@ func (r review) missing() string {
 // planned again when an approval it needed expired (the new plan is
 // approved anew), else d, waking when the first approval it counts
 // expires.
-func awaitingApproval(f facts, plan *magosv1.PlanStatus, d decision) decision {
+func awaitingApproval(f Facts, plan *magosv1.PlanStatus, d Decision) Decision {
 	rv := f.Review
 	if rv == nil {
 		return d
 	}
 	if len(rv.Expired) > 0 {
-		again := startDecision(f.planRun(false))
+		again := StartDecision(f.planRun(false))
 		again.Reason = magosv1.ReasonApprovalExpired
 		again.Message = fmt.Sprintf("The approval of %s %s by %s is older than %s (spec.approvalMaxAge): planning again, to be approved anew",
-			strings.ToLower(planNoun(plan)), plan.ID, strings.Join(rv.Expired, ", "), rv.MaxAge)
+			strings.ToLower(PlanNoun(plan)), plan.ID, strings.Join(rv.Expired, ", "), rv.MaxAge)
 		again.Event = &note{Normal, magosv1.ReasonApprovalExpired, again.Message}
 		return again
 	}
 	if rv.Expires != nil {
-		d.Action, d.After = actWait, max(rv.Expires.Sub(f.Now), 0)
+		d.Action, d.After = ActWait, max(rv.Expires.Sub(f.Now), 0)
 	}
 	return d
 }
@@ -160,11 +160,11 @@ func awaitingApproval(f facts, plan *magosv1.PlanStatus, d decision) decision {
 // approvedEnough says whether plan p may be applied under approval Manual:
 // the review says so, or, unreviewed (no rule, no expiry), one approval
 // names it.
-func (f facts) approvedEnough(p *magosv1.PlanStatus) bool {
+func (f Facts) approvedEnough(p *magosv1.PlanStatus) bool {
 	rv := f.Review
 	if rv == nil {
-		unruled := reviewPlan(nil, p, f.Approvals, f.ApprovedPlan, f.Now, 0)
+		unruled := ReviewPlan(nil, p, f.Approvals, f.ApprovedPlan, f.Now, 0)
 		rv = &unruled
 	}
-	return rv.satisfied()
+	return rv.Satisfied()
 }

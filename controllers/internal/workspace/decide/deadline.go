@@ -1,4 +1,4 @@
-package workspace
+package decide
 
 import (
 	"fmt"
@@ -6,6 +6,6 @@ import (
 )
 
 // timeoutCappedMessage says that the asked deadline was cut to maximum.
-func timeoutCappedMessage(asked, maximum time.Duration) string {
+func TimeoutCappedMessage(asked, maximum time.Duration) string {
 	return fmt.Sprintf("spec.runner.timeout %s is longer than this controller's maximum run timeout %s (--max-run-timeout)", asked, maximum)
 }

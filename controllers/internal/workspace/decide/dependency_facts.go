@@ -1,4 +1,4 @@
-package workspace
+package decide
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 )
 
 // dependencyFacts are what spec.dependsOn decides on.
-type dependencyFacts struct {
+type DependencyFacts struct {
 	// States are the dependencies' states, in spec order.
 	States []magosv1.DependencyStatus
 	// Cycle is a path of names from the Workspace back to itself, if any.
@@ -19,7 +19,7 @@ type dependencyFacts struct {
 }
 
 // ready says whether every dependency is Ready.
-func (d dependencyFacts) ready() bool {
+func (d DependencyFacts) ready() bool {
 	for _, s := range d.States {
 		if !s.Ready {
 			return false
@@ -31,19 +31,19 @@ func (d dependencyFacts) ready() bool {
 // holdForDependencies keeps decision d, which starts a run, from starting
 // it while the dependencies say no: a cycle stalls; a dependency that is
 // not Ready, or (while deleted) a dependent that still exists, waits.
-func holdForDependencies(f facts, d decision) decision {
-	if d.Action != actStart || f.Dependencies == nil {
+func holdForDependencies(f Facts, d Decision) Decision {
+	if d.Action != ActStart || f.Dependencies == nil {
 		return d
 	}
 	deps := f.Dependencies
 	switch {
 	case f.Deletion != nil && len(deps.Dependents) > 0:
-		return decision{Phase: magosv1.PhaseWaiting, Reason: magosv1.ReasonDependentsExist,
+		return Decision{Phase: magosv1.PhaseWaiting, Reason: magosv1.ReasonDependentsExist,
 			Message: fmt.Sprintf("The Workspace is being deleted and waits for the Workspaces that depend on it to be deleted first: %s", strings.Join(deps.Dependents, ", "))}
 	case f.Deletion != nil:
 		return d
 	case len(deps.Cycle) > 0:
-		return decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonDependencyCycle, Stalled: true,
+		return Decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonDependencyCycle, Stalled: true,
 			Message: "spec.dependsOn forms a cycle: " + strings.Join(deps.Cycle, " → ")}
 	case !deps.ready():
 		var waits []string
@@ -52,7 +52,7 @@ func holdForDependencies(f facts, d decision) decision {
 				waits = append(waits, s.Message)
 			}
 		}
-		return decision{Phase: magosv1.PhaseWaiting, Reason: magosv1.ReasonDependencyNotReady,
+		return Decision{Phase: magosv1.PhaseWaiting, Reason: magosv1.ReasonDependencyNotReady,
 			Message: "Waiting for dependencies: " + strings.Join(waits, "; ")}
 	}
 	return d

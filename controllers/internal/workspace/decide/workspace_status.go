@@ -1,4 +1,4 @@
-package workspace
+package decide
 
 import (
 	"fmt"
@@ -20,12 +20,12 @@ import (
 func stalls(reason string) bool { return magosv1.ReasonStallsRecovery(reason) }
 
 // observation is what one reconcile of a Workspace saw and decided.
-type observation struct {
+type Observation struct {
 	Suspended bool
 	// Revision is the source revision the Workspace should be at.
 	Revision string
 	// Decision is what decide made of the facts.
-	Decision decision
+	Decision Decision
 	// Err is the reconcile error, if any.
 	Err error
 }
@@ -40,7 +40,7 @@ type observation struct {
 // Reconciling or Stalled); InProgress while a run is in progress, while
 // waiting for a source, Project or VariableSet, and while a failure waits
 // to be retried; Failed when the decision stalls.
-func computeStatus(ws *magosv1.Workspace, o observation) {
+func ComputeStatus(ws *magosv1.Workspace, o Observation) {
 	st := &ws.Status
 	d := o.Decision
 	if d.Phase != "" {
@@ -50,7 +50,7 @@ func computeStatus(ws *magosv1.Workspace, o observation) {
 	setApplied(ws)
 	setDrifted(ws)
 	if p := st.Plan; p != nil {
-		p.NextApply = nextApply(p, modeOf(ws), st.LastApplied)
+		p.NextApply = nextApply(p, ModeOf(ws), st.LastApplied)
 	}
 
 	// The conditions below describe this generation on every path, errors
@@ -67,25 +67,25 @@ func computeStatus(ws *magosv1.Workspace, o observation) {
 	default:
 		switch d.Phase {
 		case magosv1.PhaseWaiting, magosv1.PhasePlanning, magosv1.PhaseValidating, magosv1.PhaseApplying, magosv1.PhaseDestroying:
-			conditions.MarkReconciling(ws, orDefault(d.Reason, magosv1.ProgressingReason), d.Message)
+			conditions.MarkReconciling(ws, OrDefault(d.Reason, magosv1.ProgressingReason), d.Message)
 		case magosv1.PhaseAwaitingApproval, magosv1.PhaseAwaitingPromotion:
 			// Waiting for a person is a settled state, not progress: kstatus
 			// reads it as Current while Ready stays False (docs/workspaces.md).
 			conditions.MarkReady(ws, metav1.ConditionFalse, d.Reason, d.Message)
 		case magosv1.PhaseFailed:
-			reason := orDefault(d.Reason, magosv1.ReasonRunFailed)
+			reason := OrDefault(d.Reason, magosv1.ReasonRunFailed)
 			if d.Stalled {
 				conditions.MarkStalled(ws, reason, d.Message)
 			} else {
 				conditions.MarkRetrying(ws, reason, d.Message)
 			}
 		default:
-			conditions.MarkReady(ws, metav1.ConditionTrue, magosv1.ReconciliationSucceededReason, orDefault(d.Message, "Applied revision "+o.Revision))
+			conditions.MarkReady(ws, metav1.ConditionTrue, magosv1.ReconciliationSucceededReason, OrDefault(d.Message, "Applied revision "+o.Revision))
 		}
 	}
 }
 
-func setPlanned(ws *magosv1.Workspace, o observation) {
+func setPlanned(ws *magosv1.Workspace, o Observation) {
 	p := ws.Status.Plan
 	switch {
 	case p == nil:
@@ -94,7 +94,7 @@ func setPlanned(ws *magosv1.Workspace, o observation) {
 		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionFalse, magosv1.ReasonOutdated,
 			fmt.Sprintf("Plan %s is for revision %s; revision %s is not planned yet", p.ID, p.Revision, o.Revision))
 	case !p.HasChanges:
-		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionTrue, magosv1.ReasonNoChanges, fmt.Sprintf("%s %s has no changes", planNoun(p), p.ID))
+		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionTrue, magosv1.ReasonNoChanges, fmt.Sprintf("%s %s has no changes", PlanNoun(p), p.ID))
 	case p.Mode == magosv1.PlanModeDestroy:
 		conditions.Set(ws, magosv1.PlannedCondition, metav1.ConditionTrue, magosv1.ReasonDestroyPlanned, fmt.Sprintf("Destroy plan %s: %s", p.ID, PlanSummary(p)))
 	case p.Request.Scoped():
@@ -112,15 +112,15 @@ func setApplied(ws *magosv1.Workspace) {
 		conditions.Set(ws, magosv1.AppliedCondition, metav1.ConditionFalse, magosv1.ReasonNotApplied, "Nothing applied yet")
 	case p != nil:
 		conditions.Set(ws, magosv1.AppliedCondition, metav1.ConditionFalse, magosv1.ReasonPendingPlan,
-			fmt.Sprintf("%s %s (%s) is not applied yet; last applied revision %s", planNoun(p), p.ID, PlanSummary(p), a.Revision))
+			fmt.Sprintf("%s %s (%s) is not applied yet; last applied revision %s", PlanNoun(p), p.ID, PlanSummary(p), a.Revision))
 	default:
 		conditions.Set(ws, magosv1.AppliedCondition, metav1.ConditionTrue, magosv1.ReasonApplied,
 			fmt.Sprintf("Applied plan %s of revision %s", a.PlanID, a.Revision))
 	}
 }
 
-// planNoun is how messages name plan p: "Destroy plan" or "Plan".
-func planNoun(p *magosv1.PlanStatus) string {
+// PlanNoun is how messages name plan p: "Destroy plan" or "Plan".
+func PlanNoun(p *magosv1.PlanStatus) string {
 	if p != nil && p.Mode == magosv1.PlanModeDestroy {
 		return "Destroy plan"
 	}
@@ -146,7 +146,7 @@ func destroyApprovalMessage(p *magosv1.PlanStatus) string {
 // from the configuration, and nothing will apply it.
 func setDrifted(ws *magosv1.Workspace) {
 	p, a := ws.Status.Plan, ws.Status.LastApplied
-	planOnly := modeOf(ws) == magosv1.ModePlanOnly
+	planOnly := ModeOf(ws) == magosv1.ModePlanOnly
 	if p == nil || (!p.Drift && !planOnly) {
 		return
 	}
@@ -169,7 +169,7 @@ func PlanSummary(p *magosv1.PlanStatus) string {
 	return fmt.Sprintf("+%d ~%d -%d", p.Add, p.Change, p.Destroy)
 }
 
-func orDefault(s, d string) string {
+func OrDefault(s, d string) string {
 	if s == "" {
 		return d
 	}
