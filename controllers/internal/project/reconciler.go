@@ -24,45 +24,42 @@ type Reconciler struct {
 	Events events.EventRecorder
 }
 
-// Reconcile resolves one Project: get, patch base, the deferred tail
-// (status, events, metrics), deletion, then the sub-reconcilers in order:
+// Reconcile resolves one Project in the shared skeleton
+// (reconciletail.Reconcile): deletion, then the sub-reconcilers in order:
 // reconcileMembers, reconcileVariableSets, reconcileSpec. Projects have no
 // finalizer (there is nothing to clean up) and no suspend.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
-	p := &magosv1.Project{}
-	if err := r.Get(ctx, req.NamespacedName, p); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	base := p.DeepCopy()
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obs := observation{}
-
-	defer func() {
+	return reconciletail.Reconcile(ctx, r.Client, req, &magosv1.Project{}, reconciletail.Skeleton[*magosv1.Project]{
+		Body: func(ctx context.Context, p, _ *magosv1.Project) (ctrl.Result, error) {
+			if !p.DeletionTimestamp.IsZero() {
+				return ctrl.Result{}, nil
+			}
+			for _, sub := range []func(context.Context, *magosv1.Project, *observation) error{
+				r.reconcileMembers,
+				r.reconcileVariableSets,
+				r.reconcileSpec,
+			} {
+				if err := sub(ctx, p, &obs); err != nil {
+					return ctrl.Result{}, err
+				}
+			}
+			return ctrl.Result{}, nil
+		},
 		// Status is a pure function of what this reconcile observed, so an
 		// unchanged status is not written and a stale read needs no lock:
 		// the next reconcile observes again.
-		result, retErr = reconciletail.Finish(ctx, r.Client, p, base, result, retErr, reconciletail.Options{
-			Kind:   magosv1.ProjectKind,
-			Status: func(err error) { obs.Err = err; computeStatus(p, obs) },
-			AfterPatch: func() {
-				reconciletail.RecordConditionTransition(r.Events, base, p, magosv1.ReadyCondition)
-				reconciletail.RecordConditionTransition(r.Events, base, p, VariableSetsReadyCondition)
-			},
-		})
-	}()
-
-	if !p.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
-	}
-	for _, sub := range []func(context.Context, *magosv1.Project, *observation) error{
-		r.reconcileMembers,
-		r.reconcileVariableSets,
-		r.reconcileSpec,
-	} {
-		if err := sub(ctx, p, &obs); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	return ctrl.Result{}, nil
+		Tail: func(p, base *magosv1.Project) reconciletail.Options {
+			return reconciletail.Options{
+				Kind:   magosv1.ProjectKind,
+				Status: func(err error) { obs.Err = err; computeStatus(p, obs) },
+				AfterPatch: func() {
+					reconciletail.RecordConditionTransition(r.Events, base, p, magosv1.ReadyCondition)
+					reconciletail.RecordConditionTransition(r.Events, base, p, VariableSetsReadyCondition)
+				},
+			}
+		},
+	})
 }
 
 // reconcileMembers counts the member Workspaces (status.workspaces). A

@@ -30,31 +30,32 @@ type Reconciler struct {
 	Events events.EventRecorder
 }
 
-// Reconcile drives one Rollout: get, patch base, the deferred tail
-// (status, events, metrics), deletion, then governing check → staging →
-// source revision → stage progress.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
-	ro := &magosv1.Rollout{}
-	if err := r.Get(ctx, req.NamespacedName, ro); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	base := ro.DeepCopy()
+// Reconcile drives one Rollout in the shared skeleton
+// (reconciletail.Reconcile): reconcile's steps, then status, events and
+// metrics.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obs := observation{}
+	return reconciletail.Reconcile(ctx, r.Client, req, &magosv1.Rollout{}, reconciletail.Skeleton[*magosv1.Rollout]{
+		Body: func(ctx context.Context, ro, _ *magosv1.Rollout) (ctrl.Result, error) {
+			return r.reconcile(ctx, ro, &obs)
+		},
+		Tail: func(ro, base *magosv1.Rollout) reconciletail.Options {
+			return reconciletail.Options{
+				Kind:   magosv1.RolloutKind,
+				Status: func(err error) { obs.Err = err; computeStatus(ro, obs) },
+				// Stages carry state across reconciles (admission,
+				// completion), so a reconcile that read a stale Rollout
+				// must retry, not overwrite.
+				OptimisticLock: true,
+				AfterPatch:     func() { r.recordTransitions(base, ro) },
+			}
+		},
+	})
+}
 
-	defer func() {
-		result, retErr = reconciletail.Finish(ctx, r.Client, ro, base, result, retErr, reconciletail.Options{
-			Kind:   magosv1.RolloutKind,
-			Status: func(err error) { obs.Err = err; computeStatus(ro, obs) },
-			// Stages carry state across reconciles (admission, completion),
-			// so a reconcile that read a stale Rollout must retry, not
-			// overwrite.
-			OptimisticLock: true,
-			AfterPatch: func() {
-				r.recordTransitions(base, ro)
-			},
-		})
-	}()
-
+// reconcile is Reconcile's body: deletion, then governing check → staging
+// → source revision → stage progress.
+func (r *Reconciler) reconcile(ctx context.Context, ro *magosv1.Rollout, obs *observation) (ctrl.Result, error) {
 	if !ro.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}

@@ -3,7 +3,6 @@ package variableset
 import (
 	"context"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,43 +30,37 @@ type Reconciler struct {
 	keys      *keyMemo
 }
 
-// Reconcile renders one VariableSet: get, patch base, the deferred tail
-// (status, events, metrics), deletion, then the one sub-reconciler,
+// Reconcile renders one VariableSet in the shared skeleton
+// (reconciletail.Reconcile): deletion, then the one sub-reconciler,
 // reconcileReferences. VariableSets have no finalizer (there is nothing to
 // clean up) and no suspend.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
-	vs := &magosv1.VariableSet{}
-	if err := r.Get(ctx, req.NamespacedName, vs); err != nil {
-		if apierrors.IsNotFound(err) {
-			trackReferences(req.String(), nil)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	base := vs.DeepCopy()
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obs := observation{}
-
-	defer func() {
+	result, err := reconciletail.Reconcile(ctx, r.Client, req, &magosv1.VariableSet{}, reconciletail.Skeleton[*magosv1.VariableSet]{
+		Gone: func() { trackReferences(req.String(), nil) },
+		Body: func(ctx context.Context, vs, _ *magosv1.VariableSet) (ctrl.Result, error) {
+			if !vs.DeletionTimestamp.IsZero() {
+				trackReferences(req.String(), nil)
+				return ctrl.Result{}, nil
+			}
+			return ctrl.Result{}, r.reconcileReferences(ctx, vs, &obs)
+		},
 		// Status is a pure function of the referenced objects observed now,
 		// so an unchanged status is not written and a stale read needs no
-		// lock: the next reconcile observes again.
-		result, retErr = reconciletail.Finish(ctx, r.Client, vs, base, result, retErr, reconciletail.Options{
-			Kind:   magosv1.VariableSetKind,
-			Status: func(err error) { obs.Err = err; computeStatus(vs, obs) },
-			// Messages name objects and keys, never values.
-			AfterPatch: func() {
-				reconciletail.RecordConditionTransition(r.Events, base, vs, magosv1.ReadyCondition)
-			},
-		})
-		if obs.Rendered != nil {
-			trackReferences(req.String(), countReferences(obs.Rendered))
-		}
-	}()
-
-	if !vs.DeletionTimestamp.IsZero() {
-		trackReferences(req.String(), nil)
-		return ctrl.Result{}, nil
+		// lock: the next reconcile observes again. Messages name objects
+		// and keys, never values.
+		Tail: func(vs, base *magosv1.VariableSet) reconciletail.Options {
+			return reconciletail.Options{
+				Kind:       magosv1.VariableSetKind,
+				Status:     func(err error) { obs.Err = err; computeStatus(vs, obs) },
+				AfterPatch: func() { reconciletail.RecordConditionTransition(r.Events, base, vs, magosv1.ReadyCondition) },
+			}
+		},
+	})
+	if obs.Rendered != nil {
+		trackReferences(req.String(), countReferences(obs.Rendered))
 	}
-	return ctrl.Result{}, r.reconcileReferences(ctx, vs, &obs)
+	return result, err
 }
 
 // reconcileReferences observes every referenced Secret and ConfigMap and

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -58,37 +57,37 @@ type Reconciler struct {
 	reports *reports
 }
 
-// Reconcile drives one Workspace: get, patch base, deferred status patch
+// Reconcile drives one Workspace in the shared skeleton
+// (reconciletail.Reconcile), its status patch deferred
 // with events and metrics, deletion, finalizer, suspend, then inputs →
 // source → runs (gather facts, decide, act).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	ws := &magosv1.Workspace{}
-	if err := r.Get(ctx, req.NamespacedName, ws); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.Runs.forget(req.String())
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	base := ws.DeepCopy()
 	rr := r.forReconcile()
 	obs := decide.Observation{}
-	result, err := rr.reconcile(ctx, ws, base, &obs)
-	return reconciletail.Finish(ctx, r.Client, ws, base, result, err, reconciletail.Options{
-		Kind: magosv1.WorkspaceKind,
-		Status: func(err error) {
-			obs.Err = err
-			decide.ComputeStatus(ws, obs)
-			rr.noteTransition(base, ws, obs.Decision)
+	return reconciletail.Reconcile(ctx, r.Client, req, &magosv1.Workspace{}, reconciletail.Skeleton[*magosv1.Workspace]{
+		Gone: func() { r.Runs.forget(req.String()) },
+		Body: func(ctx context.Context, ws, base *magosv1.Workspace) (ctrl.Result, error) {
+			return rr.reconcile(ctx, ws, base, &obs)
 		},
-		// Status carries the run state (current run, plan, history): a
-		// reconcile that read a stale cached Workspace must retry, not
-		// overwrite it.
-		OptimisticLock: true,
-		Events:         &rr.reports.events,
-		Recorder:       r.Events,
-		AfterPatch: func() {
-			r.Runs.settle(ws, obs.Decision)
-			rr.reports.afterPatch()
+		Tail: func(ws, base *magosv1.Workspace) reconciletail.Options {
+			return reconciletail.Options{
+				Kind: magosv1.WorkspaceKind,
+				Status: func(err error) {
+					obs.Err = err
+					decide.ComputeStatus(ws, obs)
+					rr.noteTransition(base, ws, obs.Decision)
+				},
+				// Status carries the run state (current run, plan,
+				// history): a reconcile that read a stale cached Workspace
+				// must retry, not overwrite it.
+				OptimisticLock: true,
+				Events:         &rr.reports.events,
+				Recorder:       r.Events,
+				AfterPatch: func() {
+					r.Runs.settle(ws, obs.Decision)
+					rr.reports.afterPatch()
+				},
+			}
 		},
 	})
 }

@@ -48,25 +48,31 @@ type observation struct {
 	Elements, Owned, Ready, Deferred int
 }
 
-// Reconcile generates one set's Workspaces: get, finalizer, generate and
+// Reconcile generates one set's Workspaces in the shared skeleton
+// (reconciletail.Reconcile): finalizer, generate and
 // render (nothing changes unless every element renders), plan the
 // changes, act, status.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
-	set := &magosv1.WorkspaceSet{}
-	if err := r.Get(ctx, req.NamespacedName, set); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	base := set.DeepCopy()
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var obs observation
 	evs := &reconciletail.EventBuffer{}
-	defer func() {
-		result, retErr = reconciletail.Finish(ctx, r.Client, set, base, result, retErr, reconciletail.Options{
-			Kind:     magosv1.WorkspaceSetKind,
-			Status:   func(err error) { computeStatus(set, obs, err) },
-			Events:   evs,
-			Recorder: r.Events,
-		})
-	}()
+	return reconciletail.Reconcile(ctx, r.Client, req, &magosv1.WorkspaceSet{}, reconciletail.Skeleton[*magosv1.WorkspaceSet]{
+		Body: func(ctx context.Context, set, _ *magosv1.WorkspaceSet) (ctrl.Result, error) {
+			return r.reconcile(ctx, set, &obs, evs)
+		},
+		Tail: func(set, _ *magosv1.WorkspaceSet) reconciletail.Options {
+			return reconciletail.Options{
+				Kind:     magosv1.WorkspaceSetKind,
+				Status:   func(err error) { computeStatus(set, obs, err) },
+				Events:   evs,
+				Recorder: r.Events,
+			}
+		},
+	})
+}
+
+// reconcile is Reconcile's body: deletion, the finalizer, then the
+// Workspaces the set's generators and template ask for.
+func (r *Reconciler) reconcile(ctx context.Context, set *magosv1.WorkspaceSet, obs *observation, evs *reconciletail.EventBuffer) (ctrl.Result, error) {
 	if !set.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.finalize(ctx, set, evs)
 	}
