@@ -112,7 +112,7 @@ help: ## Show this help.
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Regenerate deepcopy, CRDs, RBAC, clients, third-party CRDs, API docs and docs/reasons.md, and the chart's versions, schemas, README and copies of the alerts and dashboards.
-	cd apis && $(CONTROLLER_GEN) object:headerFile=../tools/hack/boilerplate.go.txt paths=./...
+	cd apis && $(CONTROLLER_GEN) object:headerFile=../hack/boilerplate.go.txt paths=./...
 	rm -f charts/magos-crds/crds/*.yaml
 	cd apis && $(CONTROLLER_GEN) crd paths=./... output:crd:artifacts:config=../charts/magos-crds/crds
 	rm -f charts/magos/files/crds/*.yaml && cp charts/magos-crds/crds/*.yaml charts/magos/files/crds/
@@ -120,8 +120,8 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy, CRDs, RBAC, clients, third-p
 		paths=./internal/$(c)/... paths=./internal/setup/... output:rbac:artifacts:config=../deploy/rbac/$(c) && cd $(ROOT) && \
 		cp deploy/rbac/$(c)/role.yaml charts/magos/charts/$(c)-controller/files/role.yaml;)
 	$(MAKE) --no-print-directory chart-files
-	bash tools/hack/update-codegen.sh
-	bash tools/hack/update-thirdparty-crds.sh $(FLUX_SOURCE_API_VERSION) $(KYVERNO_VERSION) $(FLUX_HELM_API_VERSION)
+	bash hack/update-codegen.sh
+	bash hack/update-thirdparty-crds.sh $(FLUX_SOURCE_API_VERSION) $(KYVERNO_VERSION) $(FLUX_HELM_API_VERSION)
 	cd tools && GOWORK=off go run ./apidocs -out ../docs/api-reference.md ../apis/magos/v1alpha1
 	cd apis && MAGOS_UPDATE_DOCS=1 go test -count=1 -run TestReasonsDoc ./magos/v1alpha1/ >/dev/null
 	cd tools && GOWORK=off go run ./chartgen -root ..
@@ -277,11 +277,11 @@ node: node-packages $(KUBE_NODE) $(FLUX_SOURCE_CONTROLLER_IMAGE) $(FLUX_KUSTOMIZ
 
 .PHONY: browser
 browser: ## Install Chromium from Debian for the UI's browser tests (root only).
-	bash tools/hack/install-browser.sh
+	bash hack/install-browser.sh
 
 .PHONY: node-packages
 node-packages: ## Install the Debian packages of the real-node tier (containerd, runc, CNI plugins, iptables; root only).
-	bash tools/hack/install-node-packages.sh
+	bash hack/install-node-packages.sh
 
 # One multi-call binary for the four node components: they share most of
 # their packages, so one link instead of four. `kube-node kubelet ...`.
@@ -291,7 +291,7 @@ $(KUBE_NODE): tools/controlplane/kubernetes/go.mod tools/controlplane/kubernetes
 	cd tools/controlplane/kubernetes && CGO_ENABLED=0 GOWORK=off go build -trimpath -ldflags "-s -w $(call kube_version_flags,$(KUBE_VERSION))" -o $@.tmp ./cmd/kube-node && mv $@.tmp $@
 
 # Flux's controllers and CLI, built from their Go modules (their go.mod
-# replaces ./api, a directory their zips do not hold: tools/hack/build-go-module.sh
+# replaces ./api, a directory their zips do not hold: hack/build-go-module.sh
 # builds in a writable copy without it). The proxy here does not serve
 # github.com/fluxcd/pkg/artifact v0.18.3, which source-controller v1.9.6
 # requires; v0.18.0 is the nearest it does. flux2's embedded install
@@ -302,16 +302,16 @@ flux: $(FLUX_SOURCE_CONTROLLER) $(FLUX_SOURCE_CONTROLLER_IMAGE) $(FLUX_KUSTOMIZE
 
 $(FLUX_SOURCE_CONTROLLER):
 	@echo "Building Flux source-controller v$(FLUX_SOURCE_CONTROLLER_VERSION) from its Go module (minutes)"
-	bash tools/hack/build-go-module.sh -pin github.com/fluxcd/pkg/artifact=github.com/fluxcd/pkg/artifact@v0.18.0 \
+	bash hack/build-go-module.sh -pin github.com/fluxcd/pkg/artifact=github.com/fluxcd/pkg/artifact@v0.18.0 \
 		github.com/fluxcd/source-controller@v$(FLUX_SOURCE_CONTROLLER_VERSION) . $@
 
 $(FLUX_KUSTOMIZE_CONTROLLER):
 	@echo "Building Flux kustomize-controller v$(FLUX_KUSTOMIZE_CONTROLLER_VERSION) from its Go module"
-	bash tools/hack/build-go-module.sh github.com/fluxcd/kustomize-controller@v$(FLUX_KUSTOMIZE_CONTROLLER_VERSION) . $@
+	bash hack/build-go-module.sh github.com/fluxcd/kustomize-controller@v$(FLUX_KUSTOMIZE_CONTROLLER_VERSION) . $@
 
 $(FLUX_CLI):
 	@echo "Building the flux CLI v$(FLUX_CLI_VERSION) from its Go module"
-	bash tools/hack/build-go-module.sh -touch cmd/flux/manifests/none.yaml \
+	bash hack/build-go-module.sh -touch cmd/flux/manifests/none.yaml \
 		github.com/fluxcd/flux2/v2@v$(FLUX_CLI_VERSION) ./cmd/flux $@ "-X main.VERSION=$(FLUX_CLI_VERSION)"
 
 # source-controller's image, for the real-node tier only (never pushed): as
@@ -326,7 +326,7 @@ $(FLUX_SOURCE_CONTROLLER_IMAGE): $(FLUX_SOURCE_CONTROLLER) $(MAGOS_IMAGE)
 # (its firewall: iptables and ipsets in the node's network namespace).
 $(NETPOL):
 	@echo "Building kube-router v$(NETPOL_VERSION) from its Go module"
-	bash tools/hack/build-go-module.sh github.com/cloudnativelabs/kube-router/v2@v$(NETPOL_VERSION) ./cmd/kube-router $@
+	bash hack/build-go-module.sh github.com/cloudnativelabs/kube-router/v2@v$(NETPOL_VERSION) ./cmd/kube-router $@
 
 # kustomize-controller's image, for the real-node tier only (never pushed).
 $(FLUX_KUSTOMIZE_CONTROLLER_IMAGE): $(FLUX_KUSTOMIZE_CONTROLLER) $(MAGOS_IMAGE)
@@ -419,8 +419,8 @@ $(IMAGES)/workspace-controller.tar: $(IMAGE_BINS)/policy-engine
 
 # The runner image: the runner, and git and ssh (with their libraries) for
 # git:: module sources, with a git-submodule of ours (the image has no shell).
-$(IMAGES)/magos-runner.tar: $(IMAGE_BINS)/runner $(IMAGE_BINS)/git-submodule $(MAGOS_IMAGE) $(IMAGES)/.revision tools/hack/runner-git-files.sh | node-packages
-	bash tools/hack/runner-git-files.sh > $@.files
+$(IMAGES)/magos-runner.tar: $(IMAGE_BINS)/runner $(IMAGE_BINS)/git-submodule $(MAGOS_IMAGE) $(IMAGES)/.revision hack/runner-git-files.sh | node-packages
+	bash hack/runner-git-files.sh > $@.files
 	$(MAGOS_IMAGE) build -ref $(IMAGE_REPOSITORY)/magos-runner:$(VERSION) -out $@ $(IMAGE_FLAGS) -version $(VERSION) \
 		-file $<=/usr/local/bin/runner $$(cat $@.files) -file $(IMAGE_BINS)/git-submodule=/usr/lib/git-core/git-submodule \
 		-env PATH=/usr/local/bin:/usr/bin:/bin -entrypoint /usr/local/bin/runner
@@ -456,11 +456,11 @@ $(IMAGE_BINS)/pause $(IMAGE_BINS)/engine-install $(IMAGE_BINS)/git-submodule: $(
 demo: ## Start a local control plane with the five controllers and apply deploy/examples.
 	@$(MAKE) --no-print-directory -j$(TOOL_JOBS) $(DEMO_TOOLS)
 	go build -o $(BIN)/ $(addprefix ./controllers/,$(CONTROLLERS)) ./controllers/policy-engine ./controllers/kubectl-magos ./runner ./tools/harness/cmd/localcp ./tools/harness/cmd/executor ./tools/harness/cmd/localsource
-	bash tools/hack/demo.sh
+	bash hack/demo.sh
 
 .PHONY: demo-stop
 demo-stop: ## Stop what `make demo` started.
-	bash tools/hack/demo-stop.sh
+	bash hack/demo-stop.sh
 
 .PHONY: clean
 clean: ## Remove built binaries (keeps the cached control plane and engines).

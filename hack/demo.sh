@@ -4,7 +4,7 @@
 # Everything keeps running until `make demo-stop`.
 set -euo pipefail
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${root}"
 state="${root}/bin/demo"
 kubeconfig="${state}/kubeconfig"

@@ -4,7 +4,7 @@
 # code-generator version pinned in tools/go.mod.
 set -euo pipefail
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${root}/apis/client"
 export GOWORK=off
 codegen_dir="$(cd "${root}/tools" && go list -m -f '{{.Dir}}' k8s.io/code-generator)"
@@ -19,5 +19,5 @@ kube::codegen::gen_client \
   --with-applyconfig \
   --output-dir "${root}/apis/client" \
   --output-pkg "github.com/magos-dev/magos/apis/client" \
-  --boilerplate "${root}/tools/hack/boilerplate.go.txt" \
+  --boilerplate "${root}/hack/boilerplate.go.txt" \
   "${root}/apis"

@@ -4,7 +4,7 @@
 # tools/harness/executor/leftovers.go), so the script waits for them to
 # exit before it kills what is left.
 set -euo pipefail
-state="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/bin/demo"
+state="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/bin/demo"
 [ -f "${state}/pids" ] || { echo "No demo is running."; exit 0; }
 mapfile -t pids < <(tac "${state}/pids")
 for pid in "${pids[@]}"; do kill "${pid}" 2>/dev/null || true; done

@@ -6,7 +6,7 @@
 # Usage: update-thirdparty-crds.sh <flux-source-api-version> <kyverno-version> <flux-helm-api-version>
 set -euo pipefail
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 flux_version="$1"
 kyverno_version="$2"
 flux_helm_version="$3"
