@@ -24,7 +24,7 @@ func approves(a magosv1.Approval, p *magosv1.PlanStatus) bool {
 	return a.Plan == p.ID && (a.Digest == "" || a.Digest == p.Digest)
 }
 
-// recordApprovals adds to p.Approvals the users of entries approving p it
+// RecordApprovals adds to p.Approvals the users of entries approving p it
 // does not hold yet, at now, and returns them.
 func RecordApprovals(p *magosv1.PlanStatus, entries []magosv1.Approval, now time.Time) []magosv1.PlanApproval {
 	var added []magosv1.PlanApproval
@@ -39,7 +39,7 @@ func RecordApprovals(p *magosv1.PlanStatus, entries []magosv1.Approval, now time
 	return added
 }
 
-// approver names who approved, for events and messages: "alice (groups
+// Approver names who approved, for events and messages: "alice (groups
 // platform-admins, sre)".
 func Approver(r magosv1.PlanApproval) string {
 	if len(r.Groups) == 0 {
@@ -48,7 +48,7 @@ func Approver(r magosv1.PlanApproval) string {
 	return r.User + " (groups " + strings.Join(r.Groups, ", ") + ")"
 }
 
-// review is what the approval rule governing a plan asks of it
+// Review is what the approval rule governing a plan asks of it
 // (spec.approvalRules), and which approvals count.
 type Review struct {
 	// Rule names the governing rule; "" when none does (one approval).
@@ -68,7 +68,7 @@ type Review struct {
 	Expires *time.Time
 }
 
-// reviewPlan is the review of plan p under rule (nil: none governs), with
+// ReviewPlan is the review of plan p under rule (nil: none governs), with
 // the approvals entries and spec.approvedPlan give.
 func ReviewPlan(rule *magosv1.ApprovalRule, p *magosv1.PlanStatus, entries []magosv1.Approval, approvedPlan string, now time.Time, maxAge time.Duration) Review {
 	r := Review{Needed: 1, MaxAge: maxAge}
@@ -114,7 +114,7 @@ func firstSeen(p *magosv1.PlanStatus, user string) *time.Time {
 	return nil
 }
 
-// satisfied says whether the plan may be applied.
+// Satisfied says whether the plan may be applied.
 func (r Review) Satisfied() bool { return r.Auto || len(r.Counted) >= r.Needed }
 
 // missing says what the plan still needs: "1 of 2 approvals (rule

@@ -17,7 +17,7 @@ import (
 // so (PlanStatus.PlannedRevision, a RevisionUnchanged event) and a Rollout
 // sees the Workspace at the new revision.
 
-// contentCheck is what the Workspace reads in the artifact of
+// ContentCheck is what the Workspace reads in the artifact of
 // facts.Revision.
 type ContentCheck struct {
 	// Digest of the files read; "" when unknown (nothing carries).
@@ -26,7 +26,7 @@ type ContentCheck struct {
 	Dirs []string
 }
 
-// mayCarry says whether only the revision stands between the applied plan
+// MayCarry says whether only the revision stands between the applied plan
 // and a current one (planCurrent): same inputs, plan mode and no plan
 // request, the plan applied (or recorded without changes), and what it
 // read known.
@@ -62,7 +62,7 @@ func carriedMessage(f Facts) string {
 		f.Revision, read, f.Plan.ID, planned)
 }
 
-// carry records in status that the applied plan stands for revision.
+// Carry records in status that the applied plan stands for revision.
 func Carry(st *magosv1.WorkspaceStatus, revision string) {
 	p := st.Plan
 	if p.PlannedRevision == "" {

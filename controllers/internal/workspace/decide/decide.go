@@ -8,7 +8,7 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
-// decide is the Workspace's run logic, a pure function of the facts. The
+// Decide is the Workspace's run logic, a pure function of the facts. The
 // rules, first match wins:
 //
 //  1. A run in progress: Planning, Applying or Destroying until it ends.
@@ -121,7 +121,7 @@ func decideRun(f Facts) Decision {
 	return StartDecision(runjob.Run{Phase: magosv1.RunApply, Mode: plan.Mode, PlanID: plan.ID, PlanDigest: plan.Digest, PlanBundleDigest: plan.BundleDigest})
 }
 
-// decideBlocked applies rules 1–4, which hold a Workspace whether or not it
+// DecideBlocked applies rules 1–4, which hold a Workspace whether or not it
 // is being deleted; ok is false when none does.
 func DecideBlocked(f Facts) (Decision, bool) {
 	switch {
@@ -327,13 +327,13 @@ func decideDeletion(f Facts) Decision {
 	return StartDecision(runjob.Run{Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy, PlanID: plan.ID, PlanDigest: plan.Digest, PlanBundleDigest: plan.BundleDigest})
 }
 
-// startDecision starts rn: the Workspace is in rn's phase from now.
+// StartDecision starts rn: the Workspace is in rn's phase from now.
 func StartDecision(rn runjob.Run) Decision {
 	phase := runPhase(rn.Phase, rn.Mode)
 	return Decision{Phase: phase, Reason: string(phase), Action: ActStart, Run: rn}
 }
 
-// runningDecision describes the run in progress cr (of a Workspace being
+// RunningDecision describes the run in progress cr (of a Workspace being
 // deleted, when deleting).
 func RunningDecision(cr *magosv1.RunStatus, deleting bool) Decision {
 	phase := runPhase(cr.Phase, cr.Mode)

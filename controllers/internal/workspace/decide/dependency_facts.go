@@ -7,7 +7,7 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
 
-// dependencyFacts are what spec.dependsOn decides on.
+// DependencyFacts are what spec.dependsOn decides on.
 type DependencyFacts struct {
 	// States are the dependencies' states, in spec order.
 	States []magosv1.DependencyStatus

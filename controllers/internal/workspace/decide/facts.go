@@ -7,7 +7,7 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
-// facts are what one reconcile observed about a Workspace that has its
+// Facts are what one reconcile observed about a Workspace that has its
 // inputs and source artifact. decide reads nothing else.
 type Facts struct {
 	Now time.Time
@@ -85,10 +85,10 @@ type Facts struct {
 	Dependencies *DependencyFacts
 }
 
-// livePod is a runner Pod that has not ended although no run is current.
+// LivePod is a runner Pod that has not ended although no run is current.
 type LivePod struct{ Name, Phase string }
 
-// unlockCheck is what the controller found when a person asked to release
+// UnlockCheck is what the controller found when a person asked to release
 // the lock: a run still running (that may hold it), or the Lease now held
 // by someone else.
 type UnlockCheck struct {
@@ -98,7 +98,7 @@ type UnlockCheck struct {
 	Holder string
 }
 
-// gateVerdict is the policy gate's answer on a plan.
+// GateVerdict is the policy gate's answer on a plan.
 type GateVerdict struct {
 	Outcome GateOutcome
 	// Reason is the PolicyPassed reason of a blocked plan; Message the
@@ -114,24 +114,24 @@ type GateOutcome int
 const (
 	gateNotEvaluated GateOutcome = iota
 	GatePassed
-	// gateBlocked: a violation, or a plan the gate can never evaluate; a
+	// GateBlocked: a violation, or a plan the gate can never evaluate; a
 	// person, a new plan or a change of policies is needed.
 	GateBlocked
-	// gateErrored: the policies could not be read or evaluated; evaluated
+	// GateErrored: the policies could not be read or evaluated; evaluated
 	// again after policyRetryInterval.
 	GateErrored
-	// gateStalePlan: the stored plan is not the one in status; plan again.
+	// GateStalePlan: the stored plan is not the one in status; plan again.
 	GateStalePlan
 )
 
-// admission is whether the governing Rollout lets a plan of a revision be
+// Admission is whether the governing Rollout lets a plan of a revision be
 // applied now, and if not why.
 type Admission struct {
 	Denied  bool
 	Message string
 }
 
-// deletionFacts are what deleting a destroyOnDelete Workspace depends on.
+// DeletionFacts are what deleting a destroyOnDelete Workspace depends on.
 type DeletionFacts struct {
 	// Skip says why the resources cannot be destroyed (no artifact, a guard
 	// refuses the Workspace, unresolvable inputs); "" when they can.
@@ -145,27 +145,27 @@ type DeletionFacts struct {
 type action int
 
 const (
-	// actNone: nothing; a watch wakes the Workspace (Job, source, inputs).
+	// ActNone: nothing; a watch wakes the Workspace (Job, source, inputs).
 	ActNone action = iota
-	// actWait: nothing until decision.After has passed.
+	// ActWait: nothing until decision.After has passed.
 	ActWait
-	// actStart: start decision.Run.
+	// ActStart: start decision.Run.
 	ActStart
-	// actRecordNoChanges: record a plan without changes as applied.
+	// ActRecordNoChanges: record a plan without changes as applied.
 	ActRecordNoChanges
-	// actReleaseLock: delete the state lock Lease a person named.
+	// ActReleaseLock: delete the state lock Lease a person named.
 	ActReleaseLock
-	// actClearErroredState: the errored state was restored; plan again.
+	// ActClearErroredState: the errored state was restored; plan again.
 	ActClearErroredState
-	// actFinishDeletion: remove the destroy finalizer (destroyed, or
+	// ActFinishDeletion: remove the destroy finalizer (destroyed, or
 	// skipped: decision.Message says why).
 	ActFinishDeletion
-	// actCarryRevision: the applied plan stands for Revision, which changes
+	// ActCarryRevision: the applied plan stands for Revision, which changes
 	// nothing the Workspace reads.
 	ActCarryRevision
 )
 
-// decision is what decide made of the facts: the Workspace's phase, why,
+// Decision is what decide made of the facts: the Workspace's phase, why,
 // and the one action to carry out.
 type Decision struct {
 	Phase   magosv1.WorkspacePhase
@@ -175,9 +175,9 @@ type Decision struct {
 	// starts and nothing is requeued.
 	Stalled bool
 	Action  action
-	// Run is what actStart starts.
+	// Run is what ActStart starts.
 	Run runjob.Run
-	// After is how long actWait waits.
+	// After is how long ActWait waits.
 	After time.Duration
 	// Event, if set, is recorded once when the Workspace enters this
 	// decision (its phase or reason changed).

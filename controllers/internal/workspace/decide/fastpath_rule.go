@@ -10,7 +10,7 @@ import magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 // identity does not already give, so the plan and its apply run in one
 // Job (magosv1.RunPlanApply) with the apply identity and no proof.
 
-// deciders are what, besides the Workspace's spec, would decide on its
+// Deciders are what, besides the Workspace's spec, would decide on its
 // next plan: looked up (decidersOf) only when its spec lets it take the
 // fast path.
 type Deciders struct {
@@ -61,7 +61,7 @@ func (f Facts) gatedBy() string {
 	return ""
 }
 
-// mayRunFast says whether the Workspace's spec and the cluster let its
+// MayRunFast says whether the Workspace's spec and the cluster let its
 // next plan take the fast path, deciders aside: whether decidersOf is
 // worth asking.
 func (f Facts) MayRunFast() bool {

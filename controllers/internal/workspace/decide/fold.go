@@ -12,7 +12,7 @@ import (
 	"github.com/magos-dev/magos/apis/plansummary"
 )
 
-// runEnd is what the controller established about the current run once it
+// RunEnd is what the controller established about the current run once it
 // ended: fold reads nothing else. Result is the runner's report as read
 // (readRunResult), the rest the controller's own checks, made before
 // folding (observeRunEnd).
@@ -41,7 +41,7 @@ type RunEnd struct {
 	Lock *magosv1.LockStatus
 }
 
-// sealedPlan is the stored plan as the controller read it back
+// SealedPlan is the stored plan as the controller read it back
 // (sealStoredPlan): its bundle digest and, for a plan run, the summary
 // of its plan.json; Err when it could not be read back or is not the
 // plan the run reported.
@@ -51,7 +51,7 @@ type SealedPlan struct {
 	Err          error
 }
 
-// chunkReservation is what reservePlanChunks did: how many plan Secrets it
+// ChunkReservation is what reservePlanChunks did: how many plan Secrets it
 // created, and why it stopped early.
 type ChunkReservation struct {
 	Created int
@@ -70,7 +70,7 @@ func (f *folded) note(eventType, reason, format string, args ...any) {
 	f.Notes = append(f.Notes, note{Type: eventType, Reason: reason, Message: fmt.Sprintf(format, args...)})
 }
 
-// runMetrics are the metrics of one finished run.
+// RunMetrics are the metrics of one finished run.
 type RunMetrics struct {
 	Phase, Result string
 	// Seconds is the run's duration, when it has a start (Timed).
@@ -85,7 +85,7 @@ type RunMetrics struct {
 	RetryOutcome string
 }
 
-// settled is the run's result once the controller's checks are in: a plan
+// Settled is the run's result once the controller's checks are in: a plan
 // run whose stored plan cannot be read back failed (PlanCorrupt), and a
 // plan's counts are its stored plan.json's, never the runner's report (the
 // runner ran config code).
@@ -103,25 +103,25 @@ func (e RunEnd) Settled(phase string) (magosv1.RunResult, string) {
 	return res, failure
 }
 
-// needsSeal says whether a run with result res in phase is sealed: a plan
+// NeedsSeal says whether a run with result res in phase is sealed: a plan
 // or fast run that succeeded stored a plan.
 func NeedsSeal(phase string, res magosv1.RunResult) bool {
 	return res.Result == magosv1.ResultSucceeded && (phase == magosv1.RunPlan || phase == magosv1.RunPlanApply)
 }
 
-// needsReservation says whether the run (settled) ran out of plan Secrets
+// NeedsReservation says whether the run (settled) ran out of plan Secrets
 // that the cluster allows: they are reserved and the Workspace plans again.
 func NeedsReservation(res magosv1.RunResult, maxChunks int) bool {
 	return res.Result == magosv1.ResultStale && res.Reason == magosv1.ReasonPlanStorageExhausted && res.PlanChunks <= maxChunks
 }
 
-// needsLock says whether the state lock's holder is read after the run
+// NeedsLock says whether the state lock's holder is read after the run
 // (settled): a run that failed or found the state locked may leave it held.
 func NeedsLock(res magosv1.RunResult) bool {
 	return res.Result == magosv1.ResultLocked || res.Result == magosv1.ResultFailed
 }
 
-// fold is the status after the current run of st ended as e says, a pure
+// Fold is the status after the current run of st ended as e says, a pure
 // function, with the events and metrics that go with it. The rules, by the
 // run's settled result (first match wins):
 //

@@ -8,7 +8,7 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
-// modeOf is ws's spec.mode, ModeApply when unset.
+// ModeOf is ws's spec.mode, ModeApply when unset.
 func ModeOf(ws *magosv1.Workspace) magosv1.WorkspaceMode {
 	if ws.Spec.Mode == "" {
 		return magosv1.ModeApply
@@ -16,7 +16,7 @@ func ModeOf(ws *magosv1.Workspace) magosv1.WorkspaceMode {
 	return ws.Spec.Mode
 }
 
-// rolloutGated says whether the governing Rollout gates the Workspace's
+// RolloutGated says whether the governing Rollout gates the Workspace's
 // applies: in mode Apply only (a plan-only Workspace applies nothing, and
 // no Rollout gates a destroy).
 func (f Facts) RolloutGated() bool { return f.Mode == "" || f.Mode == magosv1.ModeApply }
@@ -40,7 +40,7 @@ func (f Facts) planRun(drift bool) runjob.Run {
 	return runjob.Run{Phase: magosv1.RunPlan, Mode: f.planMode(), Drift: drift, Request: f.Request}
 }
 
-// planCurrent says whether f.Plan is the plan to act on: made for this
+// PlanCurrent says whether f.Plan is the plan to act on: made for this
 // revision and inputs, in the plan mode (planMode), and for the pending
 // plan request if there is one (none while deleting).
 func (f Facts) PlanCurrent() bool {

@@ -7,7 +7,7 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
 
-// heldRun is why the run queue holds a run that would start (facts.Held).
+// HeldRun is why the run queue holds a run that would start (facts.Held).
 type HeldRun struct {
 	// After is when the Workspace looks again.
 	After time.Duration
@@ -22,7 +22,7 @@ type HeldRun struct {
 	Limited time.Duration
 }
 
-// queued is d, which starts a run, held as h says: Waiting (Queued),
+// Queued is d, which starts a run, held as h says: Waiting (Queued),
 // except that a held drift re-plan leaves an applied Workspace Idle and
 // Ready, its message saying the check waits.
 func Queued(d Decision, f Facts, h *HeldRun) Decision {

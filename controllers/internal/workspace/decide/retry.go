@@ -9,7 +9,7 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/metrics"
 )
 
-// retryPolicy is a Workspace's effective spec.retry.
+// RetryPolicy is a Workspace's effective spec.retry.
 type RetryPolicy struct {
 	// Interval is the wait before the first retry; each further failure
 	// doubles it, up to MaxInterval (16 × Interval unless set).
@@ -18,7 +18,7 @@ type RetryPolicy struct {
 	MaxAttempts int32
 }
 
-// with is p with the fields spec sets.
+// With is p with the fields spec sets.
 func (p RetryPolicy) With(spec *magosv1.RetrySpec) RetryPolicy {
 	if spec == nil {
 		return p
@@ -35,7 +35,7 @@ func (p RetryPolicy) With(spec *magosv1.RetrySpec) RetryPolicy {
 	return p
 }
 
-// wait is how long to wait after the attempts-th failure in a row.
+// Wait is how long to wait after the attempts-th failure in a row.
 func (p RetryPolicy) Wait(attempts int32) time.Duration {
 	ceiling := p.MaxInterval
 	if ceiling <= 0 {

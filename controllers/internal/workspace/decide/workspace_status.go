@@ -19,7 +19,7 @@ import (
 // stalling. Only nextRetry and decide ask it.
 func stalls(reason string) bool { return magosv1.ReasonStallsRecovery(reason) }
 
-// observation is what one reconcile of a Workspace saw and decided.
+// Observation is what one reconcile of a Workspace saw and decided.
 type Observation struct {
 	Suspended bool
 	// Revision is the source revision the Workspace should be at.
@@ -30,7 +30,7 @@ type Observation struct {
 	Err error
 }
 
-// computeStatus sets phase, conditions and observedGeneration from the
+// ComputeStatus sets phase, conditions and observedGeneration from the
 // observation and the run data already in ws.Status. It is pure. A
 // Workspace waiting for a source artifact, its Project or a VariableSet
 // has o.Err a rerror.Wait.
