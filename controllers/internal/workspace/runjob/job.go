@@ -25,7 +25,7 @@ type Settings struct {
 	EngineImage string
 	// Timeout is the run's deadline.
 	Timeout time.Duration
-	// Env and Sensitive are the resolved runner environment: Env from
+	// Env, RunnerEnv and Sensitive are the resolved runner environment: Env from
 	// VariableSets and inline variables, RunnerEnv from the runner's env;
 	// Sensitive names the entries of both to mask.
 	Env, RunnerEnv []corev1.EnvVar
@@ -51,7 +51,8 @@ type Config struct {
 	RunnerRequests corev1.ResourceList
 	// JobTTL is how long a finished Job is kept.
 	JobTTL time.Duration
-	// RunnerImagePullSecrets are pulled with by every runner Pod.
+	// RunnerImagePullSecrets name the Secrets every runner Pod pulls its
+	// images with (--runner-image-pull-secrets).
 	RunnerImagePullSecrets []string
 }
 
