@@ -1,7 +1,7 @@
 // Command policy-engine evaluates plans against Kyverno ValidatingPolicies
 // for the workspace-controller, which starts it the first time a plan has
 // policies to pass and talks to it over stdin and stdout
-// (controllers/internal/policy/engine_protocol.go). It keeps Kyverno's
+// (package apis/policyprotocol). It keeps Kyverno's
 // engine, and the memory it takes, out of the controller's own process. It
 // exits when its stdin closes.
 //

@@ -2,11 +2,12 @@ package policy
 
 import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/apis/policyprotocol"
 )
 
 // APIVerdict renders a verdict as Workspace status.plan.policy, with the
 // Digest of the policies it was evaluated against.
-func APIVerdict(v Verdict, policiesDigest string) *magosv1.PolicyVerdict {
+func APIVerdict(v policyprotocol.Verdict, policiesDigest string) *magosv1.PolicyVerdict {
 	out := &magosv1.PolicyVerdict{
 		Passed:         v.Passed,
 		Policies:       v.Policies,

@@ -21,7 +21,7 @@
 //
 // An [EngineClient] starts the policy engine with the first evaluation that
 // has a policy, sends it each plan with the selected policies and a
-// deadline (engine_protocol.go), and returns its [Verdict]. The engine
+// deadline (package apis/policyprotocol), and returns its Verdict. The engine
 // keeps compiled policies between evaluations. The gate fails closed: an
 // engine that cannot start, dies or overruns its deadline gives a verdict
 // with Passed=false and Errored=true, and the next evaluation starts a new

@@ -7,6 +7,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/magos-dev/magos/apis/policyprotocol"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
 )
 
@@ -54,15 +55,15 @@ func NewEngineClient(path string) *EngineClient {
 // no policy passes without an engine. Evaluations wait for the engine in
 // turns across namespaces. It never returns an error: anything that prevents a full
 // evaluation gives a Verdict with Errored set and Passed false.
-func (c *EngineClient) Evaluate(ctx context.Context, namespace string, policies []Policy, planJSON []byte) Verdict {
+func (c *EngineClient) Evaluate(ctx context.Context, namespace string, policies []Policy, planJSON []byte) policyprotocol.Verdict {
 	start := time.Now()
-	var v Verdict
+	var v policyprotocol.Verdict
 	if len(policies) == 0 {
-		v = Verdict{Passed: true, Policies: []string{}, Message: "No policy applied: no ValidatingPolicy selected for this Workspace"}
+		v = policyprotocol.Verdict{Passed: true, Policies: []string{}, Message: "No policy applied: no ValidatingPolicy selected for this Workspace"}
 	} else {
 		v = c.evaluate(ctx, namespace, policies, planJSON)
 	}
-	metrics.RecordPolicyEvaluation(v.result(), time.Since(start).Seconds())
+	metrics.RecordPolicyEvaluation(v.Result(), time.Since(start).Seconds())
 	for _, viol := range v.Violations {
 		metrics.RecordPolicyViolation(viol.Policy, viol.Action)
 	}
@@ -84,11 +85,11 @@ func (c *EngineClient) Close() error {
 
 // answer is what the engine answered, or why it did not.
 type answer struct {
-	verdict Verdict
+	verdict policyprotocol.Verdict
 	err     error
 }
 
-func (c *EngineClient) evaluate(ctx context.Context, namespace string, policies []Policy, planJSON []byte) Verdict {
+func (c *EngineClient) evaluate(ctx context.Context, namespace string, policies []Policy, planJSON []byte) policyprotocol.Verdict {
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -98,15 +99,15 @@ func (c *EngineClient) evaluate(ctx context.Context, namespace string, policies 
 	// deadline holds up the others for that long, not for as long as
 	// evaluations keep coming. The errored verdict is retried.
 	if err := c.slot.acquire(ctx, namespace, timeout); err != nil {
-		return Errored(err.Error())
+		return policyprotocol.Errored(err.Error())
 	}
 	defer c.slot.release()
 	if c.closed {
-		return Errored("the policy engine is stopped")
+		return policyprotocol.Errored("the policy engine is stopped")
 	}
 	p, err := c.running(ctx)
 	if err != nil {
-		return Errored(err.Error())
+		return policyprotocol.Errored(err.Error())
 	}
 	done := make(chan answer, 1)
 	go func() {
@@ -114,7 +115,7 @@ func (c *EngineClient) evaluate(ctx context.Context, namespace string, policies 
 			done <- answer{err: fmt.Errorf("sending the request: %w", err)}
 			return
 		}
-		v, err := ReadEngineResponse(p.stdout)
+		v, err := policyprotocol.ReadResponse(p.stdout)
 		done <- answer{verdict: v, err: err}
 	}()
 	wait := time.NewTimer(timeout + killGrace)
@@ -140,7 +141,7 @@ func (c *EngineClient) evaluate(ctx context.Context, namespace string, policies 
 	}
 	c.proc = nil
 	log.FromContext(ctx).Info("Stopped the policy engine after a failed evaluation; the next evaluation starts it again", "exit", p.exitStatus())
-	return Errored(fmt.Sprintf("%s (policy engine %s); it is started again for the next evaluation", reason, p.exitStatus()))
+	return policyprotocol.Errored(fmt.Sprintf("%s (policy engine %s); it is started again for the next evaluation", reason, p.exitStatus()))
 }
 
 // running returns the engine, starting it if it never ran or has exited.

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/magos-dev/magos/apis/policyprotocol"
 	"github.com/magos-dev/magos/controllers/internal/policy"
 	"github.com/magos-dev/magos/controllers/internal/policy/policytest"
 	"github.com/magos-dev/magos/tools/harness/testenv"
@@ -128,7 +129,7 @@ func TestEngineClientVerdicts(t *testing.T) {
 	assert.False(t, v.Passed, v.Message)
 	assert.False(t, v.Errored, v.Message)
 	require.Len(t, v.Violations, 1)
-	assert.Equal(t, policy.Violation{Policy: "require-env", Validation: 1, Message: "every resource needs an env tag", Action: policy.ActionDeny}, v.Violations[0])
+	assert.Equal(t, policyprotocol.Violation{Policy: "require-env", Validation: 1, Message: "every resource needs an env tag", Action: policyprotocol.ActionDeny}, v.Violations[0])
 
 	v = c.Evaluate(context.Background(), "ns", requireEnv, []byte("not json"))
 	assert.True(t, v.Errored, v.Message)
@@ -177,7 +178,7 @@ func TestEngineClientEngineKilled(t *testing.T) {
 
 	slow := []policy.Policy{policytest.JSONPolicy(t, "quadratic", policytest.SpecQuadratic)}
 	idle := cpuTicks(t, pid)
-	verdict := make(chan policy.Verdict, 1)
+	verdict := make(chan policyprotocol.Verdict, 1)
 	go func() {
 		verdict <- c.Evaluate(context.Background(), "ns", slow, planOf(3000, map[string]string{"env": "dev"}))
 	}()
@@ -248,7 +249,7 @@ func TestEngineClientSlotWaitIsBounded(t *testing.T) {
 	stopEngine(t, c, pass, engines(t))
 
 	c.Timeout = time.Second
-	held := make(chan policy.Verdict, 1)
+	held := make(chan policyprotocol.Verdict, 1)
 	go func() { held <- c.Evaluate(context.Background(), "ns", pass, planOf(1, nil)) }()
 	// The first evaluation holds the slot until its deadline and the kill
 	// grace (6 s); the second gives up after one evaluation's deadline.

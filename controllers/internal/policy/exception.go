@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/apis/policyprotocol"
 )
 
 // KindPolicyException is Kyverno's exception kind for CEL policies.
@@ -50,7 +51,7 @@ func (e Exception) Describe() string {
 	props := e.Object.Spec.Properties
 	s := e.Name() + " by " + props[magosv1.WaiverCreatedByProperty]
 	if r := props[magosv1.WaiverReasonProperty]; r != "" {
-		s += " (" + OneLine(r) + ")"
+		s += " (" + policyprotocol.OneLine(r) + ")"
 	}
 	return s + " until " + e.Expires().UTC().Format(time.RFC3339)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/magos-dev/magos/apis/policyprotocol"
 	"github.com/magos-dev/magos/controllers/internal/policy"
 	"github.com/magos-dev/magos/controllers/internal/policy/policytest"
 	"github.com/magos-dev/magos/tools/harness/testenv"
@@ -229,7 +230,7 @@ func BenchmarkEngineProcessRSS(b *testing.B) {
 	evaluate := func() time.Duration {
 		start := time.Now()
 		require.NoError(b, policy.WriteEngineRequest(stdin, policies, planJSON, time.Minute))
-		v, err := policy.ReadEngineResponse(out)
+		v, err := policyprotocol.ReadResponse(out)
 		require.NoError(b, err)
 		require.False(b, v.Errored, v.Message)
 		require.Len(b, v.Policies, 20)
@@ -237,7 +238,7 @@ func BenchmarkEngineProcessRSS(b *testing.B) {
 	}
 	// A request with no policy answers once the engine has initialised.
 	require.NoError(b, policy.WriteEngineRequest(stdin, nil, []byte(`{"format_version":"1.2"}`), time.Minute))
-	_, err = policy.ReadEngineResponse(out)
+	_, err = policyprotocol.ReadResponse(out)
 	require.NoError(b, err)
 	atStart := testenv.ProcStatusKiB(b, cmd.Process.Pid, "VmRSS")
 	first := evaluate()

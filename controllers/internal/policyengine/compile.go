@@ -12,6 +12,7 @@ import (
 	vpolengine "github.com/kyverno/kyverno/pkg/cel/policies/vpol/engine"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
+	"github.com/magos-dev/magos/apis/policyprotocol"
 	"github.com/magos-dev/magos/controllers/internal/policy"
 )
 
@@ -120,13 +121,13 @@ func strongestAction(actions []admissionregistrationv1.ValidationAction) string 
 	}
 	switch {
 	case has[admissionregistrationv1.Deny]:
-		return policy.ActionDeny
+		return policyprotocol.ActionDeny
 	case has[admissionregistrationv1.Warn]:
-		return policy.ActionWarn
+		return policyprotocol.ActionWarn
 	case has[admissionregistrationv1.Audit]:
-		return policy.ActionAudit
+		return policyprotocol.ActionAudit
 	default:
 		// An action Kyverno does not know: fail closed.
-		return policy.ActionDeny
+		return policyprotocol.ActionDeny
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/magos-dev/magos/apis/policyprotocol"
 	"github.com/magos-dev/magos/controllers/internal/policy"
 	"github.com/magos-dev/magos/controllers/internal/policy/policytest"
 	"github.com/magos-dev/magos/tools/harness/testenv"
@@ -35,7 +36,7 @@ var cookbook = map[string]struct {
 	action string
 	cases  []cookbookCase
 }{
-	"no-destroy-protected.yaml": {policy.ActionDeny, []cookbookCase{
+	"no-destroy-protected.yaml": {policyprotocol.ActionDeny, []cookbookCase{
 		{name: "creating protected resources", plan: planOf(tfTagged)},
 		{name: "destroying unprotected resources", plan: destroyPlanOf(tfUnprotected)},
 		{name: "destroying a protected-tagged resource", plan: destroyPlanOf(tfTagged), violated: true,
@@ -45,27 +46,27 @@ var cookbook = map[string]struct {
 		{name: "replacing a protected resource", plan: changePlanOf(tfTrigger("v1"), tfTrigger("v2")), violated: true,
 			message: "terraform_data.db"},
 	}},
-	"required-tags.yaml": {policy.ActionDeny, []cookbookCase{
+	"required-tags.yaml": {policyprotocol.ActionDeny, []cookbookCase{
 		{name: "all resources tagged", plan: planOf(tfTagged)},
 		{name: "destroying untagged resources", plan: destroyPlanOf(tfUntagged)},
 		{name: "a missing tag and a resource without input", plan: planOf(tfUntagged), violated: true,
 			message: "resources must carry the tags owner, env; missing on: terraform_data.bare, terraform_data.web"},
 		{name: "null tags", plan: planOf(tfNullTags), violated: true, message: "terraform_data.web"},
 	}},
-	"forbidden-resource-types.yaml": {policy.ActionDeny, []cookbookCase{
+	"forbidden-resource-types.yaml": {policyprotocol.ActionDeny, []cookbookCase{
 		{name: "outputs and locals only", plan: planOf(tfOutputsOnly)},
 		{name: "destroying a forbidden resource", plan: destroyPlanOf(tfUnprotected)},
 		{name: "creating terraform_data", plan: planOf(tfTagged), violated: true,
 			message: "resource types not allowed here: terraform_data.db, terraform_data.web"},
 	}},
-	"max-changes-per-run.yaml": {policy.ActionDeny, []cookbookCase{
+	"max-changes-per-run.yaml": {policyprotocol.ActionDeny, []cookbookCase{
 		{name: "ten changes", plan: planOf(tfCount(10))},
 		{name: "no change", plan: planOf(tfOutputsOnly)},
 		{name: "eleven changes", plan: planOf(tfCount(11)), violated: true,
 			message: "the plan changes 11 resources; at most 10 are allowed per run"},
 		{name: "eleven destroys", plan: destroyPlanOf(tfCount(11)), violated: true, message: "11 resources"},
 	}},
-	"no-public-endpoints.yaml": {policy.ActionDeny, []cookbookCase{
+	"no-public-endpoints.yaml": {policyprotocol.ActionDeny, []cookbookCase{
 		{name: "private resources", plan: planOf(tfTagged)},
 		{name: "resources without input", plan: planOf(tfUntagged)},
 		{name: "public = true", plan: planOf(tfPublic), violated: true,
@@ -73,7 +74,7 @@ var cookbook = map[string]struct {
 		{name: "ingress from 0.0.0.0/0", plan: planOf(tfOpenIngress), violated: true, message: "terraform_data.sg"},
 		{name: "cidr_blocks with ::/0", plan: planOf(tfOpenCIDRBlocks), violated: true, message: "terraform_data.sg"},
 	}},
-	"audit-replacements.yaml": {policy.ActionAudit, []cookbookCase{
+	"audit-replacements.yaml": {policyprotocol.ActionAudit, []cookbookCase{
 		{name: "creating resources", plan: planOf(tfTagged)},
 		{name: "destroying resources", plan: destroyPlanOf(tfTagged)},
 		{name: "replacing a resource", plan: changePlanOf(tfTrigger("v1"), tfTrigger("v2")), violated: true,
@@ -126,7 +127,7 @@ func TestCookbook(t *testing.T) {
 					assert.Equal(t, entry.action, viol.Action)
 					assert.Equal(t, pol.Name(), viol.Policy)
 					assert.Contains(t, viol.Message, c.message)
-					assert.Equal(t, entry.action != policy.ActionDeny, v.Passed, v.Message)
+					assert.Equal(t, entry.action != policyprotocol.ActionDeny, v.Passed, v.Message)
 				})
 			}
 		})

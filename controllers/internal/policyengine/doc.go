@@ -30,5 +30,5 @@
 // exceptions that matched, and does not block.
 //
 // [Serve] answers the policy engine protocol
-// (controllers/internal/policy/engine_protocol.go) with one Evaluator.
+// (package apis/policyprotocol) with one Evaluator.
 package policyengine

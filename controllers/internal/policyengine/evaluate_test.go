@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/magos-dev/magos/apis/policyprotocol"
 	"github.com/magos-dev/magos/controllers/internal/policy"
 	"github.com/magos-dev/magos/controllers/internal/policy/policytest"
 )
@@ -23,7 +24,7 @@ func TestEvaluate(t *testing.T) {
 		passed   bool
 		errored  bool
 		// violations are policy/action/validation/message of each violation.
-		violations []policy.Violation
+		violations []policyprotocol.Violation
 		// message parts the verdict message must contain.
 		message []string
 		// absent parts the verdict message must not contain.
@@ -40,8 +41,8 @@ func TestEvaluate(t *testing.T) {
 			name:     "a failing plan gives the policy's message",
 			plan:     planOf(tfUntagged),
 			policies: policiesOf(jsonPolicySpec{"require-env", policytest.SpecRequireEnv}),
-			violations: []policy.Violation{
-				{Policy: "require-env", Validation: 1, Message: "every resource needs an env tag", Action: policy.ActionDeny},
+			violations: []policyprotocol.Violation{
+				{Policy: "require-env", Validation: 1, Message: "every resource needs an env tag", Action: policyprotocol.ActionDeny},
 			},
 			message: []string{"Plan denied by 1 of 1 policy: require-env [Deny]: every resource needs an env tag"},
 		},
@@ -49,8 +50,8 @@ func TestEvaluate(t *testing.T) {
 			name:     "messageExpression and variables",
 			plan:     planOf(tfUntagged),
 			policies: policiesOf(jsonPolicySpec{"require-env-expr", policytest.SpecRequireEnvExpr}),
-			violations: []policy.Violation{
-				{Policy: "require-env-expr", Validation: 0, Message: "env tag missing on terraform_data.bare, terraform_data.web", Action: policy.ActionDeny},
+			violations: []policyprotocol.Violation{
+				{Policy: "require-env-expr", Validation: 0, Message: "env tag missing on terraform_data.bare, terraform_data.web", Action: policyprotocol.ActionDeny},
 			},
 		},
 		{
@@ -58,8 +59,8 @@ func TestEvaluate(t *testing.T) {
 			plan:     planOf(tfUntagged),
 			policies: policiesOf(jsonPolicySpec{"audit-env", policytest.WithActions(policytest.SpecRequireEnv, "[Audit]")}),
 			passed:   true,
-			violations: []policy.Violation{
-				{Policy: "audit-env", Validation: 1, Message: "every resource needs an env tag", Action: policy.ActionAudit},
+			violations: []policyprotocol.Violation{
+				{Policy: "audit-env", Validation: 1, Message: "every resource needs an env tag", Action: policyprotocol.ActionAudit},
 			},
 			message: []string{"Plan passed 1 policy with 1 non-blocking violation: audit-env [Audit]", "audit-env [Audit]"},
 		},
@@ -68,8 +69,8 @@ func TestEvaluate(t *testing.T) {
 			plan:     planOf(tfUntagged),
 			policies: policiesOf(jsonPolicySpec{"warn-env", policytest.WithActions(policytest.SpecRequireEnv, "[Warn, Audit]")}),
 			passed:   true,
-			violations: []policy.Violation{
-				{Policy: "warn-env", Validation: 1, Message: "every resource needs an env tag", Action: policy.ActionWarn},
+			violations: []policyprotocol.Violation{
+				{Policy: "warn-env", Validation: 1, Message: "every resource needs an env tag", Action: policyprotocol.ActionWarn},
 			},
 		},
 		{
@@ -79,9 +80,9 @@ func TestEvaluate(t *testing.T) {
 				jsonPolicySpec{"a-audit", policytest.WithActions(policytest.SpecRequireEnv, "[Audit]")},
 				jsonPolicySpec{"z-deny", policytest.WithActions(policytest.SpecRequireEnv, "[Deny, Audit]")},
 			),
-			violations: []policy.Violation{
-				{Policy: "z-deny", Validation: 1, Message: "every resource needs an env tag", Action: policy.ActionDeny},
-				{Policy: "a-audit", Validation: 1, Message: "every resource needs an env tag", Action: policy.ActionAudit},
+			violations: []policyprotocol.Violation{
+				{Policy: "z-deny", Validation: 1, Message: "every resource needs an env tag", Action: policyprotocol.ActionDeny},
+				{Policy: "a-audit", Validation: 1, Message: "every resource needs an env tag", Action: policyprotocol.ActionAudit},
 			},
 			message: []string{"Plan denied by 1 of 2 policies: z-deny [Deny]"},
 		},
@@ -118,8 +119,8 @@ func TestEvaluate(t *testing.T) {
 			name:     "matchConditions select a plan",
 			plan:     planOf(tfEnv("prod")),
 			policies: policiesOf(jsonPolicySpec{"prod-only", policytest.SpecProdOnly}),
-			violations: []policy.Violation{
-				{Policy: "prod-only", Validation: 0, Message: "prod changes need a change ticket", Action: policy.ActionDeny},
+			violations: []policyprotocol.Violation{
+				{Policy: "prod-only", Validation: 0, Message: "prod changes need a change ticket", Action: policyprotocol.ActionDeny},
 			},
 		},
 		{

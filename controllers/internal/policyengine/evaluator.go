@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 
+	"github.com/magos-dev/magos/apis/policyprotocol"
 	"github.com/magos-dev/magos/controllers/internal/policy"
 )
 
@@ -52,7 +53,7 @@ func NewEvaluator() (*Evaluator, error) {
 // evaluation gives a Verdict with Errored set and Passed false. If ctx ends
 // or the Timeout passes first, evaluation stops with an errored verdict
 // that says so (a policy still running finishes in the background).
-func (e *Evaluator) Evaluate(ctx context.Context, policies []policy.Policy, planJSON []byte) policy.Verdict {
+func (e *Evaluator) Evaluate(ctx context.Context, policies []policy.Policy, planJSON []byte) policyprotocol.Verdict {
 	ctx, cancel := withDeadline(ctx, e.Timeout)
 	defer cancel()
 	return e.evaluate(ctx, policies, planJSON)
@@ -75,7 +76,7 @@ type policyError struct {
 
 // outcome is what evaluating one policy gave.
 type outcome struct {
-	violation *policy.Violation
+	violation *policyprotocol.Violation
 	skipped   bool
 	err       error
 	// exceptions name (namespace/name) the PolicyExceptions the engine
@@ -83,16 +84,16 @@ type outcome struct {
 	exceptions []string
 }
 
-func (e *Evaluator) evaluate(ctx context.Context, policies []policy.Policy, planJSON []byte) policy.Verdict {
+func (e *Evaluator) evaluate(ctx context.Context, policies []policy.Policy, planJSON []byte) policyprotocol.Verdict {
 	err := checkPlanSize(planJSON, e.MaxPlanMemory)
 	var plan map[string]any
 	if err == nil {
 		plan, err = parsePlan(planJSON)
 	}
 	if err != nil {
-		return policy.Errored(err.Error())
+		return policyprotocol.Errored(err.Error())
 	}
-	v := policy.Verdict{Policies: []string{}}
+	v := policyprotocol.Verdict{Policies: []string{}}
 	for _, p := range policies {
 		v.Policies = append(v.Policies, p.Name())
 	}
@@ -117,14 +118,14 @@ func (e *Evaluator) evaluate(ctx context.Context, policies []policy.Policy, plan
 		}
 		switch {
 		case o.err != nil:
-			errs = append(errs, policyError{policy: p.Name(), err: policy.Truncate(policy.OneLine(o.err.Error()), policy.MessageLimit)})
+			errs = append(errs, policyError{policy: p.Name(), err: policyprotocol.Truncate(policyprotocol.OneLine(o.err.Error()), policyprotocol.MessageLimit)})
 		case o.skipped:
 			skipped++
 		case o.violation != nil:
 			v.Violations = append(v.Violations, *o.violation)
 		}
 	}
-	slices.SortStableFunc(v.Violations, func(a, b policy.Violation) int {
+	slices.SortStableFunc(v.Violations, func(a, b policyprotocol.Violation) int {
 		return cmp.Or(-cmp.Compare(rank(a.Action), rank(b.Action)), cmp.Compare(a.Policy, b.Policy))
 	})
 	blocking := 0
@@ -140,16 +141,16 @@ func (e *Evaluator) evaluate(ctx context.Context, policies []policy.Policy, plan
 		for _, pe := range errs {
 			parts = append(parts, fmt.Sprintf("policy %q: %s", pe.policy, pe.err))
 		}
-		v.Message = policy.Truncate(fmt.Sprintf("Policy evaluation failed, apply blocked: %s", strings.Join(parts, "; ")), policy.VerdictMessageLimit)
+		v.Message = policyprotocol.Truncate(fmt.Sprintf("Policy evaluation failed, apply blocked: %s", strings.Join(parts, "; ")), policyprotocol.VerdictMessageLimit)
 	case blocking > 0:
-		v.Message = policy.StatusMessage(v, policy.VerdictMessageLimit)
+		v.Message = policyprotocol.StatusMessage(v, policyprotocol.VerdictMessageLimit)
 	default:
 		v.Passed = true
 		suffix := ""
 		if skipped > 0 {
 			suffix = fmt.Sprintf(" (%d not applicable by matchConditions)", skipped)
 		}
-		v.Message = policy.StatusMessage(v, policy.VerdictMessageLimit-len(suffix)) + suffix
+		v.Message = policyprotocol.StatusMessage(v, policyprotocol.VerdictMessageLimit-len(suffix)) + suffix
 	}
 	return v
 }
@@ -168,11 +169,11 @@ func withoutWaivers(p policy.Policy) policy.Policy {
 // denial v no longer holds, it is waived by the exceptions that matched
 // (the engine names them; all of p's when it does not). An exception that
 // cannot be evaluated waives nothing, and v says why.
-func (e *Evaluator) applyWaivers(ctx context.Context, p policy.Policy, plan map[string]any, v *policy.Violation) {
+func (e *Evaluator) applyWaivers(ctx context.Context, p policy.Policy, plan map[string]any, v *policyprotocol.Violation) {
 	w := e.evaluatePolicy(ctx, p, plan)
 	switch {
 	case w.err != nil:
-		v.Message = policy.Truncate(v.Message+" (PolicyExceptions not applied: "+policy.OneLine(w.err.Error())+")", policy.MessageLimit)
+		v.Message = policyprotocol.Truncate(v.Message+" (PolicyExceptions not applied: "+policyprotocol.OneLine(w.err.Error())+")", policyprotocol.MessageLimit)
 		return
 	case w.violation != nil:
 		return
@@ -188,9 +189,9 @@ func (e *Evaluator) applyWaivers(ctx context.Context, p policy.Policy, plan map[
 
 func rank(action string) int {
 	switch action {
-	case policy.ActionDeny:
+	case policyprotocol.ActionDeny:
 		return 2
-	case policy.ActionWarn:
+	case policyprotocol.ActionWarn:
 		return 1
 	default:
 		return 0
@@ -268,10 +269,10 @@ func run(ctx context.Context, c *compiled, name string, plan map[string]any) (o 
 		case engineapi.RuleStatusFail:
 			o.skipped = false
 			if o.violation == nil {
-				o.violation = &policy.Violation{
+				o.violation = &policyprotocol.Violation{
 					Policy:     name,
 					Validation: validationIndex(r),
-					Message:    policy.Truncate(r.Message(), policy.MessageLimit),
+					Message:    policyprotocol.Truncate(r.Message(), policyprotocol.MessageLimit),
 					Action:     c.action,
 				}
 			}

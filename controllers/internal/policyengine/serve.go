@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/magos-dev/magos/apis/policyprotocol"
 	"github.com/magos-dev/magos/controllers/internal/policy"
 )
 
 // Serve answers the requests of the policy engine protocol
-// (controllers/internal/policy/engine_protocol.go) read from in, one
+// (package apis/policyprotocol) read from in, one
 // verdict each on out, until in ends. One Evaluator serves every request,
 // so a policy is compiled once and again only when its spec changes.
 //
@@ -27,25 +28,25 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	e.Timeout = 0
 	r := bufio.NewReaderSize(in, 1<<20)
 	for {
-		req, planJSON, err := policy.ReadEngineRequest(r)
+		req, planJSON, err := policyprotocol.ReadRequest(r)
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
 			return errors.Join(fmt.Errorf("reading a request: %w", err),
-				policy.WriteEngineResponse(out, policy.Errored("the policy engine could not read the request: "+err.Error())))
+				policyprotocol.WriteResponse(out, policyprotocol.Errored("the policy engine could not read the request: "+err.Error())))
 		}
-		if err := policy.WriteEngineResponse(out, evaluate(ctx, e, req, planJSON)); err != nil {
+		if err := policyprotocol.WriteResponse(out, evaluate(ctx, e, req, planJSON)); err != nil {
 			return fmt.Errorf("writing a verdict: %w", err)
 		}
 	}
 }
 
 // evaluate answers one request within its deadline.
-func evaluate(ctx context.Context, e *Evaluator, req policy.EngineRequest, planJSON []byte) policy.Verdict {
-	policies, err := req.DecodePolicies()
+func evaluate(ctx context.Context, e *Evaluator, req policyprotocol.Request, planJSON []byte) policyprotocol.Verdict {
+	policies, err := policy.DecodeRequest(req)
 	if err != nil {
-		return policy.Errored(err.Error())
+		return policyprotocol.Errored(err.Error())
 	}
 	ctx, cancel := withDeadline(ctx, req.Timeout())
 	defer cancel()

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/magos-dev/magos/apis/policyprotocol"
 	"github.com/magos-dev/magos/controllers/internal/policy"
 	"github.com/magos-dev/magos/controllers/internal/policy/policytest"
 )
@@ -81,12 +82,12 @@ func TestEvaluateWaivers(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			policies := policy.WithWaivers(denying(), tc.exceptions)
-			for _, got := range []policy.Verdict{e.Evaluate(context.Background(), policies, p), viaProtocol(t, policies, p)} {
+			for _, got := range []policyprotocol.Verdict{e.Evaluate(context.Background(), policies, p), viaProtocol(t, policies, p)} {
 				require.False(t, got.Errored, got.Message)
 				require.Len(t, got.Violations, 1, got.Message)
 				viol := got.Violations[0]
 				assert.Equal(t, "require-env", viol.Policy)
-				assert.Equal(t, policy.ActionDeny, viol.Action, "a waived denial is still reported as one")
+				assert.Equal(t, policyprotocol.ActionDeny, viol.Action, "a waived denial is still reported as one")
 				assert.Equal(t, tc.waivedBy, viol.WaivedBy)
 				assert.Equal(t, len(tc.waivedBy) > 0, got.Passed, got.Message)
 				if len(tc.waivedBy) > 0 {
@@ -101,12 +102,12 @@ func TestEvaluateWaivers(t *testing.T) {
 
 // viaProtocol evaluates policies (with their exceptions) through one
 // request and response of the policy engine protocol.
-func viaProtocol(t *testing.T, policies []policy.Policy, planJSON []byte) policy.Verdict {
+func viaProtocol(t *testing.T, policies []policy.Policy, planJSON []byte) policyprotocol.Verdict {
 	t.Helper()
 	var in, out bytes.Buffer
 	require.NoError(t, policy.WriteEngineRequest(&in, policies, planJSON, 0))
 	require.NoError(t, Serve(context.Background(), &in, &out))
-	v, err := policy.ReadEngineResponse(bufio.NewReader(&out))
+	v, err := policyprotocol.ReadResponse(bufio.NewReader(&out))
 	require.NoError(t, err)
 	return v
 }

@@ -16,6 +16,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/apis/planstore"
+	"github.com/magos-dev/magos/apis/policyprotocol"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
 	"github.com/magos-dev/magos/controllers/internal/policy"
@@ -25,7 +26,7 @@ import (
 // PolicyEvaluator evaluates plan JSON against the selected policies, as
 // *policy.EngineClient does in the policy engine process.
 type PolicyEvaluator interface {
-	Evaluate(ctx context.Context, namespace string, policies []policy.Policy, planJSON []byte) policy.Verdict
+	Evaluate(ctx context.Context, namespace string, policies []policy.Policy, planJSON []byte) policyprotocol.Verdict
 }
 
 // policySelectors are the label selectors of the policies a Workspace's
@@ -81,16 +82,16 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace,
 	plan := ws.Status.Plan
 	namespaced, err := r.namespacedPoliciesAllowed(ctx, ws.Namespace)
 	if err != nil {
-		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("selecting policies: %v", err)}, "", decide.GateErrored, magosv1.ReasonPolicyError), nil
+		return r.recordVerdict(ws, policyprotocol.Verdict{Errored: true, Message: fmt.Sprintf("selecting policies: %v", err)}, "", decide.GateErrored, magosv1.ReasonPolicyError), nil
 	}
 	selection, err := policy.Select(ctx, r.Client, policy.Scope{Namespace: ws.Namespace, Namespaced: namespaced},
 		policySelectors(r.Options.Guards.ClusterPolicySelector, ws, project)...)
 	if err != nil {
-		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("selecting policies: %v", err)}, "", decide.GateErrored, magosv1.ReasonPolicyError), nil
+		return r.recordVerdict(ws, policyprotocol.Verdict{Errored: true, Message: fmt.Sprintf("selecting policies: %v", err)}, "", decide.GateErrored, magosv1.ReasonPolicyError), nil
 	}
 	waivers, err := policy.ListWaivers(ctx, r.Client, ws.Namespace, ws.Name, plan.Digest, now)
 	if err != nil {
-		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("reading PolicyExceptions: %v", err)}, "", decide.GateErrored, magosv1.ReasonPolicyError), nil
+		return r.recordVerdict(ws, policyprotocol.Verdict{Errored: true, Message: fmt.Sprintf("reading PolicyExceptions: %v", err)}, "", decide.GateErrored, magosv1.ReasonPolicyError), nil
 	}
 	selected := policy.WithWaivers(selection.Policies, waivers.Live)
 	digest := policiesDigest(selected)
@@ -103,7 +104,7 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace,
 	// A verdict is recorded below: say which policies it leaves out.
 	r.reportIgnoredPolicies(ws, selection.Ignored)
 	if len(selected) == 0 {
-		return r.recordVerdict(ws, policy.Verdict{Passed: true, Message: "No policy selects this Workspace" + ignoredNote(selection.Ignored)}, digest, decide.GatePassed, ""), nil
+		return r.recordVerdict(ws, policyprotocol.Verdict{Passed: true, Message: "No policy selects this Workspace" + ignoredNote(selection.Ignored)}, digest, decide.GatePassed, ""), nil
 	}
 	// Only plan.json, bounded: a plan Secret is written by the runner,
 	// which runs the Workspace's code, so it may be a decompression bomb.
@@ -113,17 +114,17 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace,
 	switch {
 	case errors.Is(err, planstore.ErrTooLarge):
 		// The same plan never fits: it stalls until a new plan.
-		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("the stored plan is too large to evaluate: %v", err)},
+		return r.recordVerdict(ws, policyprotocol.Verdict{Errored: true, Message: fmt.Sprintf("the stored plan is too large to evaluate: %v", err)},
 			digest, decide.GateBlocked, magosv1.ReasonPlanTooLarge), nil
 	case errors.Is(err, planstore.ErrCorrupt):
 		// Not the bundle recorded with the plan (rewritten since, or
 		// recorded before bundle digests were): plan again.
-		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("the stored plan is not the one recorded: %v; re-planning", err)},
+		return r.recordVerdict(ws, policyprotocol.Verdict{Errored: true, Message: fmt.Sprintf("the stored plan is not the one recorded: %v; re-planning", err)},
 			digest, decide.GateStalePlan, magosv1.ReasonPolicyError), nil
 	case err != nil:
-		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("reading the stored plan: %v", err)}, digest, decide.GateErrored, magosv1.ReasonPolicyError), nil
+		return r.recordVerdict(ws, policyprotocol.Verdict{Errored: true, Message: fmt.Sprintf("reading the stored plan: %v", err)}, digest, decide.GateErrored, magosv1.ReasonPolicyError), nil
 	case stored.ID != plan.ID || stored.Digest != plan.Digest:
-		return r.recordVerdict(ws, policy.Verdict{Errored: true, Message: fmt.Sprintf("the stored plan is %s, not %s; re-planning", stored.ID, plan.ID)},
+		return r.recordVerdict(ws, policyprotocol.Verdict{Errored: true, Message: fmt.Sprintf("the stored plan is %s, not %s; re-planning", stored.ID, plan.ID)},
 			digest, decide.GateStalePlan, magosv1.ReasonPolicyError), nil
 	}
 	v := r.Policies.Evaluate(ctx, ws.Namespace, selected, stored.JSON)
@@ -149,11 +150,11 @@ func describeWaivers(live []policy.Exception) string {
 	for _, e := range live {
 		parts = append(parts, e.Describe())
 	}
-	return policy.Truncate(strings.Join(parts, "; "), policy.MessageLimit)
+	return policyprotocol.Truncate(strings.Join(parts, "; "), policyprotocol.MessageLimit)
 }
 
 // waived reports whether a waiver lifted a denial of verdict v.
-func waived(v policy.Verdict) bool {
+func waived(v policyprotocol.Verdict) bool {
 	for _, viol := range v.Violations {
 		if viol.Waived() {
 			return true
@@ -213,17 +214,17 @@ func (r *Reconciler) planGetter(namespace string) planstore.Getter {
 // blocks, counts a plan with violations as a run failure (PolicyDenied)
 // once, however often changed policies re-evaluate it, and returns it as
 // the gate's outcome.
-func (r *Reconciler) recordVerdict(ws *magosv1.Workspace, v policy.Verdict, digest string, outcome decide.GateOutcome, reason string) decide.GateVerdict {
+func (r *Reconciler) recordVerdict(ws *magosv1.Workspace, v policyprotocol.Verdict, digest string, outcome decide.GateOutcome, reason string) decide.GateVerdict {
 	return r.recordNotedVerdict(ws, v, "", digest, outcome, reason)
 }
 
 // recordNotedVerdict is recordVerdict with note (what the gate left out)
 // at the end of the verdict's message.
-func (r *Reconciler) recordNotedVerdict(ws *magosv1.Workspace, v policy.Verdict, note, digest string, outcome decide.GateOutcome, reason string) decide.GateVerdict {
+func (r *Reconciler) recordNotedVerdict(ws *magosv1.Workspace, v policyprotocol.Verdict, note, digest string, outcome decide.GateOutcome, reason string) decide.GateVerdict {
 	plan := ws.Status.Plan
 	deniedBefore := plan.Policy != nil && len(plan.Policy.Violations) > 0 && !plan.Policy.Passed
 	const limit = 1024
-	msg := policy.Truncate(policy.StatusMessage(v, limit-min(len(note), limit/2))+note, limit)
+	msg := policyprotocol.Truncate(policyprotocol.StatusMessage(v, limit-min(len(note), limit/2))+note, limit)
 	plan.Policy = policy.APIVerdict(v, digest)
 	plan.Policy.Message = msg
 	if outcome == decide.GatePassed {

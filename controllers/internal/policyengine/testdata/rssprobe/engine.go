@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/magos-dev/magos/apis/policyprotocol"
 	"github.com/magos-dev/magos/controllers/internal/policy"
 	"github.com/magos-dev/magos/controllers/internal/policyengine"
 )
@@ -43,5 +44,5 @@ func evaluateWithEngine(plan []byte, policyFiles []string) (string, error) {
 	if v.Errored {
 		return "", fmt.Errorf("evaluation errored: %s", v.Message)
 	}
-	return policy.StatusMessage(v, 120), nil
+	return policyprotocol.StatusMessage(v, 120), nil
 }

@@ -1,4 +1,4 @@
-package policy
+package policyprotocol
 
 import (
 	"fmt"
@@ -81,8 +81,9 @@ func (v Violation) Blocking() bool { return v.Action == ActionDeny && len(v.Waiv
 // Waived reports whether a waiver lifts the violation's denial.
 func (v Violation) Waived() bool { return len(v.WaivedBy) > 0 }
 
-// result is the metric result label for the verdict.
-func (v Verdict) result() string {
+// Result is the verdict as one word: error, failed or passed (the result
+// label of the policy evaluation metrics).
+func (v Verdict) Result() string {
 	switch {
 	case v.Errored:
 		return "error"
