@@ -79,7 +79,7 @@ TERRAFORM_SRC ?=
 TERRAFORM_BINARY ?=
 
 # Every Go module of the repository; tools modules are kept out of go.work.
-WORK_MODULES := apis apis/client controllers runner tools/harness
+WORK_MODULES := apis apis/client cli controllers runner tools/harness
 TOOL_MODULES := tools tools/controlplane/kubernetes tools/controlplane/kubernetes-next tools/controlplane/etcd tools/testprovider tools/helm tools/images
 MODULES := $(WORK_MODULES) $(TOOL_MODULES)
 CONTROLLERS := workspace project rollout variableset workspaceset
@@ -141,17 +141,31 @@ verify: generate tidy ## Regenerate everything and fail if the tree changed (gen
 
 .PHONY: tidy
 tidy: ## Run go mod tidy in every module.
-	@for m in $(MODULES); do (cd $$m && GOWORK=off go mod tidy); done
+	@for m in $(filter-out cli,$(MODULES)); do (cd $$m && GOWORK=off go mod tidy); done
+	@# cli has no replace directive (go install needs none): tidy it with one to ../apis.
+	cd cli && go mod edit -replace=$(APIS_MODULE)=../apis && GOWORK=off go mod tidy; status=$$?; go mod edit -dropreplace=$(APIS_MODULE); exit $$status
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint on every workspace module.
 	@for m in $(WORK_MODULES); do echo "lint: $$m"; (cd $$m && $(GOLANGCI_LINT) run --allow-parallel-runners --config $(ROOT)/.golangci.yml ./...); done
 
 .PHONY: build
-build: ## Build the controller, runner and kubectl-magos binaries into bin/, and check every module builds alone.
-	cd controllers && go build -o $(BIN)/ $(addprefix ./,$(CONTROLLERS)) ./policy-engine ./kubectl-magos
+build: ## Build the controller, runner and kubectl-magos binaries into bin/, check every module builds alone and that go install installs the CLI.
+	cd controllers && go build -o $(BIN)/ $(addprefix ./,$(CONTROLLERS)) ./policy-engine && ln -sf policy-engine $(BIN)/magos-policy-engine
+	cd cli && go build -o $(BIN)/ ./kubectl-magos
 	cd runner && go build -o $(BIN)/runner .
-	@for m in $(WORK_MODULES) tools; do echo "build (GOWORK=off): $$m"; (cd $$m && GOWORK=off go build -o /dev/null ./...); done
+	@for m in $(filter-out cli,$(WORK_MODULES)) tools; do echo "build (GOWORK=off): $$m"; (cd $$m && GOWORK=off go build -o /dev/null ./...); done
+	$(MAKE) --no-print-directory check-go-install
+
+# The CLI's module as a release tags it: apis and cli at v$(VERSION), served
+# from the working tree by a module proxy of files (tools/modproxy).
+APIS_MODULE := github.com/magos-dev/magos/apis
+GO_INSTALL_PROXY := $(BIN)/goproxy
+
+.PHONY: check-go-install
+check-go-install: ## Check `go install github.com/magos-dev/magos/cli/kubectl-magos@vVERSION` works with no go.work (apis and cli served from this tree).
+	cd tools && GOWORK=off go run ./modproxy -out $(GO_INSTALL_PROXY) -version v$(VERSION) ../apis ../cli
+	bash hack/check-go-install.sh $(GO_INSTALL_PROXY) v$(VERSION)
 
 ##@ Testing
 
@@ -375,9 +389,13 @@ release: images $(HELM) $(MAGOS_IMAGE) ## Write a release to bin/release/VERSION
 	cp $(IMAGE_ARCHIVES) $(RELEASE_DIR)/images/
 	$(MAGOS_IMAGE) sbom $(RELEASE_DIR)/images/*.tar
 	$(HELM) package charts/magos-crds charts/magos -d $(RELEASE_DIR)/charts
-	cd controllers && for p in $(CLI_PLATFORMS); do \
-		GOOS=$${p%/*} GOARCH=$${p#*/} $(STATIC_GO_BUILD) -ldflags "-s -w -X github.com/magos-dev/magos/controllers/internal/setup.Version=$(VERSION)" \
+	cd cli && for p in $(CLI_PLATFORMS); do \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(STATIC_GO_BUILD) -ldflags "-s -w -X github.com/magos-dev/magos/cli/internal/command.Version=$(VERSION)" \
 			-o $(RELEASE_DIR)/cli/kubectl-magos_$(VERSION)_$${p%/*}_$${p#*/} ./kubectl-magos || exit 1; done
+	@# The policy engine kubectl magos policy test runs (the workspace-controller image's, for this platform).
+	cd controllers && for p in $(CLI_PLATFORMS); do out=$(RELEASE_DIR)/cli/magos-policy-engine_$(VERSION)_$${p%/*}_$${p#*/}; \
+		if [ "$$p" = "$(HOST_PLATFORM)" ]; then cp $(IMAGE_BINS)/policy-engine $$out; \
+		else GOOS=$${p%/*} GOARCH=$${p#*/} $(STATIC_GO_BUILD) -ldflags "-s -w" -o $$out ./policy-engine || exit 1; fi; done
 	cat charts/magos-crds/crds/*.yaml > $(RELEASE_DIR)/manifests/crds.yaml
 	$(HELM) template magos charts/magos --namespace magos-system --kube-version $(KUBE_VERSION) > $(RELEASE_DIR)/manifests/magos.yaml
 	cd $(RELEASE_DIR) && find . -type f ! -name SHA256SUMS | LC_ALL=C sort | xargs sha256sum > SHA256SUMS
@@ -447,15 +465,21 @@ $(IMAGE_BINS)/policy-engine: $(CONTROLLER_SOURCES)
 $(IMAGE_BINS)/runner: $(RUNNER_SOURCES)
 	cd runner && $(STATIC_GO_BUILD) -ldflags "-s -w -X main.version=$(VERSION)" -o $@.tmp . && mv $@.tmp $@
 
-$(IMAGE_BINS)/pause $(IMAGE_BINS)/engine-install $(IMAGE_BINS)/git-submodule: $(IMAGE_BINS)/%: tools/images/cmd/%/main.go tools/images/go.mod
-	cd tools/images && GOWORK=off $(STATIC_GO_BUILD) -ldflags "-s -w -X main.version=$(VERSION)" -o $@.tmp ./cmd/$* && mv $@.tmp $@
+$(IMAGE_BINS)/pause: tools/images/cmd/pause/main.go tools/images/go.mod
+	cd tools/images && GOWORK=off $(STATIC_GO_BUILD) -ldflags "-s -w -X main.version=$(VERSION)" -o $@.tmp ./cmd/pause && mv $@.tmp $@
+
+# The programs that ship beside the runner: git-submodule in the runner
+# image, engine-install as every engine image's entrypoint.
+$(IMAGE_BINS)/engine-install $(IMAGE_BINS)/git-submodule: $(IMAGE_BINS)/%: runner/cmd/%/main.go runner/go.mod
+	cd runner && GOWORK=off $(STATIC_GO_BUILD) -ldflags "-s -w" -o $@.tmp ./cmd/$* && mv $@.tmp $@
 
 ##@ Demo
 
 .PHONY: demo
 demo: ## Start a local control plane with the five controllers and apply deploy/examples.
 	@$(MAKE) --no-print-directory -j$(TOOL_JOBS) $(DEMO_TOOLS)
-	go build -o $(BIN)/ $(addprefix ./controllers/,$(CONTROLLERS)) ./controllers/policy-engine ./controllers/kubectl-magos ./runner ./tools/harness/cmd/localcp ./tools/harness/cmd/executor ./tools/harness/cmd/localsource
+	go build -o $(BIN)/ $(addprefix ./controllers/,$(CONTROLLERS)) ./controllers/policy-engine ./cli/kubectl-magos ./runner ./tools/harness/cmd/localcp ./tools/harness/cmd/executor ./tools/harness/cmd/localsource
+	ln -sf policy-engine $(BIN)/magos-policy-engine
 	bash hack/demo.sh
 
 .PHONY: demo-stop
@@ -464,5 +488,5 @@ demo-stop: ## Stop what `make demo` started.
 
 .PHONY: clean
 clean: ## Remove built binaries (keeps the cached control plane and engines).
-	rm -f $(BIN)/runner $(BIN)/kubectl-magos $(BIN)/policy-engine $(addprefix $(BIN)/,$(CONTROLLERS))
+	rm -f $(BIN)/runner $(BIN)/kubectl-magos $(BIN)/policy-engine $(BIN)/magos-policy-engine $(addprefix $(BIN)/,$(CONTROLLERS))
 	rm -rf $(IMAGES)

@@ -5,7 +5,7 @@
 # module sources by running git, and git runs ssh for ssh:// sources. The
 # files are the Debian packages' (git, openssh-client); the image's digest
 # therefore also depends on their versions. The image has no shell, so
-# git's own git-submodule script is replaced by tools/images/cmd/git-submodule
+# git's own git-submodule script is replaced by runner/cmd/git-submodule
 # (the Makefile adds it).
 set -euo pipefail
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -14,7 +15,7 @@ import (
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
-var cliBinary = &testenv.Binary{Dir: "controllers", Pkg: "./kubectl-magos", Name: "kubectl-magos"}
+var cliBinary = &testenv.Binary{Dir: "cli", Pkg: "./kubectl-magos", Name: "kubectl-magos"}
 
 // cliResult is what one kubectl-magos invocation printed and its exit code.
 type cliResult struct {
@@ -31,6 +32,7 @@ func (r cliResult) String() string {
 func (s *stack) cliCommand(ctx context.Context, stdin string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, cliBinary.Build(s.t), append([]string{"--kubeconfig", env.Kubeconfig, "-n", s.ns}, args...)...)
 	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Env = append(os.Environ(), "MAGOS_POLICY_ENGINE="+testenv.PolicyEngine.Build(s.t))
 	return cmd
 }
 

@@ -14,13 +14,17 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/tfimport"
 )
+
+// tofuControllerTerraform is tofu-controller's Terraform kind, which
+// kubectl magos import reads.
+var tofuControllerTerraform = schema.GroupVersionKind{Group: "infra.contrib.fluxcd.io", Version: "v1alpha2", Kind: "Terraform"}
 
 // importConfig is a configuration as tofu-controller's users keep it in
 // Git (no backend block: tofu-controller adds the kubernetes backend),
@@ -80,7 +84,7 @@ func TestCLIImportFromTofuController(t *testing.T) {
 
 	newTerraform := func(name string, spec map[string]any) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(tfimport.GVK)
+		u.SetGroupVersionKind(tofuControllerTerraform)
 		u.SetNamespace(s.ns)
 		u.SetName(name)
 		u.Object["spec"] = spec
@@ -97,7 +101,7 @@ func TestCLIImportFromTofuController(t *testing.T) {
 	})
 	// tofu-controller wrote network's outputs to a Secret it controls.
 	require.NoError(t, env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "network-outputs", Namespace: s.ns,
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: tfimport.GVK.GroupVersion().String(), Kind: "Terraform", Name: "network",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: tofuControllerTerraform.GroupVersion().String(), Kind: "Terraform", Name: "network",
 			UID: network.GetUID(), Controller: ptr.To(true)}}}, StringData: map[string]string{"id": "x"}}))
 	newTerraform("drifted", map[string]any{
 		"sourceRef": source, "interval": "5m",
@@ -189,7 +193,7 @@ func applyWithKubernetesBackend(t *testing.T, config, namespace, suffix string, 
 func terraformSuspended(t *testing.T, ns, name string) bool {
 	t.Helper()
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(tfimport.GVK)
+	u.SetGroupVersionKind(tofuControllerTerraform)
 	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, u))
 	suspended, _, _ := unstructured.NestedBool(u.Object, "spec", "suspend")
 	return suspended

@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/magos-dev/magos/tools/images/internal/ocitest"
 )
 
 // TestRelease inspects what `make release` wrote to $MAGOS_RELEASE_DIR
@@ -67,6 +69,8 @@ func TestRelease(t *testing.T) {
 	out, err := exec.Command(cli, "version").Output()
 	require.NoError(t, err)
 	assert.Equal(t, "kubectl-magos "+version+"\n", string(out))
+	engine := filepath.Join(dir, "cli", "magos-policy-engine_"+version+"_"+runtime.GOOS+"_"+runtime.GOARCH)
+	ocitest.CheckStatic(t, engine)
 
 	sums, err := os.Open(filepath.Join(dir, "SHA256SUMS"))
 	require.NoError(t, err)

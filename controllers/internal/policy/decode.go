@@ -1,30 +1,23 @@
 package policy
 
 import (
-	"bytes"
-	"errors"
-	"io"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/magos-dev/magos/apis/policyprotocol"
 )
 
 // DecodeYAML decodes every document of YAML or JSON data into a policy;
 // empty documents are skipped.
 func DecodeYAML(data []byte) ([]Policy, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var out []Policy
-	for {
+	docs, err := policyprotocol.PoliciesFromYAML(data)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Policy, 0, len(docs))
+	for _, doc := range docs {
 		u := &unstructured.Unstructured{}
-		err := dec.Decode(&u.Object)
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
+		if err := u.UnmarshalJSON(doc); err != nil {
 			return nil, err
-		}
-		if len(u.Object) == 0 {
-			continue
 		}
 		p, err := FromUnstructured(u)
 		if err != nil {
@@ -32,4 +25,5 @@ func DecodeYAML(data []byte) ([]Policy, error) {
 		}
 		out = append(out, p)
 	}
+	return out, nil
 }

@@ -1,0 +1,83 @@
+package command
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSummarize(t *testing.T) {
+	got, err := summarize([]byte(`{"format_version":"1.2","resource_changes":[
+		{"address":"a.new","change":{"actions":["create"]}},
+		{"address":"a.same","change":{"actions":["no-op"]}},
+		{"address":"a.edit","change":{"actions":["update"]}},
+		{"address":"a.gone","change":{"actions":["delete"]}},
+		{"address":"a.swap","change":{"actions":["delete","create"]}},
+		{"address":"a.\u001b[31mred","change":{"actions":["create","delete"]}}]}`))
+	require.NoError(t, err)
+	assert.Equal(t, "Resource changes:\n  + a.new\n  ~ a.edit\n  - a.gone\n  -/+ a.swap\n  +/- a.[31mred\n", got)
+
+	got, err = summarize([]byte(`{"format_version":"1.2","resource_changes":[{"address":"a","change":{"actions":["no-op"]}}]}`))
+	require.NoError(t, err)
+	assert.Equal(t, "No changes.", got)
+
+	_, err = summarize([]byte(`not json`))
+	assert.Error(t, err)
+}
+
+func TestPrintableDropsControlCharacters(t *testing.T) {
+	assert.Equal(t, "a\tb\n[1mc", printable("a\tb\n\x1b[1mc\x07\u009b"))
+}
+
+// writeFile writes content to a file in a temp dir and returns its path.
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+	return p
+}
+
+// TestPolicyTestReadsPolicyFiles: every document of a file is a policy
+// sent to the engine as JSON; anything but a ValidatingPolicy is a usage
+// error before an engine is sought.
+func TestPolicyTestReadsPolicyFiles(t *testing.T) {
+	policies, err := readPolicies(writeFile(t, "two.yaml", `
+apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata: {name: a}
+---
+---
+apiVersion: policies.kyverno.io/v1beta1
+kind: NamespacedValidatingPolicy
+metadata: {name: b, namespace: team}
+`))
+	require.NoError(t, err)
+	require.Len(t, policies, 2)
+	assert.JSONEq(t, `{"apiVersion":"policies.kyverno.io/v1","kind":"ValidatingPolicy","metadata":{"name":"a"}}`, string(policies[0]))
+
+	plan := writeFile(t, "plan.json", `{"format_version":"1.2"}`)
+	code, _, stderr := run("policy", "test", plan, "--policy", plan)
+	assert.Equal(t, ExitUsage, code, "a file that is not a policy: %s", stderr)
+	code, _, stderr = run("policy", "test", plan, "--policy", writeFile(t, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"))
+	assert.Equal(t, ExitUsage, code, stderr)
+	assert.Contains(t, stderr, `ConfigMap "x" is not a ValidatingPolicy`)
+}
+
+// TestPolicyTestNamesTheMissingEngine: without a policy engine, policy
+// test says which binary it needs and where it looks.
+func TestPolicyTestNamesTheMissingEngine(t *testing.T) {
+	t.Setenv("MAGOS_POLICY_ENGINE", "")
+	t.Setenv("PATH", t.TempDir())
+	plan := writeFile(t, "plan.json", `{"format_version":"1.2"}`)
+	policy := writeFile(t, "p.yaml", "apiVersion: policies.kyverno.io/v1\nkind: ValidatingPolicy\nmetadata: {name: a}\n")
+	code, _, stderr := run("policy", "test", plan, "--policy", policy)
+	assert.Equal(t, ExitUsage, code, stderr)
+	assert.Contains(t, stderr, "policy test needs the policy engine, magos-policy-engine")
+
+	code, _, stderr = run("policy", "test", plan, "--policy", policy, "--engine", filepath.Join(t.TempDir(), "nothing"))
+	assert.Equal(t, ExitUsage, code, stderr)
+	assert.Contains(t, stderr, "starting the policy engine")
+}
