@@ -20,6 +20,7 @@ import (
 // release ships beside it (magos-policy-engine in its own directory), as
 // the policy gate does; --engine names another.
 func TestPolicyTestRunsThePolicyEngine(t *testing.T) {
+	env.Require(t)
 	dir := t.TempDir()
 	cli := filepath.Join(dir, "kubectl-magos")
 	copyFile(t, cliBinary.Build(t), cli)

@@ -26,9 +26,14 @@ type Binary struct {
 // (controllers/policy-engine), which it starts as a process.
 var PolicyEngine = &Binary{Dir: "controllers", Pkg: "./policy-engine", Name: "policy-engine"}
 
-// Build compiles the program the first time and returns its path.
+// Build compiles the program the first time and returns its path. A test
+// that needs one skips under -short (make test-unit: pure tests only);
+// make test runs it.
 func (b *Binary) Build(tb testing.TB) string {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("builds and runs " + b.Name + ": not under -short")
+	}
 	b.once.Do(func() {
 		root, err := RepoRoot()
 		if err != nil {
