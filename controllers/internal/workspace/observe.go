@@ -5,7 +5,6 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
@@ -29,8 +28,8 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 		Mode: decide.ModeOf(ws), SeparatePlans: r.Options.Guards.AlwaysSeparatePlanIdentity,
 	}
 	if st.Plan != nil {
-		for _, a := range decide.RecordApprovals(st.Plan, ws.Spec.Approvals, f.Now) {
-			r.event(ws, corev1.EventTypeNormal, magosv1.ReasonApproved, "Plan %s (%s) approved by %s", st.Plan.ID, decide.PlanSummary(st.Plan), decide.Approver(a))
+		for _, n := range decide.RecordApprovals(st.Plan, ws.Spec.Approvals, f.Now) {
+			r.event(ws, n.Type, n.Reason, "%s", n.Message)
 		}
 		f.Interval = jitteredInterval(s.Interval, string(ws.UID)+"/"+st.Plan.ID, r.Options.DriftJitter)
 	}

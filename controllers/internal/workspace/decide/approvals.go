@@ -25,18 +25,18 @@ func approves(a magosv1.Approval, p *magosv1.PlanStatus) bool {
 }
 
 // RecordApprovals adds to p.Approvals the users of entries approving p it
-// does not hold yet, at now, and returns them.
-func RecordApprovals(p *magosv1.PlanStatus, entries []magosv1.Approval, now time.Time) []magosv1.PlanApproval {
-	var added []magosv1.PlanApproval
+// does not hold yet, at now, and returns an Approved note for each.
+func RecordApprovals(p *magosv1.PlanStatus, entries []magosv1.Approval, now time.Time) []Note {
+	var notes []Note
 	for _, a := range entries {
 		if !approves(a, p) || slices.ContainsFunc(p.Approvals, func(r magosv1.PlanApproval) bool { return r.User == a.User }) {
 			continue
 		}
 		r := magosv1.PlanApproval{User: a.User, Groups: slices.Clone(a.Groups), Time: metav1.NewTime(now)}
 		p.Approvals = append(p.Approvals, r)
-		added = append(added, r)
+		notes = append(notes, Note{Normal, magosv1.ReasonApproved, fmt.Sprintf("Plan %s (%s) approved by %s", p.ID, PlanSummary(p), Approver(r))})
 	}
-	return added
+	return notes
 }
 
 // Approver names who approved, for events and messages: "alice (groups
@@ -148,7 +148,7 @@ func awaitingApproval(f Facts, plan *magosv1.PlanStatus, d Decision) Decision {
 		again.Reason = magosv1.ReasonApprovalExpired
 		again.Message = fmt.Sprintf("The approval of %s %s by %s is older than %s (spec.approvalMaxAge): planning again, to be approved anew",
 			strings.ToLower(PlanNoun(plan)), plan.ID, strings.Join(rv.Expired, ", "), rv.MaxAge)
-		again.Event = &note{Normal, magosv1.ReasonApprovalExpired, again.Message}
+		again.Event = &Note{Normal, magosv1.ReasonApprovalExpired, again.Message}
 		return again
 	}
 	if rv.Expires != nil {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
@@ -18,15 +19,16 @@ func TestRecordApprovals(t *testing.T) {
 		{Plan: "p2", Digest: "sha256:old", User: "dave"}, // another digest
 		{Plan: "p2", Digest: "sha256:plan", User: "alice", Groups: []string{"platform-admins"}},
 	}
-	added := RecordApprovals(p, entries, t1)
+	notes := RecordApprovals(p, entries, t1)
 	want := []magosv1.PlanApproval{{User: "alice", Groups: []string{"platform-admins"}, Time: metav1.NewTime(t1)}}
-	assert.Equal(t, want, added)
 	assert.Equal(t, want, p.Approvals)
-	assert.Equal(t, "alice (groups platform-admins)", Approver(added[0]))
+	assert.Equal(t, []Note{{Normal, magosv1.ReasonApproved, "Plan p2 (" + PlanSummary(p) + ") approved by alice (groups platform-admins)"}}, notes)
 
 	entries = append(entries, magosv1.Approval{Plan: "p2", User: "bob"})
-	added = RecordApprovals(p, entries, t2)
-	assert.Equal(t, []magosv1.PlanApproval{{User: "bob", Time: metav1.NewTime(t2)}}, added, "only the new approver, at the time first seen")
+	notes = RecordApprovals(p, entries, t2)
+	require.Len(t, notes, 1, "only the new approver")
+	assert.Contains(t, notes[0].Message, "approved by bob")
+	assert.Equal(t, magosv1.PlanApproval{User: "bob", Time: metav1.NewTime(t2)}, p.Approvals[1], "at the time first seen")
 	assert.Len(t, p.Approvals, 2)
 	assert.Equal(t, metav1.NewTime(t1), p.Approvals[0].Time, "alice's approval keeps its time")
 	assert.Empty(t, RecordApprovals(p, entries, t2), "nothing new")

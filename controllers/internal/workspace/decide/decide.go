@@ -115,7 +115,7 @@ func decideRun(f Facts) Decision {
 		return awaitingApproval(f, plan, Decision{
 			Phase: magosv1.PhaseAwaitingApproval, Reason: magosv1.ReasonAwaitingApproval,
 			Message: msg,
-			Event:   &note{Normal, magosv1.ReasonAwaitingApproval, fmt.Sprintf("%s %s (%s) awaits approval", PlanNoun(plan), plan.ID, PlanSummary(plan))},
+			Event:   &Note{Normal, magosv1.ReasonAwaitingApproval, fmt.Sprintf("%s %s (%s) awaits approval", PlanNoun(plan), plan.ID, PlanSummary(plan))},
 		})
 	}
 	return StartDecision(runjob.Run{Phase: magosv1.RunApply, Mode: plan.Mode, PlanID: plan.ID, PlanDigest: plan.Digest, PlanBundleDigest: plan.BundleDigest})
@@ -280,7 +280,7 @@ func awaitingPromotion(plan *magosv1.PlanStatus, a Admission) Decision {
 	return Decision{
 		Phase: magosv1.PhaseAwaitingPromotion, Reason: magosv1.ReasonAwaitingPromotion,
 		Message: fmt.Sprintf("Plan %s (%s) of revision %s: %s", plan.ID, PlanSummary(plan), plan.Revision, a.Message),
-		Event:   &note{Normal, magosv1.ReasonAwaitingPromotion, fmt.Sprintf("Plan %s of revision %s: %s", plan.ID, plan.Revision, a.Message)},
+		Event:   &Note{Normal, magosv1.ReasonAwaitingPromotion, fmt.Sprintf("Plan %s of revision %s: %s", plan.ID, plan.Revision, a.Message)},
 	}
 }
 
@@ -306,7 +306,7 @@ func decideDeletion(f Facts) Decision {
 	if !f.PlanCurrent() {
 		d := StartDecision(f.planRun(false))
 		if del.GateRefused {
-			d.Event = &note{Warning, magosv1.ReasonDestroyGateEnforced,
+			d.Event = &Note{Warning, magosv1.ReasonDestroyGateEnforced,
 				"spec.destroy.gate is Skip, but this cluster does not allow skipping the destroy gate (--allow-destroy-skip-gate); the destroy is planned, checked by policy and approved like any plan"}
 		}
 		return d
@@ -321,7 +321,7 @@ func decideDeletion(f Facts) Decision {
 	if f.Approval == magosv1.ApprovalManual && !f.approvedEnough(plan) {
 		return awaitingApproval(f, plan, Decision{
 			Phase: magosv1.PhaseAwaitingApproval, Reason: magosv1.ReasonDestroyAwaitingApproval, Message: destroyApprovalMessage(plan),
-			Event: &note{Normal, magosv1.ReasonDestroyAwaitingApproval, fmt.Sprintf("The Workspace is being deleted: destroy plan %s (%s) awaits approval", plan.ID, PlanSummary(plan))},
+			Event: &Note{Normal, magosv1.ReasonDestroyAwaitingApproval, fmt.Sprintf("The Workspace is being deleted: destroy plan %s (%s) awaits approval", plan.ID, PlanSummary(plan))},
 		})
 	}
 	return StartDecision(runjob.Run{Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy, PlanID: plan.ID, PlanDigest: plan.Digest, PlanBundleDigest: plan.BundleDigest})

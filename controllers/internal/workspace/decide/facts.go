@@ -181,7 +181,7 @@ type Decision struct {
 	After time.Duration
 	// Event, if set, is recorded once when the Workspace enters this
 	// decision (its phase or reason changed).
-	Event *note
+	Event *Note
 	// HandlesRequest: carrying out the action handles the pending
 	// reconcile request (status.lastHandledReconcileAt).
 	HandlesRequest bool
@@ -189,5 +189,5 @@ type Decision struct {
 	Queued bool
 }
 
-// note is an event to record.
-type note struct{ Type, Reason, Message string }
+// Note is an event to record, which the reconciler emits.
+type Note struct{ Type, Reason, Message string }

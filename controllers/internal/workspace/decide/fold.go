@@ -62,12 +62,12 @@ type ChunkReservation struct {
 // record (in order, while the run is still current) and the metrics to
 // record after the status patch.
 type folded struct {
-	Notes   []note
+	Notes   []Note
 	Metrics RunMetrics
 }
 
 func (f *folded) note(eventType, reason, format string, args ...any) {
-	f.Notes = append(f.Notes, note{Type: eventType, Reason: reason, Message: fmt.Sprintf(format, args...)})
+	f.Notes = append(f.Notes, Note{Type: eventType, Reason: reason, Message: fmt.Sprintf(format, args...)})
 }
 
 // RunMetrics are the metrics of one finished run.
