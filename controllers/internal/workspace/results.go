@@ -24,7 +24,8 @@ import (
 // readRunResult reads the runner's report from the termination message of
 // the Job's Pod, and returns it with that Pod (else the last Pod of the
 // Job that ended, nil if there is none), which says whether the run was
-// stopped from outside. A run without a report (killed, deadline) gets one
+// stopped from outside. A report of success counts only from a Job that
+// succeeded or a Pod of the Job that did. A run without a report (killed, deadline) gets one
 // built from the Job's status.
 //
 // Only Pods the Job controls (a controller owner reference with this Job's
@@ -53,7 +54,10 @@ func (r *Reconciler) readRunResult(ctx context.Context, ws *magosv1.Workspace, j
 					var res magosv1.RunResult
 					if err := json.Unmarshal([]byte(t.Message), &res); err == nil && res.Result != "" {
 						res = res.Sanitized()
-						if job != nil && !succeeded && res.Result == magosv1.ResultSucceeded {
+						// A report of success stands when the Job or its Pod
+						// (which the kubelet alone writes) says the runner
+						// exited cleanly; else the report is not the runner's.
+						if job != nil && !succeeded && p.Status.Phase != corev1.PodSucceeded && res.Result == magosv1.ResultSucceeded {
 							res.Result = magosv1.ResultFailed
 						}
 						return res, &pods.Items[i]

@@ -209,10 +209,13 @@ func (r *Reconciler) reconcileCurrentRun(ctx context.Context, ws *magosv1.Worksp
 }
 
 // endCurrentRun records the current run's result if it ended, and reports
-// whether it is still running. Only a live read says its Job is gone (the
-// cache may not have seen it yet); a deleted Job's Pod may still be
-// stopping (writing state, releasing the lock): the run ends when its Pod
-// does.
+// whether it is still running. A run ends when its Job finishes or, sooner,
+// when the Job's Pod succeeded: the job controller marks the Job complete
+// only after batching Pod updates for about a second, and a succeeded Pod
+// of the Job says what a complete Job would. Only a live read says its Job
+// is gone (the cache may not have seen it yet); a deleted Job's Pod may
+// still be stopping (writing state, releasing the lock): the run ends when
+// its Pod does.
 func (r *Reconciler) endCurrentRun(ctx context.Context, ws *magosv1.Workspace, jobs []batchv1.Job, retry decide.RetryPolicy) (bool, error) {
 	cr := ws.Status.CurrentRun
 	var job *batchv1.Job
@@ -229,7 +232,13 @@ func (r *Reconciler) endCurrentRun(ctx context.Context, ws *magosv1.Workspace, j
 	}
 	if job != nil && job.DeletionTimestamp == nil {
 		if done, _ := runjob.Finished(job); !done {
-			return true, r.failOnStartError(ctx, ws, job, retry)
+			succeeded, err := r.podSucceeded(ctx, job)
+			if err != nil {
+				return false, err
+			}
+			if !succeeded {
+				return true, r.failOnStartError(ctx, ws, job, retry)
+			}
 		}
 	}
 	if job == nil || job.DeletionTimestamp != nil {
@@ -244,6 +253,21 @@ func (r *Reconciler) endCurrentRun(ctx context.Context, ws *magosv1.Workspace, j
 		}
 	}
 	return false, r.recordResult(ctx, ws, job, retry)
+}
+
+// podSucceeded reports whether a Pod job controls succeeded, as the
+// cache has it (the Pod's end wakes the Workspace).
+func (r *Reconciler) podSucceeded(ctx context.Context, job *batchv1.Job) (bool, error) {
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{"job-name": job.Name}); err != nil {
+		return false, err
+	}
+	for i := range pods.Items {
+		if metav1.IsControlledBy(&pods.Items[i], job) && pods.Items[i].Status.Phase == corev1.PodSucceeded {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // recorded reports whether the run of Job name is already in the history
