@@ -105,7 +105,7 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 		Owns(&batchv1.Job{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(workspaceOfPod), builder.WithPredicates(runnerPodEvents)).
 		Owns(&rbacv1.Role{}, builder.OnlyMetadata, builder.WithPredicates(predicate.AnnotationChangedPredicate{})).
-		Watches(&magosv1.Project{}, handler.EnqueueRequestsFromMapFunc(r.workspacesInNamespace)).
+		Watches(&magosv1.Project{}, handler.EnqueueRequestsFromMapFunc(r.workspacesInNamespace), builder.WithPredicates(projectChangedForMembers)).
 		Watches(&magosv1.VariableSet{}, handler.EnqueueRequestsFromMapFunc(r.workspacesInNamespace)).
 		Watches(&magosv1.Rollout{}, r.rolloutHandler()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency})

@@ -3,9 +3,13 @@ package workspace
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
@@ -31,6 +35,33 @@ func (r *Reconciler) workspacesWithPendingPlans(ctx context.Context, o client.Ob
 		}
 	}
 	return reqs
+}
+
+// projectChangedForMembers passes the Project changes its Workspaces read:
+// every create and delete, and an update of anything but the roll-up of
+// its members (status.workspaces) and the detail of its conditions (a
+// Workspace reads only whether it is Ready). The roll-up changes with
+// every member's phase: without this, each such change would reconcile
+// every Workspace of the namespace.
+var projectChangedForMembers = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		older, oldOK := e.ObjectOld.(*magosv1.Project)
+		newer, newOK := e.ObjectNew.(*magosv1.Project)
+		return !oldOK || !newOK || !equality.Semantic.DeepEqual(memberView(older), memberView(newer))
+	},
+}
+
+// memberView is what a Workspace reads of p.
+func memberView(p *magosv1.Project) magosv1.Project {
+	v := magosv1.Project{ObjectMeta: metav1.ObjectMeta{
+		Generation: p.Generation, DeletionTimestamp: p.DeletionTimestamp, Labels: p.Labels, Annotations: p.Annotations,
+	}, Spec: p.Spec, Status: p.Status}
+	v.Status.Workspaces = magosv1.WorkspaceRollup{}
+	v.Status.Conditions = nil
+	for _, c := range p.Status.Conditions {
+		v.Status.Conditions = append(v.Status.Conditions, metav1.Condition{Type: c.Type, Status: c.Status})
+	}
+	return v
 }
 
 // workspacesInNamespace maps a Project or VariableSet change to the
