@@ -28,7 +28,7 @@ func (r *Reconciler) gatherDependencies(ctx context.Context, ws *magosv1.Workspa
 	var d decide.DependencyFacts
 	if deleting {
 		var list magosv1.WorkspaceList
-		if err := r.List(ctx, &list, client.InNamespace(ws.Namespace), client.MatchingFields{index.WorkspaceDependsOn: ws.Name}); err != nil {
+		if err := r.List(ctx, &list, client.InNamespace(ws.Namespace), client.MatchingFields{index.WorkspaceDependsOn: ws.Name}, client.UnsafeDisableDeepCopy); err != nil {
 			return d, fmt.Errorf("listing the Workspaces that depend on this one: %w", err)
 		}
 		for _, o := range list.Items {
@@ -155,7 +155,7 @@ func findCycle(start string, get func(string) (*magosv1.Workspace, error)) ([]st
 func (r *Reconciler) dependencyRequests(ctx context.Context, o client.Object) []reconcile.Request {
 	ws := o.(*magosv1.Workspace)
 	var list magosv1.WorkspaceList
-	if err := r.List(ctx, &list, client.InNamespace(ws.Namespace), client.MatchingFields{index.WorkspaceDependsOn: ws.Name}); err != nil {
+	if err := r.List(ctx, &list, client.InNamespace(ws.Namespace), client.MatchingFields{index.WorkspaceDependsOn: ws.Name}, client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Failed to list the Workspaces that depend on a Workspace", "workspace", ws.Name)
 		return nil
 	}

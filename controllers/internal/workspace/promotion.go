@@ -39,7 +39,7 @@ func (r *Reconciler) rolloutHandler() handler.TypedEventHandler[client.Object, r
 	all := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		ro := o.(*magosv1.Rollout)
 		var list magosv1.WorkspaceList
-		if err := r.List(ctx, &list, client.InNamespace(ro.Namespace)); err != nil {
+		if err := r.List(ctx, &list, client.InNamespace(ro.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "Failed to list Workspaces for a Rollout", "rollout", ro.Name)
 			return
 		}

@@ -45,7 +45,7 @@ func indexSourceRefs(mgr ctrl.Manager) error {
 func (r *Reconciler) workspacesForSource(kind string) func(context.Context, client.Object) []reconcile.Request {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
 		var list magosv1.WorkspaceList
-		if err := r.List(ctx, &list, client.MatchingFields{sourceRefIndex: fluxsource.Key(kind, o.GetNamespace(), o.GetName())}); err != nil {
+		if err := r.List(ctx, &list, client.MatchingFields{sourceRefIndex: fluxsource.Key(kind, o.GetNamespace(), o.GetName())}, client.UnsafeDisableDeepCopy); err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "Failed to list Workspaces for source", "source", o.GetName())
 			return nil
 		}

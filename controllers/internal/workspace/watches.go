@@ -20,7 +20,8 @@ import (
 // plan is not applied yet, so the gate re-evaluates them.
 func (r *Reconciler) workspacesWithPendingPlans(ctx context.Context, o client.Object) []reconcile.Request {
 	var list magosv1.WorkspaceList
-	opts := []client.ListOption{}
+	// Read only: the cache's own objects, not copies.
+	opts := []client.ListOption{client.UnsafeDisableDeepCopy}
 	if o.GetNamespace() != "" {
 		opts = append(opts, client.InNamespace(o.GetNamespace()))
 	}
@@ -68,7 +69,7 @@ func memberView(p *magosv1.Project) magosv1.Project {
 // Workspaces of its namespace; each re-resolves its inputs.
 func (r *Reconciler) workspacesInNamespace(ctx context.Context, o client.Object) []reconcile.Request {
 	var list magosv1.WorkspaceList
-	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Failed to list Workspaces", "namespace", o.GetNamespace())
 		return nil
 	}
