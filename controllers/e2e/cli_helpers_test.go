@@ -15,8 +15,6 @@ import (
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
-var cliBinary = &testenv.Binary{Dir: "cli", Pkg: "./kubectl-magos", Name: "kubectl-magos"}
-
 // cliResult is what one kubectl-magos invocation printed and its exit code.
 type cliResult struct {
 	code           int
@@ -30,7 +28,7 @@ func (r cliResult) String() string {
 // cliCommand is kubectl-magos with the admin kubeconfig and the stack's
 // namespace, then args.
 func (s *stack) cliCommand(ctx context.Context, stdin string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, cliBinary.Build(s.t), append([]string{"--kubeconfig", env.Kubeconfig, "-n", s.ns}, args...)...)
+	cmd := exec.CommandContext(ctx, testenv.CLI.Build(s.t), append([]string{"--kubeconfig", env.Kubeconfig, "-n", s.ns}, args...)...)
 	cmd.Stdin = strings.NewReader(stdin)
 	cmd.Env = append(os.Environ(), "MAGOS_POLICY_ENGINE="+testenv.PolicyEngine.Build(s.t))
 	return cmd

@@ -23,7 +23,7 @@ func TestPolicyTestRunsThePolicyEngine(t *testing.T) {
 	env.Require(t)
 	dir := t.TempDir()
 	cli := filepath.Join(dir, "kubectl-magos")
-	copyFile(t, cliBinary.Build(t), cli)
+	copyFile(t, testenv.CLI.Build(t), cli)
 	engine := testenv.PolicyEngine.Build(t)
 	require.NoError(t, os.Symlink(engine, filepath.Join(dir, "magos-policy-engine")))
 

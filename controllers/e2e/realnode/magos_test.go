@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -306,42 +305,11 @@ func TestWorkspaceAppliesOnTheNode(t *testing.T) {
 		"the state Secret outlives its Workspace")
 }
 
-var (
-	cliOnce sync.Once
-	cliPath string
-	cliErr  error
-)
-
-// removeCLI removes the kubectl-magos magosCLI built, at the suite's end.
-func removeCLI() {
-	if cliPath != "" {
-		os.RemoveAll(filepath.Dir(cliPath))
-	}
-}
-
-// magosCLI runs kubectl-magos, built once, in the node's network namespace
-// against its apiserver, and returns its output.
+// magosCLI runs kubectl-magos in the node's network namespace against its
+// apiserver, and returns its output.
 func magosCLI(t *testing.T, args ...string) string {
 	t.Helper()
-	cliOnce.Do(func() {
-		root, err := testenv.RepoRoot()
-		if err != nil {
-			cliErr = err
-			return
-		}
-		dir, err := os.MkdirTemp("", "magos-realnode-cli-")
-		if err != nil {
-			cliErr = err
-			return
-		}
-		cliPath = filepath.Join(dir, "kubectl-magos")
-		build := exec.Command("go", "build", "-o", cliPath, "./kubectl-magos")
-		build.Dir = filepath.Join(root, "controllers")
-		if out, err := build.CombinedOutput(); err != nil {
-			cliErr = fmt.Errorf("building kubectl-magos: %w: %s", err, out)
-		}
-	})
-	require.NoError(t, cliErr)
+	cliPath := testenv.CLI.Build(t)
 	cmd := node.Command(cliPath, append(args, "--kubeconfig", node.Kubeconfig)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -70,7 +70,6 @@ func run(m *testing.M) int {
 	}
 	startErr = startNode(root)
 	code := m.Run()
-	removeCLI()
 	stopEnforcer()
 	if node != nil {
 		if err := node.Stop(); err != nil {

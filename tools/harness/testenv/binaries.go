@@ -26,6 +26,9 @@ type Binary struct {
 // (controllers/policy-engine), which it starts as a process.
 var PolicyEngine = &Binary{Dir: "controllers", Pkg: "./policy-engine", Name: "policy-engine"}
 
+// CLI is kubectl-magos (the cli module).
+var CLI = &Binary{Dir: "cli", Pkg: "./kubectl-magos", Name: "kubectl-magos"}
+
 // Build compiles the program the first time and returns its path. A test
 // that needs one skips under -short (make test-unit: pure tests only);
 // make test runs it.
