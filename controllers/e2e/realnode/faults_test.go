@@ -327,12 +327,16 @@ func TestFaultControllerDeletedMidPlan(t *testing.T) {
 	ws := waitWorkspace(t, ns, "ctl-plan", 5*time.Minute, "starts planning", func(ws *magosv1.Workspace) bool {
 		return ws.Status.Phase == magosv1.PhasePlanning && ws.Status.CurrentRun != nil
 	})
-	job := ws.Status.CurrentRun.Job
 	select {
 	case <-held.Arrived:
 	case <-time.After(3 * time.Minute):
-		t.Fatalf("the plan of Job %s never read the held state", job)
+		t.Fatalf("the plan of Job %s never read the held state", ws.Status.CurrentRun.Job)
 	}
+	// The plan held now is the one to adopt (a first plan may have failed
+	// and been retried before it got here).
+	require.NoError(t, k8s.Get(ctx, client.ObjectKeyFromObject(ws), ws))
+	require.NotNil(t, ws.Status.CurrentRun, "a plan runs while the state is held")
+	job := ws.Status.CurrentRun.Job
 	deleteWorkspaceController(t)
 	t.Logf("deleted the workspace-controller mid-plan of Job %s", job)
 	held.Release()
