@@ -14,9 +14,12 @@ modcache=$(go env GOMODCACHE)
 for d in "${modcache}/github.com/magos-dev" "${modcache}/cache/download/github.com/magos-dev"; do
   if [ -d "${d}" ]; then chmod -R u+w "${d}" && rm -rf "${d}"; fi
 done
-gobin=$(mktemp -d)
-trap 'rm -rf "${gobin}"' EXIT
-GOWORK=off GOFLAGS= GOPROXY="file://$(cd "${proxy}" && pwd),$(go env GOPROXY)" GONOSUMDB=github.com/magos-dev/magos GOBIN="${gobin}" \
+# The build cache too: it keys a module's packages by module version, so a
+# cached build of an earlier tree at the same version would stand in for
+# this one. The install builds in a cache of its own, then drops it.
+gobin=$(mktemp -d) gocache=$(mktemp -d)
+trap 'rm -rf "${gobin}" "${gocache}"' EXIT
+GOWORK=off GOFLAGS= GOPROXY="file://$(cd "${proxy}" && pwd),$(go env GOPROXY)" GONOSUMDB=github.com/magos-dev/magos GOBIN="${gobin}" GOCACHE="${gocache}" \
   go install "github.com/magos-dev/magos/cli/kubectl-magos@${version}"
 got=$("${gobin}/kubectl-magos" version)
 if [ "${got}" != "kubectl-magos ${version#v}" ]; then
