@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -202,7 +203,11 @@ func (r *Reconciler) reconcileCurrentRun(ctx context.Context, ws *magosv1.Worksp
 		}
 		if done, _ := runjob.Finished(job); !done {
 			adopt(ws, job)
-			return r.failOnStartError(ctx, ws, job, retry)
+			pods, err := r.jobPods(ctx, job)
+			if err != nil {
+				return err
+			}
+			return r.failOnStartError(ctx, ws, job, pods, retry)
 		}
 	}
 	return nil
@@ -232,12 +237,13 @@ func (r *Reconciler) endCurrentRun(ctx context.Context, ws *magosv1.Workspace, j
 	}
 	if job != nil && job.DeletionTimestamp == nil {
 		if done, _ := runjob.Finished(job); !done {
-			succeeded, err := r.podSucceeded(ctx, job)
+			pods, err := r.jobPods(ctx, job)
 			if err != nil {
 				return false, err
 			}
-			if !succeeded {
-				return true, r.failOnStartError(ctx, ws, job, retry)
+			// A succeeded Pod of the Job ends the run (see above).
+			if !slices.ContainsFunc(pods, func(p corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded }) {
+				return true, r.failOnStartError(ctx, ws, job, pods, retry)
 			}
 		}
 	}
@@ -253,21 +259,6 @@ func (r *Reconciler) endCurrentRun(ctx context.Context, ws *magosv1.Workspace, j
 		}
 	}
 	return false, r.recordResult(ctx, ws, job, retry)
-}
-
-// podSucceeded reports whether a Pod job controls succeeded, as the
-// cache has it (the Pod's end wakes the Workspace).
-func (r *Reconciler) podSucceeded(ctx context.Context, job *batchv1.Job) (bool, error) {
-	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{"job-name": job.Name}); err != nil {
-		return false, err
-	}
-	for i := range pods.Items {
-		if metav1.IsControlledBy(&pods.Items[i], job) && pods.Items[i].Status.Phase == corev1.PodSucceeded {
-			return true, nil
-		}
-	}
-	return false, nil
 }
 
 // recorded reports whether the run of Job name is already in the history

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -61,20 +62,23 @@ func startFailure(pod *corev1.Pod) (reason, msg string) {
 	return check("", pod.Status.ContainerStatuses)
 }
 
-// failOnStartError ends the running Job whose Pod will not start: it
-// deletes the Job (its Pod goes with it) and records the run as failed with
-// ImagePullFailed or RunStartFailed and the kubelet's message.
-func (r *Reconciler) failOnStartError(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job, retry decide.RetryPolicy) error {
+// jobPods are the Pods job controls, as the cache has them.
+func (r *Reconciler) jobPods(ctx context.Context, job *batchv1.Job) ([]corev1.Pod, error) {
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{"job-name": job.Name}); err != nil {
-		return err
+		return nil, err
 	}
+	return slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool { return !metav1.IsControlledBy(&p, job) }), nil
+}
+
+// failOnStartError ends the running Job whose Pod (of pods, jobPods) will
+// not start: it deletes the Job (its Pod goes with it) and records the run
+// as failed with ImagePullFailed or RunStartFailed and the kubelet's
+// message.
+func (r *Reconciler) failOnStartError(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job, pods []corev1.Pod, retry decide.RetryPolicy) error {
 	reason, msg := "", ""
-	for i := range pods.Items {
-		if !metav1.IsControlledBy(&pods.Items[i], job) {
-			continue
-		}
-		if reason, msg = startFailure(&pods.Items[i]); reason != "" {
+	for i := range pods {
+		if reason, msg = startFailure(&pods[i]); reason != "" {
 			break
 		}
 	}
