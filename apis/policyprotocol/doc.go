@@ -11,6 +11,6 @@
 // errored verdict. A response is one line of JSON, a [Response]. Neither
 // carries anything else: the engine writes nothing else on stdout.
 //
-// The package needs only the standard library, so a client links none of
-// Kyverno.
+// The package needs only the standard library and apimachinery, so a
+// client links none of Kyverno.
 package policyprotocol
