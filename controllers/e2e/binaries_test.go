@@ -28,7 +28,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 	"github.com/magos-dev/magos/tools/harness/executor"
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
@@ -46,7 +46,7 @@ func buildControllers(t testing.TB) string {
 	for _, n := range controllerNames {
 		args = append(args, "./"+n)
 	}
-	args = append(args, "./"+workspace.PolicyEngineBinary)
+	args = append(args, "./"+config.PolicyEngineBinary)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = filepath.Join(env.Root, "controllers")
 	b, err := cmd.CombinedOutput()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/magos-dev/magos/controllers/internal/setup"
 	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 )
 
 // TestHelmChartRunQueue: the workspace-controller's runs values (and
@@ -24,7 +25,7 @@ import (
 func TestHelmChartRunQueue(t *testing.T) {
 	env.Require(t)
 	release := "m" + rand.String(5)
-	parse := func(args []string) workspace.Options {
+	parse := func(args []string) config.Options {
 		fs := flag.NewFlagSet("workspace-controller", flag.ContinueOnError)
 		var so setup.Options
 		so.BindFlags(fs)
@@ -37,7 +38,7 @@ func TestHelmChartRunQueue(t *testing.T) {
 
 	def := parse(deployment(t, renderChart(t, release, "magos-system"), release, "workspace").Spec.Template.Spec.Containers[0].Args)
 	assert.Equal(t, 20, def.MaxConcurrentRuns)
-	assert.Equal(t, workspace.AutoPerNamespace, def.MaxConcurrentRunsPerNamespace, "half of the slots per namespace")
+	assert.Equal(t, config.AutoPerNamespace, def.MaxConcurrentRunsPerNamespace, "half of the slots per namespace")
 	assert.Equal(t, 0, def.MaxConcurrentRunsPerProject)
 	assert.Equal(t, time.Minute, def.RequestedPlanInterval)
 	assert.Equal(t, time.Hour, def.MaxRunTimeout)

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
@@ -109,7 +109,7 @@ type fanOutResult struct {
 func fanOutRun(b *testing.B, c fanOutCase) fanOutResult {
 	// The fan-out is one namespace's: the controller's bound, not the
 	// namespace's, is what it measures.
-	s := newStackWith(b, stackOptions{Concurrency: 4, Workspace: func(o *workspace.Options) {
+	s := newStackWith(b, stackOptions{Concurrency: 4, Workspace: func(o *config.Options) {
 		o.MaxConcurrentRuns, o.MaxConcurrentRunsPerNamespace = c.bound, 0
 	}})
 	dir := b.TempDir()

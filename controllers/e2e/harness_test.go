@@ -26,6 +26,7 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/setup"
 	"github.com/magos-dev/magos/controllers/internal/variableset"
 	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 	"github.com/magos-dev/magos/controllers/internal/workspaceset"
 	"github.com/magos-dev/magos/tools/harness/executor"
 	"github.com/magos-dev/magos/tools/harness/localsource"
@@ -86,7 +87,7 @@ type stackOptions struct {
 	// RunnerEnv is added to the workspace-controller's --runner-env.
 	RunnerEnv []string
 	// Workspace adjusts the workspace-controller's options (e.g. its guards).
-	Workspace func(*workspace.Options)
+	Workspace func(*config.Options)
 	// AlsoWatch are namespaces the controllers watch besides the stack's own.
 	AlsoWatch []string
 	// UnpullableImages are images the executor fails to pull.
@@ -176,27 +177,27 @@ func tofurc(t testing.TB) string {
 }
 
 // workspaceOptions are the workspace-controller's settings in tests.
-func (s *stack) workspaceOptions() workspace.Options {
-	o := workspace.Options{
+func (s *stack) workspaceOptions() config.Options {
+	o := config.Options{
 		RunnerEnv:            append([]string{"TF_CLI_CONFIG_FILE=" + tofurc(s.t)}, s.opts.RunnerEnv...),
 		RunnerImage:          "magos-runner:test",
 		VersionsDir:          "/opt/magos/engines",
-		EngineImages:         map[magosv1.Engine]string{magosv1.EngineOpenTofu: workspace.DefaultOpenTofuImage},
+		EngineImages:         map[magosv1.Engine]string{magosv1.EngineOpenTofu: config.DefaultOpenTofuImage},
 		DefaultEngineVersion: "1.10.6",
 		RunTimeout:           5 * time.Minute,
 		JobTTL:               time.Hour,
 		RetryInterval:        3 * time.Second,
 		PolicyEnginePath:     testenv.PolicyEngine.Build(s.t),
-		Guards:               workspace.Guards{NoCrossNamespaceRefs: true},
+		Guards:               config.Guards{NoCrossNamespaceRefs: true},
 		// The flags' defaults: every run passes the run queue, one
 		// namespace holds at most half of its slots, requested plans are
 		// rate-limited, and no run's deadline passes an hour.
 		MaxConcurrentRuns:             20,
-		MaxConcurrentRunsPerNamespace: workspace.AutoPerNamespace,
+		MaxConcurrentRunsPerNamespace: config.AutoPerNamespace,
 		RequestedPlanInterval:         time.Minute,
 		MaxRunTimeout:                 time.Hour,
 		// As the chart installs it: runners fetch through the proxy.
-		ArtifactProxy: workspace.ArtifactProxy{Listener: s.proxy.session(), URL: "http://" + s.proxyAddr},
+		ArtifactProxy: config.ArtifactProxy{Listener: s.proxy.session(), URL: "http://" + s.proxyAddr},
 	}
 	if s.opts.Workspace != nil {
 		s.opts.Workspace(&o)

@@ -15,6 +15,7 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
 	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 )
 
 // forbidsDeletes fails any plan that deletes a resource: a destroy plan of
@@ -77,7 +78,7 @@ func requireEvent(t *testing.T, ns, name, reason string) {
 func TestWorkspaceDestroyGate(t *testing.T) {
 	env.Require(t)
 	ctx := context.Background()
-	s := newStackWith(t, stackOptions{Workspace: func(o *workspace.Options) { o.Guards.AllowDestroySkipGate = true }})
+	s := newStackWith(t, stackOptions{Workspace: func(o *config.Options) { o.Guards.AllowDestroySkipGate = true }})
 	rev := s.gitRepository("infra", copyConfig(t, "hello"))
 
 	t.Run("a policy that refuses deletes keeps the Workspace and its resources", func(t *testing.T) {

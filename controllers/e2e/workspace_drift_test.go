@@ -16,7 +16,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 )
 
 // driftWorkspace manages one file through the magostest provider, installed
@@ -108,7 +108,7 @@ func workspaceEvent(t *testing.T, ns, name, reason string) *eventsv1.Event {
 // re-plan follows the apply within the asked interval many times over.
 func TestDriftIntervalIsRaisedToTheMinimum(t *testing.T) {
 	env.Require(t)
-	s := newStackWith(t, stackOptions{Workspace: func(o *workspace.Options) { o.MinInterval = time.Hour }})
+	s := newStackWith(t, stackOptions{Workspace: func(o *config.Options) { o.MinInterval = time.Hour }})
 	rev := s.gitRepository("infra", copyConfig(t, "drift"))
 	s.newWorkspace("eager", "infra", driftWorkspace(magosv1.ApprovalAuto, t.TempDir()))
 	ws := s.waitWorkspace("eager", 3*time.Minute, "applies", appliedRevision(rev))

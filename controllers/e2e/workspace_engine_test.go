@@ -16,7 +16,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 )
 
 // TestWorkspaceEngineFromEngineImage: the runner finds no engine of its own
@@ -73,7 +73,7 @@ func TestWorkspaceUnpullableImageFailsRun(t *testing.T) {
 		}},
 		{name: "bad-runner", image: badRunner, container: `container "runner"`, mutate: func(ws *magosv1.Workspace) {
 			ws.Spec.Runner = &magosv1.RunnerSpec{Image: badRunner}
-			ws.Spec.Terraform = &magosv1.TerraformSpec{Engine: magosv1.EngineOpenTofu, Image: workspace.DefaultOpenTofuImage}
+			ws.Spec.Terraform = &magosv1.TerraformSpec{Engine: magosv1.EngineOpenTofu, Image: config.DefaultOpenTofuImage}
 		}},
 	}
 	for _, tc := range cases {
@@ -145,7 +145,7 @@ func TestWorkspaceWithoutEngineImageStalls(t *testing.T) {
 // admin's choice.
 func TestEngineImageFollowsImageAllowList(t *testing.T) {
 	env.Require(t)
-	s := newStackWith(t, stackOptions{Workspace: func(o *workspace.Options) {
+	s := newStackWith(t, stackOptions{Workspace: func(o *config.Options) {
 		o.Guards.AllowedRunnerImages = []string{"magos-runner:*"}
 	}})
 	rev := s.gitRepository("infra", copyConfig(t, "hello"))

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 )
 
 // hogRuns is how many hanging plans one namespace starts: as many as the
@@ -104,7 +104,7 @@ func TestNamespacePlanRate(t *testing.T) {
 	env.Require(t)
 	ctx := context.Background()
 	other := env.NewNamespace(t)
-	s := newStackWith(t, stackOptions{AlsoWatch: []string{other}, Workspace: func(o *workspace.Options) {
+	s := newStackWith(t, stackOptions{AlsoWatch: []string{other}, Workspace: func(o *config.Options) {
 		o.MaxPlansPerNamespacePerMinute = 2
 		o.PlanRateWindow = 30 * time.Second
 	}})

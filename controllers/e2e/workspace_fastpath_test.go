@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 )
 
 // runsOf lists the phases of Workspace name's Jobs of revision rev.
@@ -124,7 +124,7 @@ func TestFastPath(t *testing.T) {
 // every run in separate Jobs, also where nothing decides on the plan.
 func TestFastPathGuard(t *testing.T) {
 	env.Require(t)
-	s := newStackWith(t, stackOptions{Workspace: func(o *workspace.Options) { o.Guards.AlwaysSeparatePlanIdentity = true }})
+	s := newStackWith(t, stackOptions{Workspace: func(o *config.Options) { o.Guards.AlwaysSeparatePlanIdentity = true }})
 	rev := s.gitRepository("infra", copyConfig(t, "hello"))
 	s.newWorkspace("split", "infra", nil)
 	ws := s.waitWorkspace("split", 3*time.Minute, "applies", appliedRevision(rev))

@@ -19,7 +19,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 )
 
 // stalledWith is a wait condition: the Workspace is Stalled with reason.
@@ -68,7 +68,7 @@ func TestGuardCrossNamespaceSource(t *testing.T) {
 
 	t.Run("allowed when the operator allows cross-namespace references", func(t *testing.T) {
 		s := newStackWith(t, stackOptions{AlsoWatch: []string{other},
-			Workspace: func(o *workspace.Options) { o.Guards.NoCrossNamespaceRefs = false }})
+			Workspace: func(o *config.Options) { o.Guards.NoCrossNamespaceRefs = false }})
 		rev := s.gitRepositoryIn(other, "open-source", copyConfig(t, "hello"))
 		s.newWorkspace("borrower", "open-source", func(ws *magosv1.Workspace) { ws.Spec.SourceRef.Namespace = other })
 		s.waitWorkspace("borrower", 3*time.Minute, "applies", appliedRevision(rev))
@@ -79,20 +79,20 @@ func TestGuardRequireProject(t *testing.T) {
 	env.Require(t)
 	tests := []struct {
 		name           string
-		guards         workspace.Guards
+		guards         config.Guards
 		namespaceLabel map[string]string
 		refused        bool
 	}{
-		{name: "required everywhere", guards: workspace.Guards{RequireProject: true}, refused: true},
-		{name: "required in a labelled namespace", guards: workspace.Guards{RequireProjectIn: labels.SelectorFromSet(labels.Set{"magos.dev/tenant": "a"})},
+		{name: "required everywhere", guards: config.Guards{RequireProject: true}, refused: true},
+		{name: "required in a labelled namespace", guards: config.Guards{RequireProjectIn: labels.SelectorFromSet(labels.Set{"magos.dev/tenant": "a"})},
 			namespaceLabel: map[string]string{"magos.dev/tenant": "a"}, refused: true},
-		{name: "not required in another namespace", guards: workspace.Guards{RequireProjectIn: labels.SelectorFromSet(labels.Set{"magos.dev/tenant": "a"})},
+		{name: "not required in another namespace", guards: config.Guards{RequireProjectIn: labels.SelectorFromSet(labels.Set{"magos.dev/tenant": "a"})},
 			namespaceLabel: map[string]string{"magos.dev/tenant": "b"}, refused: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			s := newStackWith(t, stackOptions{NoControllers: true, Workspace: func(o *workspace.Options) { o.Guards = tt.guards }})
+			s := newStackWith(t, stackOptions{NoControllers: true, Workspace: func(o *config.Options) { o.Guards = tt.guards }})
 			var ns corev1.Namespace
 			require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Name: s.ns}, &ns))
 			ns.Labels = tt.namespaceLabel
@@ -116,7 +116,7 @@ func TestGuardRequireProject(t *testing.T) {
 func TestGuardRunnerImageAllowList(t *testing.T) {
 	env.Require(t)
 	ctx := context.Background()
-	s := newStackWith(t, stackOptions{Workspace: func(o *workspace.Options) {
+	s := newStackWith(t, stackOptions{Workspace: func(o *config.Options) {
 		o.Guards.AllowedRunnerImages = []string{"magos-runner:*", "registry.example/magos/runner@sha256:*"}
 	}})
 	s.gitRepository("infra", copyConfig(t, "hello"))
@@ -143,7 +143,7 @@ func TestGuardRunnerImageAllowList(t *testing.T) {
 func TestGuardForbidsRunnerCLIConfig(t *testing.T) {
 	env.Require(t)
 	ctx := context.Background()
-	s := newStackWith(t, stackOptions{Workspace: func(o *workspace.Options) { o.Guards.ForbidCLIConfig = true }})
+	s := newStackWith(t, stackOptions{Workspace: func(o *config.Options) { o.Guards.ForbidCLIConfig = true }})
 	s.gitRepository("infra", copyConfig(t, "hello"))
 	cliConfig := &magosv1.CLIConfigSpec{SecretName: "direct-providers"}
 	require.NoError(t, env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "direct-providers", Namespace: s.ns},
@@ -175,7 +175,7 @@ func TestGuardClusterPolicyCannotBeDodged(t *testing.T) {
 	validatingPolicy(t, "v1", label, "Deny", forbidsSecret, "cluster rule: no secrets in terraform_data")
 	unrelated := rand.String(8)
 	validatingPolicy(t, "v1", unrelated, "Deny", allowsGreeting, "only terraform_data")
-	s := newStackWith(t, stackOptions{Workspace: func(o *workspace.Options) {
+	s := newStackWith(t, stackOptions{Workspace: func(o *config.Options) {
 		o.Guards.ClusterPolicySelector = &metav1.LabelSelector{MatchLabels: map[string]string{"policy.magos.dev/set": label}}
 	}})
 	s.gitRepository("infra", copyConfig(t, "hello"))
@@ -270,7 +270,7 @@ func TestGuardNamespacedPoliciesOnlyWhereAllowed(t *testing.T) {
 	env.Require(t)
 	ctx := context.Background()
 	const allow = "magos.dev/namespaced-policies"
-	s := newStackWith(t, stackOptions{Workspace: func(o *workspace.Options) {
+	s := newStackWith(t, stackOptions{Workspace: func(o *config.Options) {
 		sel, err := labels.Parse(allow + "=true")
 		require.NoError(t, err)
 		o.Guards.NamespacedPoliciesIn = sel

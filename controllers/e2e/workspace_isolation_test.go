@@ -18,7 +18,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
@@ -184,7 +184,7 @@ func TestLargePlanGrowsItsReservedStorage(t *testing.T) {
 func TestPlanStorageIsBounded(t *testing.T) {
 	env.Require(t)
 	ctx := context.Background()
-	s := newStackWith(t, stackOptions{Workspace: func(o *workspace.Options) { o.MaxPlanChunks = magosv1.DefaultPlanChunks }})
+	s := newStackWith(t, stackOptions{Workspace: func(o *config.Options) { o.MaxPlanChunks = magosv1.DefaultPlanChunks }})
 	s.gitRepository("infra", copyConfig(t, "bigplan"))
 	s.newWorkspace("big", "infra", nil)
 	ws := s.waitWorkspace("big", 5*time.Minute, "fails its plan", func(ws *magosv1.Workspace) bool {

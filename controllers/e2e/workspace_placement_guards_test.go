@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 )
 
 // withRunner gives a Workspace the runner settings r.
@@ -69,8 +69,8 @@ func TestGuardRunnerPlacementDenyByDefault(t *testing.T) {
 func TestGuardRunnerPlacementAllowed(t *testing.T) {
 	env.Require(t)
 	ctx := context.Background()
-	s := newStackWith(t, stackOptions{Workspace: func(o *workspace.Options) {
-		o.Guards.Placement = workspace.PlacementGuards{
+	s := newStackWith(t, stackOptions{Workspace: func(o *config.Options) {
+		o.Guards.Placement = config.PlacementGuards{
 			PriorityClasses:   []string{"*"},
 			TolerationKeys:    []string{"pool.example/*"},
 			NodeLabelKeys:     []string{"pool.example/*"},

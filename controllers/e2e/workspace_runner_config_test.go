@@ -20,7 +20,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 )
 
 // TestRunnerEnvAndVolumesReachTheEngine: runner env (a literal and a
@@ -73,7 +73,7 @@ func TestRunnerEnvAndVolumesReachTheEngine(t *testing.T) {
 func TestRunnerCLIConfigReachesTheEngine(t *testing.T) {
 	env.Require(t)
 	ctx := context.Background()
-	s := newStackWith(t, stackOptions{Workspace: func(o *workspace.Options) { o.RunnerEnv = nil }})
+	s := newStackWith(t, stackOptions{Workspace: func(o *config.Options) { o.RunnerEnv = nil }})
 	token := "sentinel-" + rand.String(24)
 	var cfg strings.Builder
 	require.NoError(t, template.Must(template.New("tofurc").Parse(`provider_installation {
@@ -110,7 +110,7 @@ credentials "example.invalid" {
 func TestProjectRunnerDefaultsAndForbiddenOverrides(t *testing.T) {
 	env.Require(t)
 	ctx := context.Background()
-	s := newStackWith(t, stackOptions{Workspace: func(o *workspace.Options) { o.Guards.Placement.PodLabelKeys = []string{"team", "tier"} }})
+	s := newStackWith(t, stackOptions{Workspace: func(o *config.Options) { o.Guards.Placement.PodLabelKeys = []string{"team", "tier"} }})
 	require.NoError(t, env.Client.Create(ctx, &magosv1.Project{ObjectMeta: metav1.ObjectMeta{Name: "platform", Namespace: s.ns},
 		Spec: magosv1.ProjectSpec{
 			Defaults: &magosv1.ProjectDefaults{Runner: &magosv1.RunnerSpec{

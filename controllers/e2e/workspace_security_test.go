@@ -26,7 +26,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/setup"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 )
 
 func TestWorkspaceSentinelSecretNeverLeaks(t *testing.T) {
@@ -158,7 +158,7 @@ func impersonate(t testing.TB, ns, sa string) client.Client {
 func TestPlanRunsAsReadOnlyIdentity(t *testing.T) {
 	env.Require(t)
 	ctx := context.Background()
-	s := newStackWith(t, stackOptions{Workspace: func(o *workspace.Options) { o.Guards.AlwaysSeparatePlanIdentity = true }})
+	s := newStackWith(t, stackOptions{Workspace: func(o *config.Options) { o.Guards.AlwaysSeparatePlanIdentity = true }})
 	dir := copyConfig(t, "hello")
 	rev := s.gitRepository("infra", dir)
 	const role = "eks.amazonaws.com/role-arn"

@@ -20,6 +20,7 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/conditions"
 	"github.com/magos-dev/magos/controllers/internal/setup"
 	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
@@ -42,7 +43,7 @@ func (s *stack) startShard(selector string) cache.Cache {
 			// Each shard serves the artifact proxy on its own address, as
 			// each shard's Deployment has its own Service.
 			ln := newKeptListener(s.t)
-			wc.Options.ArtifactProxy = workspace.ArtifactProxy{Listener: ln.session(), URL: "http://" + ln.Addr()}
+			wc.Options.ArtifactProxy = config.ArtifactProxy{Listener: ln.session(), URL: "http://" + ln.Addr()}
 			return wc.Register(mgr, opts)
 		})
 	return c

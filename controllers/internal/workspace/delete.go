@@ -66,7 +66,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, ws *magosv1.Workspace,
 	if err != nil && del.Skip == "" {
 		del.Skip = err.Error()
 	}
-	del.SkipGate, del.GateRefused = r.Options.Guards.skipsDestroyGate(s.DestroyGate)
+	del.SkipGate, del.GateRefused = r.Options.Guards.SkipsDestroyGate(s.DestroyGate)
 	obs.Revision = art.Revision
 	return r.reconcileRuns(ctx, ws, art, s, in, del, obs)
 }

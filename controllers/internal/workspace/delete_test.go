@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 )
 
 // TestDestroyGateDecision pins when a deletion may destroy without the
@@ -27,8 +28,8 @@ func TestDestroyGateDecision(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := Guards{AllowDestroySkipGate: tt.allowed}
-			skip, refused := g.skipsDestroyGate(tt.gate)
+			g := config.Guards{AllowDestroySkipGate: tt.allowed}
+			skip, refused := g.SkipsDestroyGate(tt.gate)
 			assert.Equal(t, tt.skip, skip, "skip")
 			assert.Equal(t, tt.refused, refused, "refused")
 		})

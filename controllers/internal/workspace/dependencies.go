@@ -9,16 +9,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/index"
+	"github.com/magos-dev/magos/controllers/internal/setup"
 	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
 )
 
@@ -149,23 +148,6 @@ func findCycle(start string, get func(string) (*magosv1.Workspace, error)) ([]st
 	return walk(start)
 }
 
-// dependencyRequests maps a Workspace change to the Workspaces it may
-// unblock: those that depend on it, and (for a deleted dependent) those it
-// depends on.
-func (r *Reconciler) dependencyRequests(ctx context.Context, o client.Object) []reconcile.Request {
-	ws := o.(*magosv1.Workspace)
-	var list magosv1.WorkspaceList
-	if err := r.List(ctx, &list, client.InNamespace(ws.Namespace), client.MatchingFields{index.WorkspaceDependsOn: ws.Name}, client.UnsafeDisableDeepCopy); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Failed to list the Workspaces that depend on a Workspace", "workspace", ws.Name)
-		return nil
-	}
-	reqs := index.Requests(list.Items)
-	for _, ref := range ws.Spec.DependsOn {
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ws.Namespace, Name: ref.Name}})
-	}
-	return reqs
-}
-
 // readinessChanged passes Workspace events that can change what a
 // dependent or a dependency decides: creation, deletion, and updates of
 // the Ready condition, the phase (a dependent's status names it), the
@@ -189,4 +171,17 @@ func appliedRevision(ws *magosv1.Workspace) string {
 		return ""
 	}
 	return ws.Status.LastApplied.Revision
+}
+
+// workspaceMissing completes "Workspace <name> ..." for a Workspace the
+// cache does not hold. In a shard (a --watch-label-selector) the cache
+// holds this shard's Workspaces only, so the Workspace may exist in
+// another shard: the controller does not read it there (that would be an
+// uncached read per reconcile) and says so instead.
+func workspaceMissing(shard labels.Selector) string {
+	if shard == nil {
+		return "does not exist"
+	}
+	return fmt.Sprintf("does not exist or is not in this controller's shard (%s); keep a Workspace and its dependencies in one shard (label %s)",
+		shard, setup.ShardKeyLabel)
 }

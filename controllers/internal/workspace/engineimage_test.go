@@ -10,22 +10,23 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
 // settingsOf is r's effective settings of ws with inputs in, the
 // effective runner derived as resolveInputs derives it.
 func settingsOf(r *Reconciler, ws *magosv1.Workspace, in inputs) (settings, error) {
-	in.Runner = effectiveRunner(ws, in.Project)
+	in.Runner = runjob.EffectiveRunner(ws, in.Project)
 	return r.effectiveSettings(ws, in)
 }
 
 func testReconciler() *Reconciler {
-	return &Reconciler{Options: Options{
+	return &Reconciler{Options: config.Options{
 		RunnerImage:          "ghcr.io/magos-dev/magos-runner:0.1.0",
 		VersionsDir:          "/opt/magos/engines",
 		DefaultEngineVersion: "1.10.6",
-		EngineImages:         engineImageFlag{magosv1.EngineOpenTofu: DefaultOpenTofuImage},
+		EngineImages:         map[magosv1.Engine]string{magosv1.EngineOpenTofu: config.DefaultOpenTofuImage},
 	}}
 }
 
@@ -47,7 +48,7 @@ func TestEngineImageResolution(t *testing.T) {
 		project  *magosv1.ProjectDefaults
 		want     string
 		wantErr  string
-		template engineImageFlag
+		template map[magosv1.Engine]string
 	}{
 		{name: "controller template for the default engine", want: "ghcr.io/magos-dev/magos-engine-opentofu:1.10.6"},
 		{name: "template gets the Workspace's version", ws: magosv1.WorkspaceSpec{Terraform: tf("", "v1.9.0", "")},
@@ -74,7 +75,7 @@ func TestEngineImageResolution(t *testing.T) {
 			want: ""},
 		{name: "own runner image with an engine image", ws: magosv1.WorkspaceSpec{Runner: &magosv1.RunnerSpec{Image: "corp.example/runner:1"}, Terraform: tf(magosv1.EngineOpenTofu, "", "corp.example/tofu:{version}")},
 			want: "corp.example/tofu:1.10.6"},
-		{name: "controller without an opentofu template stalls", template: engineImageFlag{}, wantErr: "no engine image for opentofu 1.10.6"},
+		{name: "controller without an opentofu template stalls", template: map[magosv1.Engine]string{}, wantErr: "no engine image for opentofu 1.10.6"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -178,21 +179,8 @@ func TestPullFailure(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: corev1.PodStatus{InitContainerStatuses: tc.init, ContainerStatuses: tc.main}}
-			_, msg := startFailure(pod)
+			_, msg := runjob.StartFailure(pod)
 			assert.Equal(t, tc.want, msg)
 		})
 	}
-}
-
-// TestEngineImageFlag pins the --engine-image flag's parsing.
-func TestEngineImageFlag(t *testing.T) {
-	f := engineImageFlag{magosv1.EngineOpenTofu: DefaultOpenTofuImage}
-	require.NoError(t, f.Set("terraform=corp.example/terraform:{version}"))
-	require.NoError(t, f.Set("opentofu=mirror.example:5000/tofu:{version}"))
-	assert.Equal(t, "opentofu=mirror.example:5000/tofu:{version},terraform=corp.example/terraform:{version}", f.String())
-	require.NoError(t, f.Set("opentofu="))
-	assert.NotContains(t, f, magosv1.EngineOpenTofu)
-	require.ErrorContains(t, f.Set("pulumi=x"), "ENGINE opentofu or terraform")
-	require.ErrorContains(t, f.Set("terraform=bad image"), "not an image reference")
-	require.ErrorContains(t, f.Set("terraform={engine}"), "not an image reference")
 }

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -98,13 +99,13 @@ func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settin
 	if s.Runner.Timeout != nil {
 		timeout = s.Runner.Timeout.Duration
 	}
-	s.Timeout, s.AskedTimeout = r.Options.runTimeout(timeout)
+	s.Timeout, s.AskedTimeout = r.Options.RunDeadline(timeout)
 	if s.Runner.Image == "" {
 		s.Runner.Image = r.Options.RunnerImage
 	}
 	var runnerSensitive []string
-	s.RunnerEnv, runnerSensitive = runnerEnv(s.Runner.Env)
-	if err := checkRunnerConfig(&s.Runner, s.RunnerEnv, s.Env, r.Options.VersionsDir); err != nil {
+	s.RunnerEnv, runnerSensitive = runjob.RunnerEnv(s.Runner.Env)
+	if err := runjob.CheckRunnerConfig(&s.Runner, s.RunnerEnv, s.Env, r.Options.VersionsDir); err != nil {
 		return s, err
 	}
 	s.Sensitive = append(slices.Clone(s.Sensitive), runnerSensitive...)
@@ -116,5 +117,29 @@ func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settin
 // buildJob renders the Job of run rn from the Workspace's settings and the
 // controller's options.
 func (r *Reconciler) buildJob(ws *magosv1.Workspace, rn runjob.Run, s settings) *batchv1.Job {
-	return runjob.Job(ws, rn, s.Settings, r.Options.jobConfig())
+	return runjob.Job(ws, rn, s.Settings, r.Options.JobConfig())
+}
+
+// resolveEngineImage decides how the runner Pod gets the engine. The image
+// comes from, in order: the Workspace's spec.terraform.image, its Project's
+// defaults.terraform.image (both only for the engine they name), the
+// controller's --engine-image template for the engine. With none of them, a
+// runner image set on the Workspace or Project is taken to hold the engine
+// (no init container, empty result); otherwise the Workspace stalls with
+// EngineImageNotConfigured.
+func (r *Reconciler) resolveEngineImage(s settings) (string, error) {
+	image := s.SpecEngineImage
+	if image == "" && s.RunnerImageSet {
+		return "", nil
+	}
+	if image == "" {
+		image = r.Options.EngineImages[s.Engine]
+	}
+	if image == "" {
+		return "", rerror.Stall(magosv1.ReasonEngineImageNotConfigured, fmt.Errorf(
+			"no engine image for %s %s: looked for spec.terraform.image, the Project's defaults.terraform.image (engine %s) and the controller's --engine-image=%s=<image>; "+
+				"set one of them, or set runner.image to an image that holds the engine in %s/%s/%s",
+			s.Engine, s.Version, s.Engine, s.Engine, r.Options.VersionsDir, s.Engine, s.Version))
+	}
+	return strings.ReplaceAll(image, magosv1.EngineImageVersionPlaceholder, s.Version), nil
 }

@@ -35,7 +35,7 @@ func TestRunnerConfigurationShapesThePod(t *testing.T) {
 		SecurityContext:   &magosv1.RunnerSecurityContext{RunAsUser: ptr.To[int64](1000)},
 	})
 	r := runnerTestReconciler()
-	r.Options.RunnerEnv = envFlag{"TF_CLI_CONFIG_FILE=/operator/tofurc"}
+	r.Options.RunnerEnv = []string{"TF_CLI_CONFIG_FILE=/operator/tofurc"}
 	r.Options.RunnerImagePullSecrets = []string{"cluster-registry", "registry"}
 	s, err := settingsOf(r, ws, inputs{})
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
@@ -21,11 +22,11 @@ func TestRunnerScratchVolumeIsBounded(t *testing.T) {
 	s := settings{Settings: runjob.Settings{Timeout: time.Minute}}
 	tests := []struct {
 		name string
-		opts Options
+		opts config.Options
 		want string
 	}{
-		{name: "default", opts: Options{}, want: "4Gi"},
-		{name: "set by flag", opts: Options{ScratchSize: resource.MustParse("512Mi")}, want: "512Mi"},
+		{name: "default", opts: config.Options{}, want: "4Gi"},
+		{name: "set by flag", opts: config.Options{ScratchSize: resource.MustParse("512Mi")}, want: "512Mi"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

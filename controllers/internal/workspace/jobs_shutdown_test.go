@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"flag"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
@@ -42,7 +42,7 @@ func TestRunnerPodOutlastsTheEngineShutdown(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &Reconciler{Options: Options{RunnerShutdownWait: tt.wait}}
+			r := &Reconciler{Options: config.Options{RunnerShutdownWait: tt.wait}}
 			job := r.buildJob(ws, runjob.Run{Phase: magosv1.RunApply, ID: "abc"}, settings{Settings: runjob.Settings{Timeout: time.Minute}})
 			pod := job.Spec.Template.Spec
 			require.NotNil(t, pod.TerminationGracePeriodSeconds)
@@ -92,24 +92,13 @@ func TestRunnerRequests(t *testing.T) {
 	ws := &magosv1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team"}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &Reconciler{Options: Options{RunnerRequests: tt.defaults}}
+			r := &Reconciler{Options: config.Options{RunnerRequests: tt.defaults}}
 			s := settings{Settings: runjob.Settings{Timeout: time.Minute, Runner: magosv1.RunnerSpec{Resources: tt.user}}}
 			got := r.buildJob(ws, runjob.Run{Phase: magosv1.RunPlan, ID: "abc"}, s).Spec.Template.Spec.Containers[0].Resources
 			assert.Equal(t, tt.wantRequests, got.Requests)
 			assert.Equal(t, tt.wantLimits, got.Limits)
 		})
 	}
-}
-
-// TestRunnerRequestFlags pins the flags that set the default requests.
-func TestRunnerRequestFlags(t *testing.T) {
-	var o Options
-	fs := flag.NewFlagSet("test", flag.ContinueOnError)
-	o.BindFlags(fs)
-	require.NoError(t, fs.Parse([]string{"--runner-cpu-request=0", "--runner-memory-request=512Mi"}))
-	assert.Equal(t, corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}, o.runnerRequests())
-	assert.Error(t, fs.Parse([]string{"--runner-memory-request=-1"}))
-	assert.Equal(t, magosv1.DefaultShutdownWait, o.shutdownWait())
 }
 
 // TestRunnerJobPodFailurePolicy pins what a failed runner Pod means: the

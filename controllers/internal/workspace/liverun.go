@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -92,7 +93,7 @@ func (r *Reconciler) findLiveRun(ctx context.Context, ws *magosv1.Workspace, f *
 	switch {
 	case job != nil:
 		ctrl.LoggerFrom(ctx).Info("Adopting a run in progress that the cache did not show", "job", job.Name)
-		f.Running = adopt(ws, job)
+		f.Running = runjob.Adopt(ws, job)
 		return true, nil
 	case pod != nil:
 		// The Pod's end (or removal) wakes the Workspace.
@@ -100,4 +101,36 @@ func (r *Reconciler) findLiveRun(ctx context.Context, ws *magosv1.Workspace, f *
 		return true, nil
 	}
 	return false, nil
+}
+
+// jobPods are the Pods job controls, as the cache has them.
+func (r *Reconciler) jobPods(ctx context.Context, job *batchv1.Job) ([]corev1.Pod, error) {
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{"job-name": job.Name}); err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool { return !metav1.IsControlledBy(&p, job) }), nil
+}
+
+// failOnStartError ends the running Job whose Pod (of pods, jobPods) will
+// not start: it deletes the Job (its Pod goes with it) and records the run
+// as failed with ImagePullFailed or RunStartFailed and the kubelet's
+// message.
+func (r *Reconciler) failOnStartError(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job, pods []corev1.Pod, retry decide.RetryPolicy) error {
+	reason, msg := "", ""
+	for i := range pods {
+		if reason, msg = runjob.StartFailure(&pods[i]); reason != "" {
+			break
+		}
+	}
+	if reason == "" {
+		return nil
+	}
+	ctrl.LoggerFrom(ctx).Info("Ending a run whose Pod will not start", "job", job.Name, "reason", reason, "message", msg)
+	err := r.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &job.UID})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting Job %s: %w", job.Name, err)
+	}
+	res := magosv1.RunResult{Phase: ws.Status.CurrentRun.Phase, Result: magosv1.ResultFailed, Reason: reason, Message: msg}
+	return r.recordRunResult(ctx, ws, res, reason, retry)
 }

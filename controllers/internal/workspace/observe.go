@@ -2,12 +2,27 @@ package workspace
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/apis/planstore"
+	"github.com/magos-dev/magos/apis/plansummary"
+	"github.com/magos-dev/magos/controllers/internal/approvalrules"
+	"github.com/magos-dev/magos/controllers/internal/conditions"
+	"github.com/magos-dev/magos/controllers/internal/fluxsource"
+	"github.com/magos-dev/magos/controllers/internal/policy"
+	"github.com/magos-dev/magos/controllers/internal/rerror"
 	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
+	"github.com/magos-dev/magos/controllers/internal/workspace/schedule"
 )
 
 // gatherFacts reads what decide needs: it folds a finished run into status
@@ -31,7 +46,7 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 		for _, n := range decide.RecordApprovals(st.Plan, ws.Spec.Approvals, f.Now) {
 			r.event(ws, n.Type, n.Reason, "%s", n.Message)
 		}
-		f.Interval = jitteredInterval(s.Interval, string(ws.UID)+"/"+st.Plan.ID, r.Options.DriftJitter)
+		f.Interval = schedule.JitteredInterval(s.Interval, string(ws.UID)+"/"+st.Plan.ID, r.Options.DriftJitter)
 	}
 	if rq := ws.Spec.PlanRequest; rq != nil && rq.ID != st.LastHandledPlanRequest && del == nil {
 		f.Request = rq
@@ -113,4 +128,130 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 // goes).
 func gatePending(f decide.Facts) bool {
 	return f.PlanCurrent() && (f.Deletion != nil || f.Applied == nil || f.Applied.PlanID != f.Plan.ID)
+}
+
+// artifact is the Flux artifact a run works on.
+type artifact = fluxsource.Artifact
+
+// contentOf is what ws reads in art (configtree), each artifact read once
+// for all Workspaces; unknown, so that nothing carries, without Trees or
+// when the artifact cannot be read (logged: the run reads it itself).
+func (r *Reconciler) contentOf(ctx context.Context, ws *magosv1.Workspace, art artifact) *decide.ContentCheck {
+	if r.Trees == nil || art.URL == "" {
+		return &decide.ContentCheck{}
+	}
+	tree, err := r.Trees.Tree(ctx, art.URL, art.Digest)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Info("Could not read the artifact for what the Workspace reads: a new revision is planned whatever it changes",
+			"revision", art.Revision, "error", err.Error())
+		return &decide.ContentCheck{}
+	}
+	digest, dirs := tree.Digest(ws.Spec.Path)
+	return &decide.ContentCheck{Digest: digest, Dirs: dirs}
+}
+
+// admissionOf asks the Rollout governing the Workspace's Project, from its
+// status alone, whether plan may be applied now.
+func (r *Reconciler) admissionOf(ctx context.Context, ws *magosv1.Workspace, plan *magosv1.PlanStatus) (decide.Admission, error) {
+	if ws.Spec.ProjectRef == nil {
+		return decide.Admission{}, nil
+	}
+	var list magosv1.RolloutList
+	if err := r.List(ctx, &list, client.InNamespace(ws.Namespace)); err != nil {
+		return decide.Admission{}, fmt.Errorf("listing Rollouts: %w", err)
+	}
+	d := magosv1.RolloutAdmission(magosv1.GoverningRollout(list.Items, ws.Spec.ProjectRef.Name), ws, plan.Revision)
+	return decide.Admission{Denied: !d.Allowed, Message: d.Message}, nil
+}
+
+// reviewOf reviews the pending plan under the approval rules at now and
+// records in status which rule governs it (an AutoApproved event the first
+// time one applies it without approval). The stored plan is read only
+// where a rule reads plan.resources.
+func (r *Reconciler) reviewOf(ctx context.Context, ws *magosv1.Workspace, s settings, plan *magosv1.PlanStatus, now time.Time) (decide.Review, error) {
+	p := approvalrules.Plan{
+		Add: int64(plan.Add), Change: int64(plan.Change), Destroy: int64(plan.Destroy),
+		DestroyMode: plan.Mode == magosv1.PlanModeDestroy, Drift: plan.Drift,
+		Name: ws.Name, Namespace: ws.Namespace, Labels: ws.Labels,
+	}
+	if s.ApprovalRules.ReadsResources() {
+		var err error
+		if p.Resources, err = r.planResources(ctx, ws, plan); err != nil {
+			return decide.Review{}, err
+		}
+	}
+	rule, err := s.ApprovalRules.Govern(p)
+	if err != nil {
+		return decide.Review{}, rerror.Stall(magosv1.ReasonInvalidApprovalRule, err)
+	}
+	rv := decide.ReviewPlan(rule, plan, ws.Spec.Approvals, ws.Spec.ApprovedPlan, now, s.ApprovalMaxAge)
+	if rv.Auto && !plan.AutoApproved {
+		r.event(ws, corev1.EventTypeNormal, magosv1.ReasonAutoApproved, "Plan %s (%s) is applied without approval: approval rule %s governs it", plan.ID, decide.PlanSummary(plan), rv.Rule)
+	}
+	plan.ApprovalRule, plan.AutoApproved = rv.Rule, rv.Auto
+	return rv, nil
+}
+
+// planResources are the resource changes of the stored plan, read as the
+// policy gate reads it (bounded, and only the bundle recorded with the
+// plan). A plan too large to read stalls: the same plan never fits.
+func (r *Reconciler) planResources(ctx context.Context, ws *magosv1.Workspace, plan *magosv1.PlanStatus) ([]plansummary.ResourceChange, error) {
+	stored, err := planstore.LoadJSONSealed(ctx, r.planGetter(ws.Namespace), ws.Name, r.Options.PlanJSONLimit(), plan.BundleDigest)
+	switch {
+	case errors.Is(err, planstore.ErrTooLarge):
+		return nil, rerror.Stall(magosv1.ReasonInvalidApprovalRule, fmt.Errorf("an approval rule reads plan.resources, but the stored plan is too large to read: %w", err))
+	case err != nil:
+		return nil, fmt.Errorf("reading the stored plan for the approval rules: %w", err)
+	case stored.ID != plan.ID:
+		return nil, fmt.Errorf("reading the stored plan for the approval rules: it is %s, not %s", stored.ID, plan.ID)
+	}
+	parsed, err := plansummary.Parse(stored.JSON)
+	if err != nil {
+		return nil, fmt.Errorf("reading the stored plan for the approval rules: %w", err)
+	}
+	return parsed.ResourceChanges, nil
+}
+
+// decidersOf looks up what would decide on ws's next plan besides its
+// spec: the policies that select it, as the gate would select them, and
+// the Rollout governing its Project.
+func (r *Reconciler) decidersOf(ctx context.Context, ws *magosv1.Workspace, project *magosv1.Project) (*decide.Deciders, error) {
+	d := &decide.Deciders{}
+	namespaced, err := r.namespacedPoliciesAllowed(ctx, ws.Namespace)
+	var selection policy.Selection
+	if err == nil {
+		selection, err = policy.Select(ctx, r.Client, policy.Scope{Namespace: ws.Namespace, Namespaced: namespaced},
+			policySelectors(r.Options.Guards.ClusterPolicySelector, ws, project)...)
+	}
+	d.Ignored = selection.Ignored
+	switch {
+	case err != nil:
+		d.Policies = fmt.Sprintf("the policies could not be listed (%v)", err)
+	case len(selection.Policies) > 0:
+		names := make([]string, 0, len(selection.Policies))
+		for _, p := range selection.Policies {
+			names = append(names, p.Name())
+		}
+		d.Policies = "policy " + strings.Join(names, ", ") + " selects the Workspace"
+	}
+	if ws.Spec.ProjectRef != nil {
+		var list magosv1.RolloutList
+		if err := r.List(ctx, &list, client.InNamespace(ws.Namespace)); err != nil {
+			return nil, fmt.Errorf("listing Rollouts: %w", err)
+		}
+		if ro := magosv1.GoverningRollout(list.Items, ws.Spec.ProjectRef.Name); ro != nil {
+			d.Rollout = ro.Name
+		}
+	}
+	return d, nil
+}
+
+// noPolicyDecides records, as a fast run d starts, that no policy gates
+// it: the PolicyPassed condition (its message naming the namespace's
+// policies that select the Workspace but may not gate it, which an event
+// also names), the verdict the run's plan is recorded with.
+func (r *Reconciler) noPolicyDecides(ws *magosv1.Workspace, d *decide.Deciders) {
+	r.reportIgnoredPolicies(ws, d.Ignored)
+	conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionTrue, magosv1.ReasonPolicyPassed,
+		"No policy selects this Workspace: its plans are applied without a gate"+ignoredNote(d.Ignored))
 }

@@ -30,14 +30,14 @@ func TestOutputReadsFoldOnlyTheOutputsRead(t *testing.T) {
 func TestInputsDigestChangesOnlyWithAReadOutput(t *testing.T) {
 	ws := &magosv1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "db"}}
 	digest := func(versions ...magosv1.OutputVersion) string {
-		return inputsDigest(ws, settings{}, nil, outputReadsOf(versions...))
+		return runjob.InputsDigest(ws, runjob.Settings{}, nil, outputReadsOf(versions...))
 	}
 	base := digest(magosv1.OutputVersion{Name: "subnets", PlanID: "p1"}, magosv1.OutputVersion{Name: "label", PlanID: "p1"})
 	assert.Equal(t, base, digest(magosv1.OutputVersion{Name: "subnets", PlanID: "p1"}, magosv1.OutputVersion{Name: "label", PlanID: "p2"}),
 		"an apply that changed only an output the Workspace does not read leaves its inputs alone")
 	assert.NotEqual(t, base, digest(magosv1.OutputVersion{Name: "subnets", PlanID: "p2"}, magosv1.OutputVersion{Name: "label", PlanID: "p1"}),
 		"an apply that changed an output the Workspace reads changes its inputs")
-	assert.Equal(t, inputsDigest(ws, settings{}, nil, nil), inputsDigest(ws, settings{}, nil, []string{}),
+	assert.Equal(t, runjob.InputsDigest(ws, runjob.Settings{}, nil, nil), runjob.InputsDigest(ws, runjob.Settings{}, nil, []string{}),
 		"a Workspace that reads no outputs keeps the digest it had before outputs were folded in")
 }
 

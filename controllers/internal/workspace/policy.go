@@ -110,7 +110,7 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace,
 	// which runs the Workspace's code, so it may be a decompression bomb.
 	// The rest of the stream is read, not unpacked, to check it is the
 	// bundle recorded with the plan.
-	stored, err := planstore.LoadJSONSealed(ctx, r.planGetter(ws.Namespace), ws.Name, r.Options.maxPlanJSONBytes(), plan.BundleDigest)
+	stored, err := planstore.LoadJSONSealed(ctx, r.planGetter(ws.Namespace), ws.Name, r.Options.PlanJSONLimit(), plan.BundleDigest)
 	switch {
 	case errors.Is(err, planstore.ErrTooLarge):
 		// The same plan never fits: it stalls until a new plan.

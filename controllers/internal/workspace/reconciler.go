@@ -18,7 +18,10 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/reconciletail"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
+	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
+	"github.com/magos-dev/magos/controllers/internal/workspace/schedule"
 )
 
 // DestroyFinalizer holds a Workspace with destroyOnDelete until its destroy run finished.
@@ -37,12 +40,12 @@ type Reconciler struct {
 	// APIReader reads uncached objects (Pods of finished runs).
 	APIReader client.Reader
 	Events    events.EventRecorder
-	Options   Options
+	Options   config.Options
 	// Policies evaluates plans against Kyverno ValidatingPolicies.
 	Policies PolicyEvaluator
 	// Runs bounds and orders the runs in progress; nil starts every run
 	// when it is due.
-	Runs *scheduler
+	Runs *schedule.Scheduler
 	// Shard selects the Workspaces this controller owns
 	// (--watch-label-selector); nil when unsharded. The cache holds only
 	// those.
@@ -65,7 +68,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	rr := r.forReconcile()
 	obs := decide.Observation{}
 	return reconciletail.Reconcile(ctx, r.Client, req, &magosv1.Workspace{}, reconciletail.Skeleton[*magosv1.Workspace]{
-		Gone: func() { r.Runs.forget(req.String()) },
+		Gone: func() { r.Runs.Forget(req.String()) },
 		Body: func(ctx context.Context, ws, base *magosv1.Workspace) (ctrl.Result, error) {
 			return rr.reconcile(ctx, ws, base, &obs)
 		},
@@ -84,7 +87,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				Events:         &rr.reports.events,
 				Recorder:       r.Events,
 				AfterPatch: func() {
-					r.Runs.settle(ws, obs.Decision)
+					r.Runs.Settle(ws, obs.Decision)
 					rr.reports.afterPatch()
 				},
 			}
@@ -191,13 +194,13 @@ func (r *Reconciler) resolveInputs(ctx context.Context, ws *magosv1.Workspace) (
 	if err != nil {
 		return in, err
 	}
-	in.Runner = effectiveRunner(ws, project)
+	in.Runner = runjob.EffectiveRunner(ws, project)
 	// The guards on the runner's spec come first: a forbidden setting is
 	// refused at once, not after a wait for a Secret it names.
-	if err := r.Options.Guards.checkRunner(ws, &in.Runner); err != nil {
+	if err := r.Options.Guards.CheckRunner(ws, &in.Runner); err != nil {
 		return in, err
 	}
-	runnerEnvVars, _ := runnerEnv(in.Runner.Env)
+	runnerEnvVars, _ := runjob.RunnerEnv(in.Runner.Env)
 	deps, err := r.checkStorageRefs(ctx, ws, append(secretRefs(append(slices.Clone(in.Env), runnerEnvVars...)), runnerSecretRefs(&in.Runner)...))
 	in.OutputReads = outputReads(in.Env, deps)
 	return in, err

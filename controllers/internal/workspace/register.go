@@ -3,6 +3,8 @@ package workspace
 import (
 	"context"
 	"flag"
+	"fmt"
+	"net"
 	"net/http"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/artifactproxy"
 	"github.com/magos-dev/magos/controllers/internal/configtree"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/index"
@@ -23,6 +26,8 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/policy"
 	"github.com/magos-dev/magos/controllers/internal/runqueue"
 	"github.com/magos-dev/magos/controllers/internal/setup"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
+	"github.com/magos-dev/magos/controllers/internal/workspace/schedule"
 )
 
 // +kubebuilder:rbac:groups=magos.dev,resources=workspaces,verbs=get;list;watch;update;patch
@@ -46,7 +51,7 @@ import (
 
 // Controller is the workspace-controller's entry for setup.Run.
 type Controller struct {
-	Options Options
+	Options config.Options
 }
 
 // NewController returns the workspace-controller.
@@ -62,7 +67,7 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 	}
 	// The policy engine runs in its own process, started on first use, so
 	// a controller whose Workspaces no policy selects never loads it.
-	evaluator := policy.NewEngineClient(c.Options.policyEnginePath())
+	evaluator := policy.NewEngineClient(c.Options.PolicyEngine())
 	if c.Options.PolicyTimeout > 0 {
 		evaluator.Timeout = c.Options.PolicyTimeout
 	}
@@ -88,8 +93,8 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 		Shard:     opts.WatchLabelSelector,
 		Trees:     &configtree.Cache{Client: &http.Client{Timeout: time.Minute}, MaxBytes: maxArtifactBytes},
 	}
-	if l, rate := c.Options.runLimits(), c.Options.planRate(); l != (runqueue.Limits{}) || rate != nil {
-		r.Runs = newScheduler(l, c.Options.RequestedPlanInterval, rate)
+	if l, rate := c.Options.RunLimits(), c.Options.PlanRate(); l != (runqueue.Limits{}) || rate != nil {
+		r.Runs = schedule.New(l, c.Options.RequestedPlanInterval, rate)
 	}
 	if err := indexSourceRefs(mgr); err != nil {
 		return err
@@ -110,7 +115,7 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 		Watches(&magosv1.Rollout{}, r.rolloutHandler()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Concurrency})
 	if r.Runs != nil {
-		b = b.WatchesRawSource(r.Runs.source())
+		b = b.WatchesRawSource(r.Runs.Source())
 	}
 	ctl, err := b.Build(r)
 	if err != nil {
@@ -152,3 +157,39 @@ func (s stopOnShutdown) Start(ctx context.Context) error {
 }
 
 func (stopOnShutdown) NeedLeaderElection() bool { return false }
+
+// addArtifactProxy serves the proxy on every replica (leader or not), when
+// a bind address is set.
+func addArtifactProxy(mgr ctrl.Manager, p config.ArtifactProxy) error {
+	if p.BindAddress == "" && p.Listener == nil {
+		return nil
+	}
+	s := &artifactproxy.Server{
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
+		MaxBytes: maxArtifactBytes, Log: ctrl.Log.WithName("artifact-proxy"),
+	}
+	return mgr.Add(proxyRunnable{s, p})
+}
+
+// maxArtifactBytes is the largest artifact the proxy relays, the runner's
+// own limit on a packed artifact.
+const maxArtifactBytes = 256 << 20
+
+// proxyRunnable runs the proxy on every replica.
+type proxyRunnable struct {
+	s *artifactproxy.Server
+	p config.ArtifactProxy
+}
+
+func (r proxyRunnable) Start(ctx context.Context) error {
+	ln := r.p.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", r.p.BindAddress); err != nil {
+			return fmt.Errorf("artifact proxy: %w", err)
+		}
+	}
+	return r.s.Serve(ctx, ln)
+}
+
+func (proxyRunnable) NeedLeaderElection() bool { return false }

@@ -58,7 +58,7 @@ func (r *Reconciler) resolveProject(ctx context.Context, ws *magosv1.Workspace) 
 		return nil, rerror.Stall(magosv1.ReasonSourceNotAllowed, fmt.Errorf("%s %s/%s is not allowed by Project %s (status.sourceAllowList)",
 			ws.Spec.SourceRef.Kind, fluxsource.Namespace(ws), ws.Spec.SourceRef.Name, p.Name))
 	}
-	if err := checkRunnerOverrides(ws, p); err != nil {
+	if err := runjob.CheckRunnerOverrides(ws, p); err != nil {
 		return nil, err
 	}
 	if rs := ws.Spec.Runner; rs != nil {
@@ -154,7 +154,7 @@ func (r *Reconciler) resolveVariables(ctx context.Context, ws *magosv1.Workspace
 				}
 				return in, rerror.Wait(magosv1.ReasonVariableSetNotReady, msg, 0)
 			}
-			if err := checkEnv(vs.Status.Env, vs.Status.SensitiveEnv, "VariableSet "+vs.Name); err != nil {
+			if err := runjob.CheckEnv(vs.Status.Env, vs.Status.SensitiveEnv, "VariableSet "+vs.Name); err != nil {
 				return in, err
 			}
 			for _, e := range vs.Status.Env {
@@ -180,7 +180,7 @@ func (r *Reconciler) resolveVariables(ctx context.Context, ws *magosv1.Workspace
 		return in, err
 	}
 	inline, inlineSensitive := runjob.VariableEnv(ws.Spec.Vars, outputSecrets)
-	if err := checkEnv(inline, inlineSensitive, "spec.vars"); err != nil {
+	if err := runjob.CheckEnv(inline, inlineSensitive, "spec.vars"); err != nil {
 		return in, err
 	}
 	for _, e := range inline {
@@ -199,22 +199,4 @@ func (r *Reconciler) resolveVariables(ctx context.Context, ws *magosv1.Workspace
 	}
 	sort.Strings(in.Sensitive)
 	return in, nil
-}
-
-// checkEnv refuses environment from user input (a VariableSet's status,
-// a Workspace's inline variables) that sets a reserved name, or that holds
-// a sensitive value as a literal: admission refuses both, this catches
-// objects admitted before the rules existed.
-func checkEnv(env []corev1.EnvVar, sensitive []string, from string) error {
-	for _, e := range env {
-		if magosv1.IsReservedEnv(e.Name) {
-			return rerror.Stall(magosv1.ReasonReservedEnvironment, fmt.Errorf(
-				"%s sets %s, which Magos or the engine reserves; the run would not be what Magos set up", from, e.Name))
-		}
-		if e.ValueFrom == nil && slices.Contains(sensitive, e.Name) {
-			return rerror.Stall(magosv1.ReasonSensitiveLiteral, fmt.Errorf(
-				"%s gives sensitive %s a literal value; put it in a Secret and use valueFrom.secretKeyRef", from, e.Name))
-		}
-	}
-	return nil
 }

@@ -116,7 +116,7 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 // Only reading the lock fails the recording: the run is read again.
 func (r *Reconciler) observeRunEnd(ctx context.Context, ws *magosv1.Workspace, res magosv1.RunResult, failure string, retry decide.RetryPolicy) (decide.RunEnd, error) {
 	cr := ws.Status.CurrentRun
-	end := decide.RunEnd{Name: ws.Name, Result: res, Failure: failure, Retry: retry, MaxPlanChunks: r.Options.maxPlanChunks()}
+	end := decide.RunEnd{Name: ws.Name, Result: res, Failure: failure, Retry: retry, MaxPlanChunks: r.Options.PlanChunks()}
 	if cr.Phase == magosv1.RunPlan {
 		if end.RevokeErr = r.revokePlanIdentity(ctx, ws); end.RevokeErr != nil {
 			// The result is recorded all the same: a run never hangs on it.

@@ -5,8 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,11 +16,13 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
+	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
 // runnerTestReconciler is a Reconciler whose settings need no apiserver.
 func runnerTestReconciler() *Reconciler {
-	return &Reconciler{Options: Options{RunnerImage: "runner:1", VersionsDir: "/opt/magos/engines", DefaultEngineVersion: "1.10.6",
+	return &Reconciler{Options: config.Options{RunnerImage: "runner:1", VersionsDir: "/opt/magos/engines", DefaultEngineVersion: "1.10.6",
 		EngineImages: map[magosv1.Engine]string{magosv1.EngineOpenTofu: "engine:{version}"}}}
 }
 
@@ -143,58 +143,6 @@ func TestRunnerConfigRefusedAtReconcile(t *testing.T) {
 	}
 }
 
-// TestForbiddenRunnerOverrides pins which Workspace runner fields a
-// Project's forbiddenRunnerOverrides refuses, and that the message names
-// each of them.
-func TestForbiddenRunnerOverrides(t *testing.T) {
-	rs := &magosv1.RunnerSpec{Image: "mine:1", PodLabels: map[string]string{"a": "b"}, CLIConfig: &magosv1.CLIConfigSpec{SecretName: "mine"}}
-	tests := []struct {
-		name      string
-		forbidden []magosv1.RunnerField
-		runner    *magosv1.RunnerSpec
-		want      []string
-	}{
-		{name: "nothing forbidden", runner: rs},
-		{name: "a field the Workspace does not set", forbidden: []magosv1.RunnerField{"affinity"}, runner: rs},
-		{name: "one forbidden field set", forbidden: []magosv1.RunnerField{"cliConfig", "affinity"}, runner: rs, want: []string{"spec.runner.cliConfig"}},
-		{name: "everything forbidden", forbidden: []magosv1.RunnerField{magosv1.AllRunnerFields}, runner: rs,
-			want: []string{"spec.runner.cliConfig", "spec.runner.image", "spec.runner.podLabels"}},
-		{name: "no runner at all", forbidden: []magosv1.RunnerField{magosv1.AllRunnerFields}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := checkRunnerOverrides(workspaceWithRunner(tt.runner), projectWithRunner(nil, tt.forbidden...))
-			if len(tt.want) == 0 {
-				assert.NoError(t, err)
-				return
-			}
-			re, ok := rerror.As(err)
-			require.True(t, ok)
-			assert.True(t, re.Stalling)
-			assert.Equal(t, magosv1.ReasonRunnerOverrideForbidden, re.Reason)
-			assert.Contains(t, err.Error(), "forbidden by Project platform")
-			assert.Contains(t, err.Error(), strings.Join(tt.want, ", "))
-		})
-	}
-}
-
-// TestEveryRunnerFieldCanBeForbidden pins that forbiddenRunnerOverrides
-// knows every field of RunnerSpec, so a new field cannot slip past a
-// Project that forbids "*".
-func TestEveryRunnerFieldCanBeForbidden(t *testing.T) {
-	typ := reflect.TypeFor[magosv1.RunnerSpec]()
-	var fields []string
-	for i := range typ.NumField() {
-		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
-		fields = append(fields, name)
-	}
-	var known []string
-	for f := range runnerFieldSet {
-		known = append(known, string(f))
-	}
-	assert.ElementsMatch(t, fields, known)
-}
-
 // TestRunnerInputsDigest pins which runner settings re-plan: those the
 // engine sees (env, volumes, CLI configuration), not Pod placement or
 // metadata; and that a Workspace without them keeps its digest.
@@ -204,7 +152,7 @@ func TestRunnerInputsDigest(t *testing.T) {
 		ws := workspaceWithRunner(rs)
 		s, err := settingsOf(r, ws, inputs{})
 		require.NoError(t, err)
-		return inputsDigest(ws, s, nil, nil)
+		return runjob.InputsDigest(ws, s.Settings, nil, nil)
 	}
 	base := digest(nil)
 	for name, rs := range map[string]*magosv1.RunnerSpec{
@@ -254,7 +202,7 @@ func TestRunnerVolumesCannotReadStorage(t *testing.T) {
 		CLIConfig: &magosv1.CLIConfigSpec{SecretName: "web-plan-00"},
 	})
 	ws.Spec.Outputs = &magosv1.OutputsSpec{SecretName: "web-outputs"}
-	rs := effectiveRunner(ws, nil)
+	rs := runjob.EffectiveRunner(ws, nil)
 	refs := runnerSecretRefs(&rs)
 	assert.Equal(t, []secretRef{{Secret: "web-outputs", Entry: "runner volume loot"}, {Secret: "web-plan-00", Entry: "runner cliConfig"}}, refs,
 		"ConfigMap volumes read no Secret")

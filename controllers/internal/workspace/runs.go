@@ -28,7 +28,7 @@ import (
 func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, art artifact, s settings, in inputs,
 	del *decide.DeletionFacts, obs *decide.Observation) (ctrl.Result, error) {
 	project := in.Project
-	inputs := inputsDigest(ws, s, in.SetDigests, in.OutputReads)
+	inputs := runjob.InputsDigest(ws, s.Settings, in.SetDigests, in.OutputReads)
 	ws.Status.InputsDigest = inputs
 	if art.Revision != "" {
 		ws.Status.Source = &magosv1.SourceStatus{URL: art.URL, Revision: art.Revision, Digest: art.Digest}
@@ -54,7 +54,7 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 				f.Content = r.contentOf(ctx, ws, art)
 				continue // decide again: the revision may change nothing read
 			}
-			if f.Held = r.Runs.admit(ctx, r.Client, ws, d, f); f.Held != nil {
+			if f.Held = r.Runs.Admit(ctx, r.Client, ws, d, f); f.Held != nil {
 				continue // decide again: the queue holds the run
 			}
 			d.Run.Artifact = runjob.Artifact(art)
@@ -119,10 +119,10 @@ func handled(ws *magosv1.Workspace) {
 // found a run the cache did not show (or a Job of this run that already
 // exists): then it records that run in f (and status) instead.
 func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn runjob.Run, inputs string, s settings, f *decide.Facts) (bool, error) {
-	if err := r.Options.Guards.checkRunnerImage(s.Runner.Image); err != nil {
+	if err := r.Options.Guards.CheckRunnerImage(s.Runner.Image); err != nil {
 		return false, err
 	}
-	if err := r.Options.Guards.checkEngineImage(s); err != nil {
+	if err := r.Options.Guards.CheckEngineImage(s.EngineImage, s.SpecEngineImage != ""); err != nil {
 		return false, err
 	}
 	st, err := r.reserveRunStorage(ctx, ws)
@@ -161,7 +161,7 @@ func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn run
 			return false, fmt.Errorf("creating %s Job: %s exists and does not belong to Workspace %s", rn.Phase, job.Name, ws.Name)
 		}
 		ctrl.LoggerFrom(ctx).Info("Adopting the run's Job, which already exists", "job", job.Name)
-		f.Running = adopt(ws, existing)
+		f.Running = runjob.Adopt(ws, existing)
 		return false, nil
 	} else if err != nil {
 		return false, fmt.Errorf("creating %s Job: %w", rn.Phase, err)
@@ -202,7 +202,7 @@ func (r *Reconciler) reconcileCurrentRun(ctx context.Context, ws *magosv1.Worksp
 			continue
 		}
 		if done, _ := runjob.Finished(job); !done {
-			adopt(ws, job)
+			runjob.Adopt(ws, job)
 			pods, err := r.jobPods(ctx, job)
 			if err != nil {
 				return err

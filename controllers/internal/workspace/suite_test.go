@@ -17,6 +17,7 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/setup"
 	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 	"github.com/magos-dev/magos/tools/harness/sourcecontroller"
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
@@ -52,7 +53,7 @@ type fixture struct {
 	Revision string
 	retry    time.Duration
 	// tune, if set, adjusts the controller's options.
-	tune func(*workspace.Options)
+	tune func(*config.Options)
 	stop func()
 }
 
@@ -66,7 +67,7 @@ func newFixture(t testing.TB, retry time.Duration) *fixture {
 
 // newTunedFixture is newFixture with the controller's options adjusted by
 // tune.
-func newTunedFixture(t testing.TB, retry time.Duration, tune func(*workspace.Options)) *fixture {
+func newTunedFixture(t testing.TB, retry time.Duration, tune func(*config.Options)) *fixture {
 	t.Helper()
 	env.Require(t)
 	f := &fixture{t: t, ns: env.NewNamespace(t), retry: retry, tune: tune}
@@ -82,11 +83,11 @@ func newTunedFixture(t testing.TB, retry time.Duration, tune func(*workspace.Opt
 }
 
 // options are the workspace-controller's settings in these tests.
-func (f *fixture) options() workspace.Options {
-	o := workspace.Options{
+func (f *fixture) options() config.Options {
+	o := config.Options{
 		RunnerImage:          "magos-runner:test",
 		VersionsDir:          "/opt/magos/engines",
-		EngineImages:         map[magosv1.Engine]string{magosv1.EngineOpenTofu: workspace.DefaultOpenTofuImage},
+		EngineImages:         map[magosv1.Engine]string{magosv1.EngineOpenTofu: config.DefaultOpenTofuImage},
 		DefaultEngineVersion: "1.10.6",
 		RunTimeout:           5 * time.Minute,
 		JobTTL:               time.Hour,
@@ -94,7 +95,7 @@ func (f *fixture) options() workspace.Options {
 		PolicyEnginePath:     testenv.PolicyEngine.Build(f.t),
 		// These tests drive a run's plan and apply Jobs one by one: the
 		// fast path's single Job is tested apart (workspace_fastpath_test.go).
-		Guards: workspace.Guards{AlwaysSeparatePlanIdentity: true},
+		Guards: config.Guards{AlwaysSeparatePlanIdentity: true},
 	}
 	if f.tune != nil {
 		f.tune(&o)

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 )
 
 // eventCounts counts the events (events.k8s.io/v1) regarding Workspace ws
@@ -92,7 +92,7 @@ func TestEventsAreEmittedOncePerTransition(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var tune func(*workspace.Options)
+			var tune func(*config.Options)
 			if tt.fast {
 				tune = fastPath
 			}

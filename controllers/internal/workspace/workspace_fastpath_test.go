@@ -9,12 +9,12 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 )
 
 // fastPath lets the controller take the fast path (the suite's default
 // asks for separate plan and apply Jobs).
-func fastPath(o *workspace.Options) { o.Guards.AlwaysSeparatePlanIdentity = false }
+func fastPath(o *config.Options) { o.Guards.AlwaysSeparatePlanIdentity = false }
 
 // A fast run is recorded in one step: its plan, marked as applied without
 // a gate, and its apply; the Workspace is Applying while it runs.

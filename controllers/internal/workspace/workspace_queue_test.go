@@ -15,7 +15,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 )
 
 // With --max-concurrent-runs=1 one run is in progress at a time: a second
@@ -25,7 +25,7 @@ import (
 // a drift re-plan that waited longer; the queue depth is exported by
 // priority.
 func TestRunQueueBoundsRunsAndAdmitsByPriority(t *testing.T) {
-	f := newTunedFixture(t, time.Minute, func(o *workspace.Options) { o.MaxConcurrentRuns, o.DriftJitter = 1, 0 })
+	f := newTunedFixture(t, time.Minute, func(o *config.Options) { o.MaxConcurrentRuns, o.DriftJitter = 1, 0 })
 
 	f.newWorkspace("drifter", func(ws *magosv1.Workspace) { ws.Spec.Interval = &metav1.Duration{Duration: 3 * time.Second} })
 	complete(t, waitJob(t, f.ns, "drifter", magosv1.RunPlan), planWithoutChanges)

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/workspace"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 )
 
 // A Workspace cannot give its runs a longer deadline than the controller's
@@ -17,7 +17,7 @@ import (
 // maximum in the Job's activeDeadlineSeconds, and a Warning event says so;
 // a shorter one is kept.
 func TestRunTimeoutIsCutToTheMaximum(t *testing.T) {
-	f := newTunedFixture(t, time.Minute, func(o *workspace.Options) { o.MaxRunTimeout = time.Hour })
+	f := newTunedFixture(t, time.Minute, func(o *config.Options) { o.MaxRunTimeout = time.Hour })
 	timeout := func(d time.Duration) func(*magosv1.Workspace) {
 		return func(ws *magosv1.Workspace) {
 			ws.Spec.Runner = &magosv1.RunnerSpec{Timeout: &metav1.Duration{Duration: d}}

@@ -1,4 +1,8 @@
-package workspace
+// Package schedule decides when a Workspace's run may start: the run queue
+// (runqueue) with its priorities, the namespaces' plan rate and requested
+// plan rate, and the jitter of drift re-plans. Its Scheduler wakes the
+// Workspaces a freed slot admits.
+package schedule
 
 import (
 	"context"
@@ -29,14 +33,14 @@ import (
 // freed slot wakes it sooner.
 const queuedRecheck = 5 * time.Minute
 
-// scheduler admits runs through the run queue and wakes the Workspaces it
+// Scheduler admits runs through the run queue and wakes the Workspaces it
 // admits. Nil admits every run at once.
-type scheduler struct {
+type Scheduler struct {
 	queue *runqueue.Queue
 	// requests rate-limits requested plans per namespace.
 	requests *requestLimit
 	// plans bounds the plans each namespace starts per window.
-	plans *planRate
+	plans *PlanRate
 	// wakes carries the Workspaces a freed slot may admit to the controller.
 	wakes chan event.TypedGenericEvent[reconcile.Request]
 	// seeded takes the runs in progress from the cache once, before the
@@ -44,11 +48,11 @@ type scheduler struct {
 	seeded sync.Once
 }
 
-// newScheduler bounds runs by l, lets each namespace one requested plan at
+// New bounds runs by l, lets each namespace one requested plan at
 // normal priority per requestInterval and plans, at most, the plans of
 // rate.
-func newScheduler(l runqueue.Limits, requestInterval time.Duration, rate *planRate) *scheduler {
-	s := &scheduler{wakes: make(chan event.TypedGenericEvent[reconcile.Request], 1024), requests: &requestLimit{interval: requestInterval}, plans: rate}
+func New(l runqueue.Limits, requestInterval time.Duration, rate *PlanRate) *Scheduler {
+	s := &Scheduler{wakes: make(chan event.TypedGenericEvent[reconcile.Request], 1024), requests: &requestLimit{interval: requestInterval}, plans: rate}
 	s.queue = &runqueue.Queue{Limits: l, Wake: s.wake, Observe: metrics.ObserveRunQueueWait}
 	metrics.RegisterRunQueue(s.queue.Depth)
 	return s
@@ -56,7 +60,7 @@ func newScheduler(l runqueue.Limits, requestInterval time.Duration, rate *planRa
 
 // wake tells the controller to reconcile keys; a full channel drops them
 // (queuedRecheck still brings them back).
-func (s *scheduler) wake(keys []string) {
+func (s *Scheduler) wake(keys []string) {
 	for _, k := range keys {
 		ns, name, _ := strings.Cut(k, "/")
 		select {
@@ -66,8 +70,8 @@ func (s *scheduler) wake(keys []string) {
 	}
 }
 
-// source is the controller's watch of the wakes.
-func (s *scheduler) source() source.TypedSource[reconcile.Request] {
+// Source is the controller's watch of the wakes.
+func (s *Scheduler) Source() source.TypedSource[reconcile.Request] {
 	return source.TypedChannel(s.wakes, handler.TypedFuncs[reconcile.Request, reconcile.Request]{
 		GenericFunc: func(_ context.Context, e event.TypedGenericEvent[reconcile.Request], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			q.Add(e.Object)
@@ -77,7 +81,7 @@ func (s *scheduler) source() source.TypedSource[reconcile.Request] {
 
 // seed takes the runs in progress from the Jobs in the cache: after a
 // restart they hold their slots before anything new is admitted.
-func (s *scheduler) seed(ctx context.Context, c client.Reader) {
+func (s *Scheduler) seed(ctx context.Context, c client.Reader) {
 	s.seeded.Do(func() {
 		var jobs batchv1.JobList
 		if err := c.List(ctx, &jobs, client.HasLabels{magosv1.WorkspaceLabel}); err != nil {
@@ -95,9 +99,9 @@ func (s *scheduler) seed(ctx context.Context, c client.Reader) {
 	})
 }
 
-// admit asks for a slot for the run d starts: nil when it may start,
+// Admit asks for a slot for the run d starts: nil when it may start,
 // else why it is held (facts.Held), and d is decided again.
-func (s *scheduler) admit(ctx context.Context, c client.Reader, ws *magosv1.Workspace, d decide.Decision, f decide.Facts) *decide.HeldRun {
+func (s *Scheduler) Admit(ctx context.Context, c client.Reader, ws *magosv1.Workspace, d decide.Decision, f decide.Facts) *decide.HeldRun {
 	if s == nil {
 		return nil
 	}
@@ -129,9 +133,9 @@ func (s *scheduler) admit(ctx context.Context, c client.Reader, ws *magosv1.Work
 	return &decide.HeldRun{After: queuedRecheck, Priority: p.String(), Bound: queueBound(s.queue.Limits, v), Limited: limited}
 }
 
-// settle tells the queue what the reconcile left: a run in progress holds
+// Settle tells the queue what the reconcile left: a run in progress holds
 // its slot, a queued run keeps its place, anything else frees both.
-func (s *scheduler) settle(ws *magosv1.Workspace, d decide.Decision) {
+func (s *Scheduler) Settle(ws *magosv1.Workspace, d decide.Decision) {
 	switch {
 	case s == nil:
 	case ws.Status.CurrentRun != nil && ws.Status.CurrentRun.Result == magosv1.ResultRunning:
@@ -141,8 +145,8 @@ func (s *scheduler) settle(ws *magosv1.Workspace, d decide.Decision) {
 	}
 }
 
-// forget frees the slot or place of the deleted Workspace key.
-func (s *scheduler) forget(key string) {
+// Forget frees the slot or place of the deleted Workspace key.
+func (s *Scheduler) Forget(key string) {
 	if s != nil {
 		s.queue.Release(key)
 	}
@@ -220,11 +224,11 @@ func queueBound(l runqueue.Limits, v runqueue.Verdict) string {
 	return fmt.Sprintf("this controller runs at most %d runs at once (--max-concurrent-runs)", l.Total)
 }
 
-// jitteredInterval is the drift interval of the plan seeded by seed,
+// JitteredInterval is the drift interval of the plan seeded by seed,
 // shortened by up to fraction of it: Workspaces planned at the same moment
 // re-plan spread over that part of the interval, and each plan draws again,
 // so they drift apart. It is never longer than interval.
-func jitteredInterval(interval time.Duration, seed string, fraction float64) time.Duration {
+func JitteredInterval(interval time.Duration, seed string, fraction float64) time.Duration {
 	if interval <= 0 || fraction <= 0 {
 		return interval
 	}

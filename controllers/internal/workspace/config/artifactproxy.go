@@ -1,15 +1,10 @@
-package workspace
+package config
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"net"
 	"net/url"
-
-	ctrl "sigs.k8s.io/controller-runtime"
-
-	"github.com/magos-dev/magos/controllers/internal/artifactproxy"
 )
 
 // ArtifactProxy configures the artifact proxy (package artifactproxy): with
@@ -49,39 +44,3 @@ func (p ArtifactProxy) Validate() error {
 	}
 	return nil
 }
-
-// addArtifactProxy serves the proxy on every replica (leader or not), when
-// a bind address is set.
-func addArtifactProxy(mgr ctrl.Manager, p ArtifactProxy) error {
-	if p.BindAddress == "" && p.Listener == nil {
-		return nil
-	}
-	s := &artifactproxy.Server{
-		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
-		MaxBytes: maxArtifactBytes, Log: ctrl.Log.WithName("artifact-proxy"),
-	}
-	return mgr.Add(proxyRunnable{s, p})
-}
-
-// maxArtifactBytes is the largest artifact the proxy relays, the runner's
-// own limit on a packed artifact.
-const maxArtifactBytes = 256 << 20
-
-// proxyRunnable runs the proxy on every replica.
-type proxyRunnable struct {
-	s *artifactproxy.Server
-	p ArtifactProxy
-}
-
-func (r proxyRunnable) Start(ctx context.Context) error {
-	ln := r.p.Listener
-	if ln == nil {
-		var err error
-		if ln, err = net.Listen("tcp", r.p.BindAddress); err != nil {
-			return fmt.Errorf("artifact proxy: %w", err)
-		}
-	}
-	return r.s.Serve(ctx, ln)
-}
-
-func (proxyRunnable) NeedLeaderElection() bool { return false }

@@ -1,4 +1,4 @@
-package workspace
+package schedule
 
 import (
 	"fmt"
@@ -112,7 +112,7 @@ func TestQueued(t *testing.T) {
 	assert.True(t, d.Queued)
 	assert.Equal(t, "Applied revision main@sha1:abc; the drift plan is queued: this controller runs at most 4 runs at once (--max-concurrent-runs)", d.Message)
 
-	rate := &planRate{max: 5, window: time.Minute}
+	rate := NewPlanRate(5, time.Minute)
 	d = decide.Queued(decide.StartDecision(runjob.Run{Phase: magosv1.RunPlan}), f, &decide.HeldRun{After: 12 * time.Second, Bound: rate.bound()})
 	assert.Equal(t, magosv1.ReasonQueued, d.Reason)
 	assert.Equal(t, 12*time.Second, d.After, "the plan rate says when to look again")
@@ -121,15 +121,15 @@ func TestQueued(t *testing.T) {
 
 func TestJitteredInterval(t *testing.T) {
 	const interval = time.Hour
-	assert.Equal(t, interval, jitteredInterval(interval, "a", 0), "no jitter")
-	assert.Equal(t, time.Duration(0), jitteredInterval(0, "a", 0.1), "no interval")
-	assert.Equal(t, jitteredInterval(interval, "ws/plan-1", 0.1), jitteredInterval(interval, "ws/plan-1", 0.1), "one plan waits one interval, however often it is reconciled")
+	assert.Equal(t, interval, JitteredInterval(interval, "a", 0), "no jitter")
+	assert.Equal(t, time.Duration(0), JitteredInterval(0, "a", 0.1), "no interval")
+	assert.Equal(t, JitteredInterval(interval, "ws/plan-1", 0.1), JitteredInterval(interval, "ws/plan-1", 0.1), "one plan waits one interval, however often it is reconciled")
 
 	// 1,000 Workspaces planned at once re-plan over the last tenth of the
 	// interval, never later than it, spread over every minute of it.
 	minutes := map[int]int{}
 	for i := range 1000 {
-		d := jitteredInterval(interval, fmt.Sprintf("uid-%d/plan", i), 0.1)
+		d := JitteredInterval(interval, fmt.Sprintf("uid-%d/plan", i), 0.1)
 		assert.LessOrEqual(t, d, interval)
 		assert.GreaterOrEqual(t, d, interval-6*time.Minute)
 		minutes[int((interval-d)/time.Minute)]++

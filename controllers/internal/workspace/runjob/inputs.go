@@ -1,4 +1,4 @@
-package workspace
+package runjob
 
 import (
 	corev1 "k8s.io/api/core/v1"
@@ -10,7 +10,7 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
 
-// inputsDigest digests everything a plan depends on besides the source
+// InputsDigest digests everything a plan depends on besides the source
 // revision: path, engine, the runner environment (values or references,
 // never the bytes behind a reference), the VariableSets' inputs digests
 // (which change when a referenced Secret or ConfigMap changes), backend and
@@ -26,7 +26,7 @@ import (
 // pull secrets, IDs, resources, timeout) are not. Each runner input is left
 // out of the digest while unset, so Workspaces without them keep the
 // digest they had.
-func inputsDigest(ws *magosv1.Workspace, s settings, sets, outputs []string) string {
+func InputsDigest(ws *magosv1.Workspace, s Settings, sets, outputs []string) string {
 	in := struct {
 		Path      string                 `json:"path"`
 		Engine    magosv1.Engine         `json:"engine"`

@@ -1,4 +1,4 @@
-package workspace
+package config
 
 import (
 	"flag"
@@ -81,9 +81,9 @@ func TestPlacementGuards(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ws := &magosv1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "ws", Namespace: "team-a"}, Spec: magosv1.WorkspaceSpec{Runner: &tt.runner}}
-			err := g.checkPlacement(ws, &tt.runner)
+			err := g.CheckPlacement(ws, &tt.runner)
 			if err == nil {
-				err = g.checkPodMetadata(ws, &tt.runner)
+				err = g.CheckPodMetadata(ws, &tt.runner)
 			}
 			if tt.reason == "" {
 				require.NoError(t, err)
@@ -105,7 +105,7 @@ func TestPlacementRefusalNamesItsOrigin(t *testing.T) {
 		Runner:     &magosv1.RunnerSpec{PodLabels: map[string]string{"own": "1"}},
 	}}
 	effective := magosv1.RunnerSpec{PodLabels: map[string]string{"own": "1", "inherited": "2"}}
-	err := g.checkPodMetadata(ws, &effective)
+	err := g.CheckPodMetadata(ws, &effective)
 	require.Error(t, err)
 	assert.EqualError(t, err, `not allowed on this cluster: Project platform defaults.runner.podLabels: label key "inherited" (allowed: none); `+
 		`spec.runner.podLabels: label key "own" (allowed: none)`)

@@ -1,4 +1,4 @@
-package workspace
+package schedule
 
 import (
 	"testing"
@@ -9,7 +9,7 @@ import (
 
 func TestPlanRate(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	r := &planRate{max: 2, window: time.Minute}
+	r := NewPlanRate(2, time.Minute)
 	assert.Zero(t, r.wait("a", t0))
 	r.start("a", t0)
 	r.start("a", t0.Add(10*time.Second))
@@ -22,7 +22,7 @@ func TestPlanRate(t *testing.T) {
 	r.start("a", t0.Add(3*time.Minute))
 	assert.Len(t, r.started["a"], 1, "starts that left the window are forgotten")
 
-	var none *planRate
+	var none *PlanRate
 	none.start("a", t0)
 	assert.Zero(t, none.wait("a", t0), "no bound")
 }

@@ -1,4 +1,4 @@
-package workspace
+package runjob
 
 import (
 	"cmp"
@@ -14,9 +14,9 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
-// effectiveRunner is the Workspace's runner over its Project's
+// EffectiveRunner is the Workspace's runner over its Project's
 // defaults.runner (p may be nil).
-func effectiveRunner(ws *magosv1.Workspace, p *magosv1.Project) magosv1.RunnerSpec {
+func EffectiveRunner(ws *magosv1.Workspace, p *magosv1.Project) magosv1.RunnerSpec {
 	var rs magosv1.RunnerSpec
 	if p != nil && p.Status.Defaults != nil && p.Status.Defaults.Runner != nil {
 		mergeRunner(&rs, p.Status.Defaults.Runner)
@@ -150,9 +150,9 @@ func forbiddenOverrides(rs *magosv1.RunnerSpec, forbidden []magosv1.RunnerField)
 	return out
 }
 
-// checkRunnerOverrides stalls a Workspace that sets a runner field its
+// CheckRunnerOverrides stalls a Workspace that sets a runner field its
 // Project forbids members to override, naming every such field.
-func checkRunnerOverrides(ws *magosv1.Workspace, p *magosv1.Project) error {
+func CheckRunnerOverrides(ws *magosv1.Workspace, p *magosv1.Project) error {
 	fields := forbiddenOverrides(ws.Spec.Runner, p.Status.ForbiddenRunnerOverrides)
 	if len(fields) == 0 {
 		return nil
@@ -166,9 +166,9 @@ func checkRunnerOverrides(ws *magosv1.Workspace, p *magosv1.Project) error {
 		strings.Join(names, ", "), p.Name))
 }
 
-// runnerEnv renders runner env entries as container env; values from
+// RunnerEnv renders runner env entries as container env; values from
 // Secrets stay valueFrom references and are named in sensitive.
-func runnerEnv(entries []magosv1.EnvEntry) (env []corev1.EnvVar, sensitive []string) {
+func RunnerEnv(entries []magosv1.EnvEntry) (env []corev1.EnvVar, sensitive []string) {
 	for _, e := range entries {
 		v := corev1.EnvVar{Name: e.Name}
 		switch {
@@ -185,13 +185,13 @@ func runnerEnv(entries []magosv1.EnvEntry) (env []corev1.EnvVar, sensitive []str
 	return env, sensitive
 }
 
-// checkRunnerConfig refuses an effective runner configuration that admission
+// CheckRunnerConfig refuses an effective runner configuration that admission
 // admits piece by piece but that cannot run as a whole: runner env that
 // sets a reserved name or a name the variables set too, two volumes at one
 // mount path, a mount at, under or over a path of the runner's (the
 // versions directory included), Pod labels or annotations Kubernetes refuses.
-func checkRunnerConfig(rs *magosv1.RunnerSpec, env, varEnv []corev1.EnvVar, versionsDir string) error {
-	if err := checkEnv(env, nil, "runner env (spec.runner.env or the Project's defaults.runner.env)"); err != nil {
+func CheckRunnerConfig(rs *magosv1.RunnerSpec, env, varEnv []corev1.EnvVar, versionsDir string) error {
+	if err := CheckEnv(env, nil, "runner env (spec.runner.env or the Project's defaults.runner.env)"); err != nil {
 		return err
 	}
 	for _, e := range env {
@@ -224,17 +224,20 @@ func checkRunnerConfig(rs *magosv1.RunnerSpec, env, varEnv []corev1.EnvVar, vers
 	return nil
 }
 
-// runnerSecretRefs are the Secrets the runner's volumes and CLI
-// configuration mount, each with the setting that mounts it.
-func runnerSecretRefs(rs *magosv1.RunnerSpec) []secretRef {
-	var refs []secretRef
-	for _, v := range rs.Volumes {
-		if v.Secret != nil {
-			refs = append(refs, secretRef{Secret: v.Secret.SecretName, Entry: "runner volume " + v.Name})
+// CheckEnv refuses environment from user input (a VariableSet's status,
+// a Workspace's inline variables) that sets a reserved name, or that holds
+// a sensitive value as a literal: admission refuses both, this catches
+// objects admitted before the rules existed.
+func CheckEnv(env []corev1.EnvVar, sensitive []string, from string) error {
+	for _, e := range env {
+		if magosv1.IsReservedEnv(e.Name) {
+			return rerror.Stall(magosv1.ReasonReservedEnvironment, fmt.Errorf(
+				"%s sets %s, which Magos or the engine reserves; the run would not be what Magos set up", from, e.Name))
+		}
+		if e.ValueFrom == nil && slices.Contains(sensitive, e.Name) {
+			return rerror.Stall(magosv1.ReasonSensitiveLiteral, fmt.Errorf(
+				"%s gives sensitive %s a literal value; put it in a Secret and use valueFrom.secretKeyRef", from, e.Name))
 		}
 	}
-	if rs.CLIConfig != nil {
-		refs = append(refs, secretRef{Secret: rs.CLIConfig.SecretName, Entry: "runner cliConfig"})
-	}
-	return refs
+	return nil
 }

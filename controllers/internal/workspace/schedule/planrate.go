@@ -1,4 +1,4 @@
-package workspace
+package schedule
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// planRate bounds how many plans each namespace starts per window: every
+// PlanRate bounds how many plans each namespace starts per window: every
 // plan rewrites its Workspace's plan Secrets (up to --max-plan-chunks of
 // them), and etcd keeps each version until it compacts, so a namespace
 // that plans without pause (a spec edited every second, many Workspaces
@@ -14,7 +14,7 @@ import (
 // holding no slot, until the oldest plan of the window leaves it. Applies
 // and destroys (the plan of a deleted Workspace among them) are not
 // counted or held.
-type planRate struct {
+type PlanRate struct {
 	// max is the plans a namespace may start per window; 0 is no bound.
 	max    int
 	window time.Duration
@@ -24,9 +24,21 @@ type planRate struct {
 	started map[string][]time.Time
 }
 
+// NewPlanRate bounds each namespace to max plan starts per window (a
+// minute when zero); nil, no bound, when max is not positive.
+func NewPlanRate(max int, window time.Duration) *PlanRate {
+	if max <= 0 {
+		return nil
+	}
+	if window <= 0 {
+		window = time.Minute
+	}
+	return &PlanRate{max: max, window: window}
+}
+
 // wait is how long a plan of namespace ns asking at now must wait; zero
 // when it may start.
-func (r *planRate) wait(ns string, now time.Time) time.Duration {
+func (r *PlanRate) wait(ns string, now time.Time) time.Duration {
 	if r == nil || r.max <= 0 {
 		return 0
 	}
@@ -40,7 +52,7 @@ func (r *planRate) wait(ns string, now time.Time) time.Duration {
 }
 
 // start records that a plan of namespace ns started at now.
-func (r *planRate) start(ns string, now time.Time) {
+func (r *PlanRate) start(ns string, now time.Time) {
 	if r == nil || r.max <= 0 {
 		return
 	}
@@ -54,7 +66,7 @@ func (r *planRate) start(ns string, now time.Time) {
 
 // within drops ns's starts that left the window and returns the rest;
 // r.mu is held.
-func (r *planRate) within(ns string, now time.Time) []time.Time {
+func (r *PlanRate) within(ns string, now time.Time) []time.Time {
 	s := r.started[ns]
 	i := 0
 	for i < len(s) && now.Sub(s[i]) >= r.window {
@@ -70,6 +82,6 @@ func (r *planRate) within(ns string, now time.Time) []time.Time {
 }
 
 // bound says which bound holds a plan over the rate.
-func (r *planRate) bound() string {
+func (r *PlanRate) bound() string {
 	return fmt.Sprintf("the Workspaces of this namespace started %d plans in the last %s (--max-plans-per-namespace-per-minute), the most they may", r.max, r.window)
 }

@@ -1,4 +1,4 @@
-package workspace
+package config
 
 import (
 	"flag"
@@ -7,7 +7,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/runqueue"
 )
 
@@ -39,7 +42,7 @@ func TestRunLimits(t *testing.T) {
 	for _, tt := range tests {
 		o := defaultOptions(t, tt.args...)
 		require.NoError(t, o.Validate(), "%v", tt.args)
-		assert.Equal(t, tt.want, o.runLimits(), "%v", tt.args)
+		assert.Equal(t, tt.want, o.RunLimits(), "%v", tt.args)
 	}
 }
 
@@ -59,13 +62,13 @@ func TestRunTimeout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			deadline, cut := o.runTimeout(tt.asked)
+			deadline, cut := o.RunDeadline(tt.asked)
 			assert.Equal(t, tt.deadline, deadline)
 			assert.Equal(t, tt.cut, cut)
 		})
 	}
 	o.MaxRunTimeout = 0
-	deadline, cut := o.runTimeout(72 * time.Hour)
+	deadline, cut := o.RunDeadline(72 * time.Hour)
 	assert.Equal(t, 72*time.Hour, deadline, "no maximum")
 	assert.Zero(t, cut)
 }
@@ -81,4 +84,15 @@ func TestValidateRunOptions(t *testing.T) {
 		assert.Error(t, defaultOptions(t, args...).Validate(), "%v", args)
 	}
 	assert.NoError(t, defaultOptions(t, "--run-timeout=2h", "--max-run-timeout=0").Validate())
+}
+
+// TestRunnerRequestFlags pins the flags that set the default requests.
+func TestRunnerRequestFlags(t *testing.T) {
+	var o Options
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	o.BindFlags(fs)
+	require.NoError(t, fs.Parse([]string{"--runner-cpu-request=0", "--runner-memory-request=512Mi"}))
+	assert.Equal(t, corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}, o.runnerRequests())
+	assert.Error(t, fs.Parse([]string{"--runner-memory-request=-1"}))
+	assert.Equal(t, magosv1.DefaultShutdownWait, o.shutdownWait())
 }

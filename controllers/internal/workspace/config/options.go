@@ -1,4 +1,10 @@
-package workspace
+// Package config is the workspace-controller's configuration as its flags
+// set it: the options (Options) every run's Job and the run queue are built
+// from, the cluster guards (Guards, PlacementGuards) no Workspace can opt
+// out of, with their pure checks, and how runners reach their artifact
+// (ArtifactProxy). It reads nothing from the cluster; the reconciler
+// applies it.
+package config
 
 import (
 	"flag"
@@ -14,6 +20,7 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/runqueue"
 	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
+	"github.com/magos-dev/magos/controllers/internal/workspace/schedule"
 )
 
 // DefaultScratchSize is the default size limit of a runner's scratch
@@ -114,17 +121,10 @@ type Options struct {
 	ArtifactProxy ArtifactProxy
 }
 
-// planRate is the bound on each namespace's plan starts; nil when there is
+// PlanRate is the bound on each namespace's plan starts; nil when there is
 // none.
-func (o Options) planRate() *planRate {
-	if o.MaxPlansPerNamespacePerMinute <= 0 {
-		return nil
-	}
-	window := o.PlanRateWindow
-	if window <= 0 {
-		window = time.Minute
-	}
-	return &planRate{max: o.MaxPlansPerNamespacePerMinute, window: window}
+func (o Options) PlanRate() *schedule.PlanRate {
+	return schedule.NewPlanRate(o.MaxPlansPerNamespacePerMinute, o.PlanRateWindow)
 }
 
 // AutoPerNamespace is the MaxConcurrentRunsPerNamespace that is half of
@@ -132,8 +132,8 @@ func (o Options) planRate() *planRate {
 // controller with more than one.
 const AutoPerNamespace = -1
 
-// runLimits are the run queue's bounds.
-func (o Options) runLimits() runqueue.Limits {
+// RunLimits are the run queue's bounds.
+func (o Options) RunLimits() runqueue.Limits {
 	perNamespace := o.MaxConcurrentRunsPerNamespace
 	if perNamespace == AutoPerNamespace {
 		perNamespace = (o.MaxConcurrentRuns + 1) / 2
@@ -141,10 +141,10 @@ func (o Options) runLimits() runqueue.Limits {
 	return runqueue.Limits{Total: o.MaxConcurrentRuns, PerNamespace: perNamespace, PerProject: o.MaxConcurrentRunsPerProject}
 }
 
-// runTimeout is the deadline of a run whose Workspace asks for timeout
+// RunDeadline is the deadline of a run whose Workspace asks for timeout
 // (RunTimeout when zero), cut to MaxRunTimeout; cut is the deadline asked
 // for when it was cut, else zero.
-func (o Options) runTimeout(timeout time.Duration) (deadline, cut time.Duration) {
+func (o Options) RunDeadline(timeout time.Duration) (deadline, cut time.Duration) {
 	if timeout <= 0 {
 		timeout = o.RunTimeout
 	}
@@ -189,8 +189,8 @@ func (o Options) terminationGrace() int64 {
 // plans with thousands of resources, far below the controller's memory.
 const DefaultMaxPlanJSONBytes = 32 << 20
 
-// maxPlanJSONBytes is MaxPlanJSONBytes or its default.
-func (o Options) maxPlanJSONBytes() int64 {
+// PlanJSONLimit is MaxPlanJSONBytes or its default.
+func (o Options) PlanJSONLimit() int64 {
 	if o.MaxPlanJSONBytes <= 0 {
 		return DefaultMaxPlanJSONBytes
 	}
@@ -211,8 +211,8 @@ func DefaultPolicyEnginePath() string {
 	return filepath.Join(filepath.Dir(self), PolicyEngineBinary)
 }
 
-// policyEnginePath is PolicyEnginePath or its default.
-func (o Options) policyEnginePath() string {
+// PolicyEngine is PolicyEnginePath or its default.
+func (o Options) PolicyEngine() string {
 	if o.PolicyEnginePath == "" {
 		return DefaultPolicyEnginePath()
 	}
@@ -246,8 +246,8 @@ func (e *envFlag) Set(v string) error {
 	return nil
 }
 
-// jobConfig is what the options set in every run's Job.
-func (o Options) jobConfig() runjob.Config {
+// JobConfig is what the options set in every run's Job.
+func (o Options) JobConfig() runjob.Config {
 	return runjob.Config{
 		VersionsDir: o.VersionsDir, RunnerEnv: o.RunnerEnv, ShutdownWait: o.shutdownWait(), TerminationGrace: o.terminationGrace(),
 		ArtifactProxyURL: o.ArtifactProxy.URL, ScratchSize: o.scratchSize(), RunnerRequests: o.runnerRequests(),
@@ -380,9 +380,9 @@ func sizeFlag(set func(resource.Quantity)) func(string) error {
 // (compressed) plan, far more than plans of thousands of resources need.
 const DefaultMaxPlanChunks = 16
 
-// maxPlanChunks is MaxPlanChunks, DefaultMaxPlanChunks when unset, at
+// PlanChunks is MaxPlanChunks, DefaultMaxPlanChunks when unset, at
 // least the chunks every Workspace gets reserved.
-func (o Options) maxPlanChunks() int {
+func (o Options) PlanChunks() int {
 	if o.MaxPlanChunks <= 0 {
 		return DefaultMaxPlanChunks
 	}

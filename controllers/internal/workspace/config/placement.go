@@ -1,4 +1,4 @@
-package workspace
+package config
 
 import (
 	"flag"
@@ -131,10 +131,10 @@ func (r *refusals) err(reason string) error {
 	return rerror.Stall(reason, fmt.Errorf("not allowed on this cluster: %s", strings.Join(r.msgs, "; ")))
 }
 
-// checkPlacement refuses a run whose effective runner rs would place its
+// CheckPlacement refuses a run whose effective runner rs would place its
 // Pod where the cluster does not allow: a priority class, a toleration, a
 // node label key or a Pod affinity reaching other namespaces.
-func (g *PlacementGuards) checkPlacement(ws *magosv1.Workspace, rs *magosv1.RunnerSpec) error {
+func (g *PlacementGuards) CheckPlacement(ws *magosv1.Workspace, rs *magosv1.RunnerSpec) error {
 	own := ownRunner(ws)
 	r := &refusals{ws: ws}
 	if pc := rs.PriorityClassName; pc != "" && !g.priorityClassAllowed(pc) {
@@ -222,9 +222,9 @@ func podAffinityTerms(a *corev1.Affinity) []corev1.PodAffinityTerm {
 	return terms
 }
 
-// checkPodMetadata refuses a run whose effective runner rs puts a label or
+// CheckPodMetadata refuses a run whose effective runner rs puts a label or
 // annotation on its Pods whose key the cluster does not allow.
-func (g *PlacementGuards) checkPodMetadata(ws *magosv1.Workspace, rs *magosv1.RunnerSpec) error {
+func (g *PlacementGuards) CheckPodMetadata(ws *magosv1.Workspace, rs *magosv1.RunnerSpec) error {
 	own := ownRunner(ws)
 	r := &refusals{ws: ws}
 	for _, k := range slices.Sorted(maps.Keys(rs.PodLabels)) {
