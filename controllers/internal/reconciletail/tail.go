@@ -1,9 +1,14 @@
 package reconciletail
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"k8s.io/apimachinery/pkg/types"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
@@ -71,19 +76,16 @@ func Finish(ctx context.Context, c client.StatusClient, obj, base client.Object,
 	return rerror.ForRuntimeResult(res, err)
 }
 
-// patchStatus writes obj's status when it differs from base's. It reports
-// whether obj's status is stored: written, or unchanged; false when the
-// object is gone.
+// patchStatus writes obj's status when it differs from base's, as a merge
+// patch of status alone computed once (statusPatch). It reports whether
+// obj's status is stored: written, or unchanged; false when the object is
+// gone.
 func patchStatus(ctx context.Context, c client.StatusClient, obj, base client.Object, lock bool) (bool, error) {
-	changed, err := statusChanged(obj, base)
-	if err != nil || !changed {
+	data, err := statusPatch(obj, base, lock)
+	if err != nil || data == nil {
 		return err == nil, err
 	}
-	patch := client.MergeFrom(base)
-	if lock {
-		patch = client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
-	}
-	if err := c.Status().Patch(ctx, obj, patch); err != nil {
+	if err := c.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, data)); err != nil {
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
@@ -92,21 +94,66 @@ func patchStatus(ctx context.Context, c client.StatusClient, obj, base client.Ob
 	return true, nil
 }
 
-// statusChanged reports whether the merge patch from base to obj touches
-// status: the serialised status differs, so a write would change what the
-// apiserver stores. Unlike reflect-based equality it treats a nil and an
-// empty omitempty list alike, and times equal to the second as equal.
-func statusChanged(obj, base client.Object) (bool, error) {
-	data, err := client.MergeFrom(base).Data(obj)
+// statusPatch is the JSON merge patch that takes base's status to obj's,
+// with base's resourceVersion under lock (the apiserver then refuses it
+// with a conflict if the object changed since); nil when the serialised
+// statuses are equal, so a write would change nothing the apiserver
+// stores. Unlike reflect-based equality it treats a nil and an empty
+// omitempty list alike, and times equal to the second as equal. Only the
+// statuses are serialised and compared, not the whole objects: a status
+// write is the most frequent write of every controller.
+func statusPatch(obj, base client.Object, lock bool) ([]byte, error) {
+	before, err := json.Marshal(statusOf(base))
 	if err != nil {
-		return false, fmt.Errorf("computing the status patch: %w", err)
+		return nil, fmt.Errorf("computing the status patch: %w", err)
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		return false, fmt.Errorf("reading the status patch: %w", err)
+	after, err := json.Marshal(statusOf(obj))
+	if err != nil {
+		return nil, fmt.Errorf("computing the status patch: %w", err)
 	}
-	_, ok := fields["status"]
-	return ok, nil
+	if bytes.Equal(before, after) {
+		return nil, nil
+	}
+	diff, err := jsonpatch.CreateMergePatch(before, after)
+	if err != nil {
+		return nil, fmt.Errorf("computing the status patch: %w", err)
+	}
+	if bytes.Equal(diff, []byte("{}")) {
+		return nil, nil
+	}
+	patch := statusMergePatch{Status: diff}
+	if lock {
+		patch.Metadata = &lockMetadata{ResourceVersion: base.GetResourceVersion()}
+	}
+	return json.Marshal(patch)
+}
+
+// statusMergePatch is a merge patch of status, under the lock with the
+// resourceVersion it was computed from.
+type statusMergePatch struct {
+	Metadata *lockMetadata   `json:"metadata,omitempty"`
+	Status   json.RawMessage `json:"status"`
+}
+
+type lockMetadata struct {
+	ResourceVersion string `json:"resourceVersion"`
+}
+
+// statusOf is obj's status: the Status field every kind of Magos has
+// (and Kubernetes' own kinds).
+func statusOf(obj client.Object) any {
+	v := reflect.ValueOf(obj)
+	for v.Kind() == reflect.Pointer {
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return nil
+	}
+	f := v.FieldByName("Status")
+	if !f.IsValid() {
+		return nil
+	}
+	return f.Interface()
 }
 
 // patchFailed is the error a reconcile returns when its status patch
