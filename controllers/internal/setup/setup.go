@@ -133,6 +133,7 @@ func NewManager(name string, owns client.Object, opts Options) (ctrl.Manager, er
 		RetryPeriod:                   &opts.RetryPeriod,
 		Controller:                    config.Controller{MaxConcurrentReconciles: opts.Concurrency},
 		Cache:                         cacheOpts,
+		MapperProvider:                newMapper,
 	}
 	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
@@ -167,20 +168,25 @@ func (o Options) CacheOptions(owns client.Object) (cache.Options, error) {
 
 // cacheByObject are the cache's per-kind filters and transforms: runner
 // Pods only (the only Pods a controller reads), Jobs and Pods without
-// their templates (cachetrim.go) and, with a WatchLabelSelector, the
-// objects of owns's kind in this shard only.
+// their templates (cachetrim.go), Workspaces with their common strings
+// shared (sharedstrings.go) and, with a WatchLabelSelector, the objects of
+// owns's kind in this shard only.
 func (o Options) cacheByObject(owns client.Object) (map[client.Object]cache.ByObject, error) {
 	runnerPods, err := labels.NewRequirement(magosv1.WorkspaceLabel, selection.Exists, nil)
 	if err != nil {
 		return nil, err
 	}
+	workspaces := cache.ByObject{Transform: trimWorkspace}
 	byObject := map[client.Object]cache.ByObject{
 		&corev1.Pod{}:  {Label: labels.NewSelector().Add(*runnerPods), Transform: trimPod},
 		&batchv1.Job{}: {Transform: trimJob},
 	}
-	if o.WatchLabelSelector != nil {
+	if _, ownsWorkspaces := owns.(*magosv1.Workspace); ownsWorkspaces {
+		workspaces.Label = o.WatchLabelSelector
+	} else if o.WatchLabelSelector != nil {
 		byObject[owns] = cache.ByObject{Label: o.WatchLabelSelector}
 	}
+	byObject[&magosv1.Workspace{}] = workspaces
 	return byObject, nil
 }
 
