@@ -8,40 +8,60 @@ import (
 
 // The cache keeps every runner Job and Pod of every Workspace until the
 // Job's TTL removes it: two of each per run, so at thousands of Workspaces
-// they are most of a controller's memory, and most of each is the Pod
-// template (containers, environment, volumes, security context) that the
-// controllers write once and never read back. The cache therefore keeps
-// of a Job its metadata, its scalar spec fields and its status, and of a
-// Pod its metadata, node and status: what the controllers decide on (labels,
-// annotations, owners, conditions, container states and termination
-// messages). A controller that needs a Job's or a Pod's template reads it
-// live (APIReader).
+// they are most of a controller's memory, and most of each is what the
+// controllers write once and never read back from the cache: the Pod
+// template (containers, environment, volumes, security context), the run
+// annotations a Pod copies from its Job, and the kubelet's account of a
+// Pod (conditions, addresses, container IDs, and the runner's report in
+// its termination message, up to 4 KiB). The cache therefore keeps of a
+// Job its metadata and its status conditions, and of a Pod its metadata
+// without annotations, its node, its phase and, per container, what says
+// it will not start (the waiting state): what the controllers decide on
+// from the cache (labels, owners, the Job's run annotations and
+// conditions, a Pod's phase and start failure). A controller that needs
+// more of a Job or Pod (a run's report, why it ended, the token's Pod) reads
+// it live (APIReader).
 
 // trimJob is the cache transform of Jobs: the metadata as trimMetadata
-// keeps it, no Pod template.
+// keeps it and the status conditions.
 func trimJob(obj any) (any, error) {
 	job, ok := obj.(*batchv1.Job)
 	if !ok {
 		return trimMetadata(obj)
 	}
 	_, _ = trimMetadata(job)
-	job.Spec.Template = corev1.PodTemplateSpec{}
-	job.Spec.Selector = nil
-	job.Spec.PodFailurePolicy = nil
-	job.Spec.SuccessPolicy = nil
+	job.Spec = batchv1.JobSpec{}
+	job.Status = batchv1.JobStatus{Conditions: job.Status.Conditions}
 	return job, nil
 }
 
 // trimPod is the cache transform of Pods: the metadata as trimMetadata
-// keeps it, and of the spec only the node it runs on.
+// keeps it but without annotations, the node it runs on, its phase and
+// reason, and of each container its name, image and waiting state.
 func trimPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
 		return trimMetadata(obj)
 	}
 	_, _ = trimMetadata(pod)
+	pod.Annotations = nil
 	pod.Spec = corev1.PodSpec{NodeName: pod.Spec.NodeName}
+	pod.Status = corev1.PodStatus{Phase: pod.Status.Phase, Reason: pod.Status.Reason,
+		InitContainerStatuses: waitingOnly(pod.Status.InitContainerStatuses), ContainerStatuses: waitingOnly(pod.Status.ContainerStatuses)}
 	return pod, nil
+}
+
+// waitingOnly keeps of each container status its name, image and waiting
+// state; nil for none.
+func waitingOnly(statuses []corev1.ContainerStatus) []corev1.ContainerStatus {
+	if len(statuses) == 0 {
+		return nil
+	}
+	out := make([]corev1.ContainerStatus, len(statuses))
+	for i, cs := range statuses {
+		out[i] = corev1.ContainerStatus{Name: cs.Name, Image: cs.Image, State: corev1.ContainerState{Waiting: cs.State.Waiting}}
+	}
+	return out
 }
 
 // lastAppliedAnnotation is where `kubectl apply` keeps a copy of the whole

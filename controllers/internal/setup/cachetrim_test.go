@@ -31,7 +31,8 @@ func runnerPodSpec() corev1.PodSpec {
 }
 
 func TestTrimJobKeepsWhatControllersReadAndDropsTheTemplate(t *testing.T) {
-	finished := batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}, Succeeded: 1}
+	conditions := []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+	finished := batchv1.JobStatus{Conditions: conditions, Succeeded: 1, StartTime: &metav1.Time{}, CompletionTime: &metav1.Time{}}
 	job := &batchv1.Job{
 		ObjectMeta: runnerMeta(),
 		Spec: batchv1.JobSpec{
@@ -47,26 +48,37 @@ func TestTrimJobKeepsWhatControllersReadAndDropsTheTemplate(t *testing.T) {
 	want := runnerMeta()
 	want.ManagedFields = nil
 	assert.Equal(t, want, got.ObjectMeta, "labels, annotations and owners stay; managedFields go")
-	assert.Equal(t, finished, got.Status)
-	assert.Equal(t, corev1.PodTemplateSpec{}, got.Spec.Template)
-	assert.Equal(t, ptr.To[int64](3600), got.Spec.ActiveDeadlineSeconds, "scalar spec fields stay")
+	assert.Equal(t, batchv1.JobStatus{Conditions: conditions}, got.Status, "the conditions say how the run ended")
+	assert.Equal(t, batchv1.JobSpec{}, got.Spec)
 }
 
-func TestTrimPodKeepsStatusAndNode(t *testing.T) {
-	ended := corev1.PodStatus{
-		Phase: corev1.PodSucceeded,
-		ContainerStatuses: []corev1.ContainerStatus{{Name: "runner", State: corev1.ContainerState{
+// TestTrimPodKeepsPhaseStartFailureAndNode: of a Pod the cache keeps what
+// the controllers decide on (its phase, a container that will not start,
+// its node, labels and owners), not the kubelet's account of it nor the
+// runner's report, which is read live.
+func TestTrimPodKeepsPhaseStartFailureAndNode(t *testing.T) {
+	pullFailure := &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "not found"}
+	status := corev1.PodStatus{
+		Phase: corev1.PodSucceeded, Reason: "Evicted", PodIP: "10.0.0.1", QOSClass: corev1.PodQOSBurstable,
+		Conditions:            []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, Message: "containers ended"}},
+		InitContainerStatuses: []corev1.ContainerStatus{{Name: "engine", Image: "engine:1", ImageID: "sha256:e", State: corev1.ContainerState{Waiting: pullFailure}}},
+		ContainerStatuses: []corev1.ContainerStatus{{Name: "runner", Image: "runner:1", ContainerID: "containerd://c", RestartCount: 1, State: corev1.ContainerState{
 			Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Message: `{"phase":"plan"}`},
 		}}},
 	}
-	out, err := trimPod(&corev1.Pod{ObjectMeta: runnerMeta(), Spec: runnerPodSpec(), Status: ended})
+	out, err := trimPod(&corev1.Pod{ObjectMeta: runnerMeta(), Spec: runnerPodSpec(), Status: status})
 	require.NoError(t, err)
 	got := out.(*corev1.Pod)
 
 	want := runnerMeta()
 	want.ManagedFields = nil
-	assert.Equal(t, want, got.ObjectMeta)
-	assert.Equal(t, ended, got.Status, "the termination message (the run's report) stays")
+	want.Annotations = nil
+	assert.Equal(t, want, got.ObjectMeta, "labels and owners stay; the run annotations copied from the Job go")
+	assert.Equal(t, corev1.PodStatus{
+		Phase: corev1.PodSucceeded, Reason: "Evicted",
+		InitContainerStatuses: []corev1.ContainerStatus{{Name: "engine", Image: "engine:1", State: corev1.ContainerState{Waiting: pullFailure}}},
+		ContainerStatuses:     []corev1.ContainerStatus{{Name: "runner", Image: "runner:1"}},
+	}, got.Status, "the phase and why a container will not start stay; the report and the kubelet's account go")
 	assert.Equal(t, corev1.PodSpec{NodeName: "node-1"}, got.Spec)
 }
 
@@ -83,7 +95,7 @@ func TestTrimJobAndPodDropTheLastAppliedCopy(t *testing.T) {
 	assert.Equal(t, map[string]string{"keep": "me"}, job.(*batchv1.Job).Annotations)
 	pod, err := trimPod(&corev1.Pod{ObjectMeta: applied()})
 	require.NoError(t, err)
-	assert.Equal(t, map[string]string{"keep": "me"}, pod.(*corev1.Pod).Annotations)
+	assert.Nil(t, pod.(*corev1.Pod).Annotations, "a Pod keeps no annotation in the cache")
 }
 
 func TestCacheOptionsTrimJobsAndPods(t *testing.T) {
