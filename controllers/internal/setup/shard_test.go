@@ -119,7 +119,19 @@ func TestCacheByObjectFiltersOnlyTheOwnedKind(t *testing.T) {
 	require.NoError(t, err)
 	for obj, by := range unsharded {
 		if _, ok := obj.(*magosv1.Workspace); ok {
-			t.Errorf("without a selector Workspaces are not filtered: %v", by.Label)
+			assert.Nil(t, by.Label, "without a selector Workspaces are not filtered")
+			assert.NotNil(t, by.Transform, "Workspaces share their common strings")
+		}
+	}
+
+	projects, err := o.cacheByObject(&magosv1.Project{})
+	require.NoError(t, err)
+	for obj, by := range projects {
+		switch obj.(type) {
+		case *magosv1.Project:
+			assert.True(t, by.Label.Matches(labels.Set{ShardKeyLabel: "a"}), "the owned kind is filtered")
+		case *magosv1.Workspace:
+			assert.Nil(t, by.Label, "another controller's Workspaces are not filtered")
 		}
 	}
 }
