@@ -13,6 +13,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -161,7 +162,7 @@ func openArchive(ctx context.Context, g Getter, workspace string) (*archive, err
 	if err != nil {
 		return nil, err
 	}
-	gz, err := gzip.NewReader(cr)
+	gz, err := openGzip(cr)
 	if err != nil {
 		return nil, cr.wrap(err)
 	}
@@ -177,7 +178,29 @@ func openArchive(ctx context.Context, g Getter, workspace string) (*archive, err
 	return a, nil
 }
 
-func (a *archive) close() { _ = a.gz.Close() }
+// close closes the archive and gives its decompressor back (gzipReaders).
+func (a *archive) close() {
+	_ = a.gz.Close()
+	gzipReaders.Put(a.gz)
+}
+
+// gzipReaders are decompressors to reuse: each holds a 32 KiB window, which
+// every plan a controller reads (each run's, each gate's) would allocate
+// anew.
+var gzipReaders sync.Pool
+
+// openGzip is a decompressor of r, reused when one is free.
+func openGzip(r io.Reader) (*gzip.Reader, error) {
+	gz, ok := gzipReaders.Get().(*gzip.Reader)
+	if !ok {
+		return gzip.NewReader(r)
+	}
+	if err := gz.Reset(r); err != nil {
+		gzipReaders.Put(gz)
+		return nil, err
+	}
+	return gz, nil
+}
 
 // checkJSON checks plan.json against the plan digest chunk 0 names.
 func (p *Plan) checkJSON() error { return checkDigest(Digest(p.JSON), p.Digest) }

@@ -206,14 +206,14 @@ func (s *stack) workspaceOptions() config.Options {
 }
 
 // startController runs the workspace-, project-, rollout-, workspaceset- and variableset-controllers
-// in-process, watching only the test's namespace, with the cache the
-// binaries build (trimmed Jobs and Pods, no managedFields).
+// in-process, watching only the test's namespace, with the cache and
+// RESTMapper the binaries build (trimmed Jobs and Pods, no managedFields).
 func (s *stack) startController() {
 	s.t.Helper()
 	opts := setup.Options{Concurrency: s.concurrency, EventsAddr: s.opts.EventsAddr, WatchNamespaces: append([]string{s.ns}, s.opts.AlsoWatch...)}
 	cacheOpts, err := opts.CacheOptions(&magosv1.Workspace{})
 	require.NoError(s.t, err)
-	s.stopCtrl = env.StartManagerWithCache(s.t, setup.Scheme(), cacheOpts, func(mgr ctrl.Manager) error {
+	s.stopCtrl = env.StartManagerWithOptions(s.t, ctrl.Options{Scheme: setup.Scheme(), Cache: cacheOpts, MapperProvider: setup.NewMapper}, func(mgr ctrl.Manager) error {
 		c := workspace.NewController()
 		c.Options = s.workspaceOptions()
 		err := errors.Join(c.Register(mgr, opts), project.Register(mgr, opts), rollout.Register(mgr, opts), workspaceset.Register(mgr, opts))

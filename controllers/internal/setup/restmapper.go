@@ -11,10 +11,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
-// newMapper is the manager's RESTMapper: controller-runtime's dynamic
+// NewMapper is the manager's RESTMapper: controller-runtime's dynamic
 // mapper, which discovers a group when first asked for it, behind
 // rememberedMappings.
-func newMapper(cfg *rest.Config, httpClient *http.Client) (meta.RESTMapper, error) {
+func NewMapper(cfg *rest.Config, httpClient *http.Client) (meta.RESTMapper, error) {
 	m, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
 	if err != nil {
 		return nil, err

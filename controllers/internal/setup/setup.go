@@ -133,7 +133,7 @@ func NewManager(name string, owns client.Object, opts Options) (ctrl.Manager, er
 		RetryPeriod:                   &opts.RetryPeriod,
 		Controller:                    config.Controller{MaxConcurrentReconciles: opts.Concurrency},
 		Cache:                         cacheOpts,
-		MapperProvider:                newMapper,
+		MapperProvider:                NewMapper,
 	}
 	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {

@@ -39,12 +39,21 @@ func (e *Environment) StartManagerIn(t testing.TB, scheme *runtime.Scheme, names
 // selector).
 func (e *Environment) StartManagerWithCache(t testing.TB, scheme *runtime.Scheme, cacheOpts cache.Options, register func(ctrl.Manager) error) (stop func()) {
 	t.Helper()
+	return e.StartManagerWithOptions(t, ctrl.Options{Scheme: scheme, Cache: cacheOpts}, register)
+}
+
+// StartManagerWithOptions is StartManager with the manager's scheme, cache
+// and RESTMapper as opts sets them (as a controller binary sets them); the
+// listeners, leader election and name validation are the test's.
+func (e *Environment) StartManagerWithOptions(t testing.TB, opts ctrl.Options, register func(ctrl.Manager) error) (stop func()) {
+	t.Helper()
 	e.Require(t)
 	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
-		Scheme:                 scheme,
+		Scheme:                 opts.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Cache:                  cacheOpts,
+		Cache:                  opts.Cache,
+		MapperProvider:         opts.MapperProvider,
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
