@@ -71,7 +71,8 @@ const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 // trimMetadata is the cache transform of every other kind: no
 // managedFields, no copy of the object as kubectl last applied it. No
 // controller reads either, and together they can be most of an object's
-// size. Nothing else changes, and no controller updates an object from
+// size. What objects hold alike in their metadata is shared
+// (shareMetadata). Nothing else changes, and no controller updates an object from
 // the cache (they patch), so the annotation stays on the server. What is
 // not an object (a deleted object's tombstone) passes unchanged.
 func trimMetadata(in any) (any, error) {
@@ -88,5 +89,6 @@ func trimMetadata(in any) (any, error) {
 			obj.SetAnnotations(a)
 		}
 	}
+	shareMetadata(obj)
 	return in, nil
 }

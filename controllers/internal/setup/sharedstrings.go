@@ -2,6 +2,9 @@ package setup
 
 import (
 	"sync"
+	"unsafe"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
@@ -47,6 +50,56 @@ func (p *sharedStrings) share(s *string) {
 // namespaces, sources, revisions and messages.
 var workspaceStrings = &sharedStrings{max: 16384}
 
+// metadataStrings are the strings every cached object's metadata holds
+// alike (shareMetadata): namespaces, label and annotation keys, owners'
+// API versions and kinds, finalizers.
+var metadataStrings = &sharedStrings{max: 4096}
+
+// shareMetadata shares what objects of many Workspaces hold alike in their
+// metadata: the namespace, the keys of labels and annotations (each run's
+// Job and Pod carry the same eight or so), the owners' API versions and
+// kinds and the finalizers. Names, UIDs and values stay each object's own.
+func shareMetadata(obj metav1.Object) {
+	p := metadataStrings
+	ns := obj.GetNamespace()
+	p.share(&ns)
+	obj.SetNamespace(ns)
+	shareKeys(p, obj.GetLabels())
+	shareKeys(p, obj.GetAnnotations())
+	if owners := obj.GetOwnerReferences(); len(owners) > 0 {
+		for i := range owners {
+			p.share(&owners[i].APIVersion)
+			p.share(&owners[i].Kind)
+		}
+	}
+	if fin := obj.GetFinalizers(); len(fin) > 0 {
+		for i := range fin {
+			p.share(&fin[i])
+		}
+	}
+}
+
+// shareKeys replaces m's keys with their shared copies, in place.
+func shareKeys(p *sharedStrings, m map[string]string) {
+	if len(m) == 0 {
+		return
+	}
+	var buf [16]string
+	keys := buf[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	for _, k := range keys {
+		shared := k
+		p.share(&shared)
+		if unsafe.StringData(shared) != unsafe.StringData(k) {
+			v := m[k]
+			delete(m, k)
+			m[shared] = v
+		}
+	}
+}
+
 // trimWorkspace is the cache transform of Workspaces: the metadata as
 // trimMetadata keeps it, with the strings Workspaces hold alike shared
 // (workspaceStrings). Nothing changes but where the bytes are.
@@ -57,7 +110,6 @@ func trimWorkspace(obj any) (any, error) {
 	}
 	_, _ = trimMetadata(ws)
 	p := workspaceStrings
-	p.share(&ws.Namespace)
 	p.share(&ws.Spec.SourceRef.Kind)
 	p.share(&ws.Spec.SourceRef.Name)
 	p.share(&ws.Spec.Path)

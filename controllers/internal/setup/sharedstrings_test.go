@@ -7,7 +7,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
@@ -59,4 +61,39 @@ func TestSharedStringsForgetWhenFull(t *testing.T) {
 	}
 	assert.LessOrEqual(t, len(p.seen), 2)
 	assert.Contains(t, p.seen, "a")
+}
+
+// TestShareMetadataSharesKeysNotValues: two runs' Jobs hold one copy of
+// their namespace, label keys and owner kind; their label values, names
+// and UIDs stay their own, and no value changes.
+func TestShareMetadataSharesKeysNotValues(t *testing.T) {
+	job := func(name string) *batchv1.Job {
+		fresh := strings.Clone
+		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{
+			Name: fresh(name), Namespace: fresh("team"), UID: types.UID(fresh("uid-" + name)),
+			Labels:          map[string]string{fresh("magos.dev/workspace"): fresh(name), fresh("batch.kubernetes.io/controller-uid"): fresh("uid-" + name)},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: fresh("magos.dev/v1alpha1"), Kind: fresh("Workspace"), Name: fresh(name)}},
+			Finalizers:      []string{fresh("batch.kubernetes.io/job-tracking")},
+		}}
+	}
+	a, err := trimJob(job("a"))
+	require.NoError(t, err)
+	b, err := trimJob(job("b"))
+	require.NoError(t, err)
+	ja, jb := a.(*batchv1.Job), b.(*batchv1.Job)
+	assert.Equal(t, job("b").ObjectMeta, jb.ObjectMeta, "sharing changes no value")
+
+	key := func(m map[string]string, want string) string {
+		for k := range m {
+			if k == want {
+				return k
+			}
+		}
+		return ""
+	}
+	assert.True(t, sameBytes(ja.Namespace, jb.Namespace))
+	assert.True(t, sameBytes(key(ja.Labels, "magos.dev/workspace"), key(jb.Labels, "magos.dev/workspace")))
+	assert.True(t, sameBytes(ja.OwnerReferences[0].Kind, jb.OwnerReferences[0].Kind))
+	assert.True(t, sameBytes(ja.Finalizers[0], jb.Finalizers[0]))
+	assert.False(t, sameBytes(ja.Labels["magos.dev/workspace"], jb.Labels["magos.dev/workspace"]))
 }
