@@ -15,8 +15,8 @@ import (
 // Pod (conditions, addresses, container IDs, and the runner's report in
 // its termination message, up to 4 KiB). The cache therefore keeps of a
 // Job its metadata and its status conditions, and of a Pod its metadata
-// without annotations, its node, its phase and, per container, what says
-// it will not start (the waiting state): what the controllers decide on
+// without annotations, its node, its phase and, while it runs, per
+// container what says it will not start (the waiting state): what the controllers decide on
 // from the cache (labels, owners, the Job's run annotations and
 // conditions, a Pod's phase and start failure). A controller that needs
 // more of a Job or Pod (a run's report, why it ended, the token's Pod) reads
@@ -46,19 +46,26 @@ func trimPod(obj any) (any, error) {
 	_, _ = trimMetadata(pod)
 	pod.Annotations = nil
 	pod.Spec = corev1.PodSpec{NodeName: pod.Spec.NodeName}
-	pod.Status = corev1.PodStatus{Phase: pod.Status.Phase, Reason: pod.Status.Reason,
-		InitContainerStatuses: waitingOnly(pod.Status.InitContainerStatuses), ContainerStatuses: waitingOnly(pod.Status.ContainerStatuses)}
+	st := corev1.PodStatus{Phase: pod.Status.Phase, Reason: pod.Status.Reason}
+	if st.Phase != corev1.PodSucceeded && st.Phase != corev1.PodFailed {
+		st.InitContainerStatuses = waitingOnly(pod.Status.InitContainerStatuses)
+		st.ContainerStatuses = waitingOnly(pod.Status.ContainerStatuses)
+	}
+	pod.Status = st
 	return pod, nil
 }
 
 // waitingOnly keeps of each container status its name, image and waiting
-// state; nil for none.
+// state (container names and images shared, shareMetadata's strings); nil
+// for none. An ended Pod keeps none: its containers no longer start.
 func waitingOnly(statuses []corev1.ContainerStatus) []corev1.ContainerStatus {
 	if len(statuses) == 0 {
 		return nil
 	}
 	out := make([]corev1.ContainerStatus, len(statuses))
 	for i, cs := range statuses {
+		metadataStrings.share(&cs.Name)
+		metadataStrings.share(&cs.Image)
 		out[i] = corev1.ContainerStatus{Name: cs.Name, Image: cs.Image, State: corev1.ContainerState{Waiting: cs.State.Waiting}}
 	}
 	return out

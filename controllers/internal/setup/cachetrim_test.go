@@ -59,7 +59,7 @@ func TestTrimJobKeepsWhatControllersReadAndDropsTheTemplate(t *testing.T) {
 func TestTrimPodKeepsPhaseStartFailureAndNode(t *testing.T) {
 	pullFailure := &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "not found"}
 	status := corev1.PodStatus{
-		Phase: corev1.PodSucceeded, Reason: "Evicted", PodIP: "10.0.0.1", QOSClass: corev1.PodQOSBurstable,
+		Phase: corev1.PodPending, Reason: "Evicted", PodIP: "10.0.0.1", QOSClass: corev1.PodQOSBurstable,
 		Conditions:            []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, Message: "containers ended"}},
 		InitContainerStatuses: []corev1.ContainerStatus{{Name: "engine", Image: "engine:1", ImageID: "sha256:e", State: corev1.ContainerState{Waiting: pullFailure}}},
 		ContainerStatuses: []corev1.ContainerStatus{{Name: "runner", Image: "runner:1", ContainerID: "containerd://c", RestartCount: 1, State: corev1.ContainerState{
@@ -75,11 +75,16 @@ func TestTrimPodKeepsPhaseStartFailureAndNode(t *testing.T) {
 	want.Annotations = nil
 	assert.Equal(t, want, got.ObjectMeta, "labels and owners stay; the run annotations copied from the Job go")
 	assert.Equal(t, corev1.PodStatus{
-		Phase: corev1.PodSucceeded, Reason: "Evicted",
+		Phase: corev1.PodPending, Reason: "Evicted",
 		InitContainerStatuses: []corev1.ContainerStatus{{Name: "engine", Image: "engine:1", State: corev1.ContainerState{Waiting: pullFailure}}},
 		ContainerStatuses:     []corev1.ContainerStatus{{Name: "runner", Image: "runner:1"}},
 	}, got.Status, "the phase and why a container will not start stay; the report and the kubelet's account go")
 	assert.Equal(t, corev1.PodSpec{NodeName: "node-1"}, got.Spec)
+
+	status.Phase = corev1.PodFailed
+	out, err = trimPod(&corev1.Pod{ObjectMeta: runnerMeta(), Status: status})
+	require.NoError(t, err)
+	assert.Equal(t, corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}, out.(*corev1.Pod).Status, "an ended Pod keeps its phase and reason")
 }
 
 // TestTrimJobAndPodDropTheLastAppliedCopy: a Job or Pod applied with
