@@ -25,7 +25,7 @@ import (
 type inputs struct {
 	Project *magosv1.Project
 	// Runner is the effective runner: the Workspace's runner settings over
-	// its Project's defaults (effectiveRunner), derived once.
+	// its Project's defaults (runjob.EffectiveRunner), derived once.
 	Runner    magosv1.RunnerSpec
 	Env       []corev1.EnvVar
 	Sensitive []string

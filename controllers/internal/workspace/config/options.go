@@ -107,7 +107,7 @@ type Options struct {
 	// waits at drift priority. Zero is no limit.
 	RequestedPlanInterval time.Duration
 	// MaxPlansPerNamespacePerMinute bounds the plans the Workspaces of one
-	// namespace start per PlanRateWindow (planRate); zero is no bound.
+	// namespace start per PlanRateWindow (schedule.PlanRate); zero is no bound.
 	MaxPlansPerNamespacePerMinute int
 	// PlanRateWindow is that bound's window; zero means a minute. Tests
 	// shorten it.
