@@ -66,16 +66,14 @@ func shareMetadata(obj metav1.Object) {
 	obj.SetNamespace(ns)
 	shareKeys(p, obj.GetLabels())
 	shareKeys(p, obj.GetAnnotations())
-	if owners := obj.GetOwnerReferences(); len(owners) > 0 {
-		for i := range owners {
-			p.share(&owners[i].APIVersion)
-			p.share(&owners[i].Kind)
-		}
+	owners := obj.GetOwnerReferences()
+	for i := range owners {
+		p.share(&owners[i].APIVersion)
+		p.share(&owners[i].Kind)
 	}
-	if fin := obj.GetFinalizers(); len(fin) > 0 {
-		for i := range fin {
-			p.share(&fin[i])
-		}
+	fin := obj.GetFinalizers()
+	for i := range fin {
+		p.share(&fin[i])
 	}
 }
 
