@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/tools/harness/realnode"
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
@@ -184,10 +186,57 @@ func newNamespace(t testing.TB) string {
 		t.Fatalf("creating namespace: %v", err)
 	}
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), ns) })
+	logNamespaceOnFailure(t, ns.Name)
 	testenv.WaitFor(t, k8s, client.ObjectKey{Namespace: ns.Name, Name: "default"}, &corev1.ServiceAccount{},
 		30*time.Second, 100*time.Millisecond, func(*corev1.ServiceAccount) bool { return true },
 		"the default ServiceAccount was not created")
 	return ns.Name
+}
+
+// logNamespaceOnFailure logs, when t fails, what happened in namespace ns:
+// its Events in order and every Workspace's runs (job, result, reason,
+// message), which say why a run ended where a test waited for another.
+func logNamespaceOnFailure(t testing.TB, ns string) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		ctx := context.Background()
+		var events corev1.EventList
+		if err := k8s.List(ctx, &events, client.InNamespace(ns)); err != nil {
+			t.Logf("listing the Events of %s: %v", ns, err)
+		}
+		sort.SliceStable(events.Items, func(i, j int) bool {
+			return eventTime(&events.Items[i]).Before(eventTime(&events.Items[j]))
+		})
+		for _, e := range events.Items {
+			t.Logf("event %s %s/%s %s: %s (x%d)", eventTime(&e).UTC().Format(time.RFC3339), e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message, max(e.Count, 1))
+		}
+		var wss magosv1.WorkspaceList
+		if err := k8s.List(ctx, &wss, client.InNamespace(ns)); err != nil {
+			t.Logf("listing the Workspaces of %s: %v", ns, err)
+		}
+		for _, ws := range wss.Items {
+			t.Logf("workspace %s: phase %s, plan %+v, last applied %+v", ws.Name, ws.Status.Phase, ws.Status.Plan, ws.Status.LastApplied)
+			runs := ws.Status.History
+			if cr := ws.Status.CurrentRun; cr != nil {
+				runs = append([]magosv1.RunStatus{*cr}, runs...)
+			}
+			for _, r := range runs {
+				t.Logf("workspace %s run %s (%s, plan %s): %s %s: %s", ws.Name, r.Job, r.Phase, r.PlanID, r.Result, r.Reason, r.Message)
+			}
+		}
+	})
+}
+
+// eventTime is when e last happened.
+func eventTime(e *corev1.Event) time.Time {
+	for _, t := range []time.Time{e.LastTimestamp.Time, e.EventTime.Time, e.FirstTimestamp.Time} {
+		if !t.IsZero() {
+			return t
+		}
+	}
+	return e.CreationTimestamp.Time
 }
 
 // magosVersion is the chart's appVersion: the tag of the images `make

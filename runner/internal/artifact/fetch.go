@@ -24,21 +24,45 @@ type Fetcher struct {
 	// Attempts is how many times a download is tried (transport errors,
 	// 429 and 5xx answers are retried).
 	Attempts int
-	// Backoff is the wait before the second attempt; it doubles each time.
-	Backoff time.Duration
+	// Backoff is the wait before the second attempt; it doubles each time,
+	// up to MaxBackoff when that is set.
+	Backoff    time.Duration
+	MaxBackoff time.Duration
 	// AttemptTimeout bounds one download attempt.
 	AttemptTimeout time.Duration
 	// MaxBytes is the largest artifact accepted.
 	MaxBytes int64
+	// Retrying, when set, is told of each failed attempt that is retried
+	// and the wait before the next.
+	Retrying func(err error, wait time.Duration)
 	// TokenFile, when set, holds a bearer token sent with each attempt
 	// (read again each time: the kubelet rotates projected tokens). The
 	// artifact proxy authenticates runs by it.
 	TokenFile string
 }
 
-// DefaultFetcher returns the runner's download settings.
+// DefaultFetcher returns the runner's download settings: eight attempts
+// over about 40 s. The artifact proxy is served by the workspace-controller
+// behind a Service: while a replaced controller Pod is not yet Ready (a
+// deleted or evicted Pod, a node drained) the Service has no endpoint and
+// connections fail at once, so a run started then waits for it rather than
+// failing.
 func DefaultFetcher() *Fetcher {
-	return &Fetcher{Attempts: 4, Backoff: time.Second, AttemptTimeout: 5 * time.Minute, MaxBytes: DefaultLimits().MaxArchiveBytes}
+	return &Fetcher{Attempts: 8, Backoff: time.Second, MaxBackoff: 8 * time.Second, AttemptTimeout: 5 * time.Minute, MaxBytes: DefaultLimits().MaxArchiveBytes}
+}
+
+// waits is the wait before each attempt after the first.
+func (f *Fetcher) waits() []time.Duration {
+	var waits []time.Duration
+	wait := f.Backoff
+	for attempt := 2; attempt <= max(f.Attempts, 1); attempt++ {
+		if f.MaxBackoff > 0 {
+			wait = min(wait, f.MaxBackoff)
+		}
+		waits = append(waits, wait)
+		wait *= 2
+	}
+	return waits
 }
 
 // Fetch downloads rawURL into the file dst and checks that it has digest
@@ -54,15 +78,17 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL, digest, dst string) error {
 		return fmt.Errorf("artifact URL %q is not an http(s) URL", Redact(rawURL))
 	}
 	var lastErr error
-	wait := f.Backoff
-	for attempt := 1; attempt <= max(f.Attempts, 1); attempt++ {
-		if attempt > 1 {
+	waits := f.waits()
+	for attempt := 0; attempt <= len(waits); attempt++ {
+		if attempt > 0 {
+			if f.Retrying != nil {
+				f.Retrying(lastErr, waits[attempt-1])
+			}
 			select {
 			case <-ctx.Done():
 				return errors.Join(lastErr, ctx.Err())
-			case <-time.After(wait):
+			case <-time.After(waits[attempt-1]):
 			}
-			wait *= 2
 		}
 		var retry bool
 		var got artifactdigest.Digest
@@ -106,7 +132,13 @@ func (f *Fetcher) download(ctx context.Context, u, dst string, want artifactdige
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return artifactdigest.Digest{}, ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded), err
+		retry := ctx.Err() == nil || errors.Is(ctx.Err(), context.DeadlineExceeded)
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			// Its message holds the whole URL, query included.
+			err = fmt.Errorf("%s: %w", uerr.Op, uerr.Err)
+		}
+		return artifactdigest.Digest{}, retry, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

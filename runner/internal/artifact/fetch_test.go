@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -130,4 +132,65 @@ func TestFetchSendsTheTokenOfEachAttempt(t *testing.T) {
 	err := f.Fetch(context.Background(), srv.URL, digestOf(data), filepath.Join(t.TempDir(), "b.tar.gz"))
 	require.ErrorContains(t, err, "403")
 	assert.Len(t, seen, 1, "a refusal is not retried")
+}
+
+// unreachableFor is a transport that fails as a Service without a ready
+// endpoint does (kube-proxy rejects the connection) for its first n
+// requests, then passes them to next.
+type unreachableFor struct {
+	n     int32
+	calls atomic.Int32
+	next  http.RoundTripper
+}
+
+func (u *unreachableFor) RoundTrip(r *http.Request) (*http.Response, error) {
+	if u.calls.Add(1) <= u.n {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ENETUNREACH}
+	}
+	return u.next.RoundTrip(r)
+}
+
+// TestFetchWaitsForTheArtifactProxy: connections that fail (the artifact
+// proxy's Service without an endpoint while a replaced controller Pod
+// starts) are retried; a run fails only when they outlast every attempt.
+func TestFetchWaitsForTheArtifactProxy(t *testing.T) {
+	data := archive(t, file("main.tf", "# config"))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(data) }))
+	defer srv.Close()
+
+	f := testFetcher()
+	f.Attempts = 5
+	var retried []string
+	f.Retrying = func(err error, _ time.Duration) { retried = append(retried, err.Error()) }
+	transport := &unreachableFor{n: 4, next: http.DefaultTransport}
+	f.Client = &http.Client{Transport: transport}
+	require.NoError(t, f.Fetch(context.Background(), srv.URL+"/a?token=secret-token", digestOf(data), filepath.Join(t.TempDir(), "a.tar.gz")))
+	assert.Equal(t, int32(5), transport.calls.Load(), "four refused connections, then the download")
+	require.Len(t, retried, 4, "each retried attempt is told")
+	for _, msg := range retried {
+		assert.Contains(t, msg, "network is unreachable")
+		assert.NotContains(t, msg, "secret-token", "URL queries are not reported")
+	}
+
+	transport = &unreachableFor{n: 5, next: http.DefaultTransport}
+	f.Client = &http.Client{Transport: transport}
+	err := f.Fetch(context.Background(), srv.URL+"/a?token=secret-token", digestOf(data), filepath.Join(t.TempDir(), "b.tar.gz"))
+	assert.ErrorIs(t, err, syscall.ENETUNREACH)
+	assert.NotContains(t, err.Error(), "secret-token", "URL queries are not reported")
+	assert.Equal(t, int32(5), transport.calls.Load())
+}
+
+// TestDefaultFetcherOutlastsAControllerRestart: the runner's retries span
+// the time a replaced workspace-controller Pod takes to become Ready and
+// its artifact proxy reachable (half a minute on a loaded node), each
+// wait capped.
+func TestDefaultFetcherOutlastsAControllerRestart(t *testing.T) {
+	f := DefaultFetcher()
+	var total time.Duration
+	for _, w := range f.waits() {
+		assert.LessOrEqual(t, w, f.MaxBackoff)
+		total += w
+	}
+	assert.GreaterOrEqual(t, total, 30*time.Second)
+	assert.Equal(t, []time.Duration{time.Millisecond, 2 * time.Millisecond}, testFetcher().waits(), "without a cap the wait doubles")
 }

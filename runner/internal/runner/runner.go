@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -186,11 +187,14 @@ func (r *runner) fetchConfig(ctx context.Context) (string, error) {
 	if fetcher == nil {
 		fetcher = artifact.DefaultFetcher()
 	}
+	configured := *fetcher
 	if r.cfg.ArtifactTokenFile != "" {
-		withToken := *fetcher
-		withToken.TokenFile = r.cfg.ArtifactTokenFile
-		fetcher = &withToken
+		configured.TokenFile = r.cfg.ArtifactTokenFile
 	}
+	configured.Retrying = func(err error, wait time.Duration) {
+		r.log.Info("Fetching the artifact failed; retrying", "error", err, "wait", wait)
+	}
+	fetcher = &configured
 	r.log.Info("Fetching artifact", "url", artifact.Redact(r.cfg.ArtifactURL), "digest", r.cfg.ArtifactDigest)
 	err := artifact.FetchAndExtract(ctx, fetcher, r.cfg.ArtifactURL, r.cfg.ArtifactDigest, root, artifact.DefaultLimits())
 	switch {
