@@ -16,11 +16,11 @@ import (
 // its termination message, up to 4 KiB). The cache therefore keeps of a
 // Job its metadata and its status conditions, and of a Pod its metadata
 // without annotations, its node, its phase and, while it runs, per
-// container what says it will not start (the waiting state): what the controllers decide on
-// from the cache (labels, owners, the Job's run annotations and
-// conditions, a Pod's phase and start failure). A controller that needs
-// more of a Job or Pod (a run's report, why it ended, the token's Pod) reads
-// it live (APIReader).
+// container what says it will not start (the waiting state): what the
+// controllers decide on from the cache (labels, owners, the Job's run
+// annotations and conditions, a Pod's phase and start failure). A
+// controller that needs more of a Job or Pod (a run's report, why it
+// ended, the token's Pod) reads it live (APIReader).
 
 // trimJob is the cache transform of Jobs: the metadata as trimMetadata
 // keeps it and the status conditions.
@@ -79,8 +79,9 @@ const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 // managedFields, no copy of the object as kubectl last applied it. No
 // controller reads either, and together they can be most of an object's
 // size. What objects hold alike in their metadata is shared
-// (shareMetadata). Nothing else changes, and no controller updates an object from
-// the cache (they patch), so the annotation stays on the server. What is
+// (shareMetadata). Nothing else changes, and no controller updates an
+// object from the cache (they patch), so the annotation stays on the
+// server. What is
 // not an object (a deleted object's tombstone) passes unchanged.
 func trimMetadata(in any) (any, error) {
 	obj, err := meta.Accessor(in)
