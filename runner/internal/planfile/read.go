@@ -14,9 +14,16 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// Entries of the plan file (OpenTofu's and Terraform's planfile layout).
+// Entries of the plan file (OpenTofu's and Terraform's planfile layout):
+// OpenTofu 1.10 writes tfplan, tfstate, tfstate-prev, the configuration
+// snapshot (tfconfig/modules.json and tfconfig/m-<module>/<file>) and
+// .terraform.lock.hcl, each once, and nothing else
+// (internal/plans/planfile, writer.go and config_snapshot.go).
 const (
 	planEntry       = "tfplan"
+	stateEntry      = "tfstate"
+	prevStateEntry  = "tfstate-prev"
+	lockEntry       = ".terraform.lock.hcl"
 	snapshotPrefix  = "tfconfig/"
 	manifestEntry   = snapshotPrefix + "modules.json"
 	modulePrefix    = snapshotPrefix + "m-"
@@ -37,12 +44,42 @@ const (
 // ErrInvalid means the plan file is not a readable plan.
 var ErrInvalid = errors.New("the saved plan cannot be read")
 
+// EntryError is an entry Read refuses (it is ErrInvalid): a name that
+// appears twice, or one the engine does not write. The engine reads the
+// first entry of some names (tfplan, the states, the lock) and the last of
+// others (the snapshot), so with a name twice a check and the engine can
+// read two different plans from one file; an entry the engine does not
+// write was put there by something else.
+type EntryError struct {
+	// Name is the entry's name.
+	Name string
+	// Duplicate is true when the name appears twice, false when the
+	// engine does not write an entry of that name.
+	Duplicate bool
+}
+
+func (e *EntryError) Error() string {
+	if e.Duplicate {
+		return fmt.Sprintf("%s: entry %q appears twice", ErrInvalid, e.Name)
+	}
+	return fmt.Sprintf("%s: %q is not an entry the engine writes", ErrInvalid, e.Name)
+}
+
+// Unwrap makes an EntryError ErrInvalid.
+func (e *EntryError) Unwrap() error { return ErrInvalid }
+
 // File is what a saved plan carries besides the plan.
 type File struct {
 	// Modules are the snapshot's modules, the root ("" key) first.
 	Modules []Module
 	// Backend is the backend the plan's apply writes the state to.
 	Backend Backend
+	// Binary is the plan file rebuilt from exactly the entries Read
+	// accepted, in their order and with their compressed bytes, and
+	// nothing else of the file it read (no data before or after the
+	// archive, no comment, headers of its own): the file to give the
+	// engine, so that it applies what was checked.
+	Binary []byte
 }
 
 // Module is one module of the configuration snapshot.
@@ -70,11 +107,17 @@ type Backend struct {
 	Config map[string]any
 }
 
-// Read reads the configuration snapshot and the backend of a saved plan.
+// Read reads the configuration snapshot and the backend of a saved plan,
+// and rebuilds the plan file from the entries it accepted (File.Binary).
+// It refuses a plan file with any name twice or any entry the engine does
+// not write (an EntryError), or with an entry it cannot read.
 func Read(planBinary []byte) (*File, error) {
 	zr, err := zip.NewReader(bytes.NewReader(planBinary), int64(len(planBinary)))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if err := checkEntries(zr.File); err != nil {
+		return nil, err
 	}
 	f := &File{}
 	files := map[string]map[string][]byte{}
@@ -104,9 +147,6 @@ func Read(planBinary []byte) (*File, error) {
 			key = strings.TrimSuffix(key, "/")
 			if files[key] == nil {
 				files[key] = map[string][]byte{}
-			}
-			if _, dup := files[key][name]; dup {
-				return nil, fmt.Errorf("%w: snapshot entry %q appears twice", ErrInvalid, e.Name)
 			}
 			files[key][name] = data
 		}
@@ -140,7 +180,74 @@ func Read(planBinary []byte) (*File, error) {
 	if f.Backend, err = readBackend(plan); err != nil {
 		return nil, err
 	}
+	if f.Binary, err = rebuild(zr.File); err != nil {
+		return nil, err
+	}
 	return f, nil
+}
+
+// checkEntries refuses a name that appears twice, an entry the engine
+// does not write and one it cannot decompress.
+func checkEntries(entries []*zip.File) error {
+	seen := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		if seen[e.Name] {
+			return &EntryError{Name: e.Name, Duplicate: true}
+		}
+		seen[e.Name] = true
+		if !engineEntry(e.Name) {
+			return &EntryError{Name: e.Name}
+		}
+		if e.Method != zip.Deflate && e.Method != zip.Store {
+			return fmt.Errorf("%w: %s is compressed with method %d", ErrInvalid, e.Name, e.Method)
+		}
+	}
+	return nil
+}
+
+// engineEntry says whether the engine writes an entry of that name into a
+// saved plan (a snapshot file's module and name are checked by Read).
+func engineEntry(name string) bool {
+	switch name {
+	case planEntry, stateEntry, prevStateEntry, lockEntry, manifestEntry:
+		return true
+	}
+	return strings.HasPrefix(name, modulePrefix) && !strings.HasSuffix(name, "/")
+}
+
+// rebuild writes a plan file of entries, in their order, each with a
+// header of its name, compression method, checksum and sizes alone and
+// its compressed bytes as they are.
+func rebuild(entries []*zip.File) ([]byte, error) {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, e := range entries {
+		w, err := zw.CreateRaw(&zip.FileHeader{
+			Name:               e.Name,
+			Method:             e.Method,
+			CRC32:              e.CRC32,
+			CompressedSize64:   e.CompressedSize64,
+			UncompressedSize64: e.UncompressedSize64,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, e.Name, err)
+		}
+		r, err := e.OpenRaw()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, e.Name, err)
+		}
+		n, err := io.Copy(w, r)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, e.Name, err)
+		}
+		if uint64(n) != e.CompressedSize64 {
+			return nil, fmt.Errorf("%w: %s has %d compressed bytes, not the %d its header says", ErrInvalid, e.Name, n, e.CompressedSize64)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return buf.Bytes(), nil
 }
 
 // readEntry reads a zip entry of at most limit bytes.

@@ -21,14 +21,18 @@ func (r *runner) needsInit(stored *planstore.Plan) bool {
 	if r.cfg.Phase != magosv1.RunApply || stored == nil || r.backend == nil {
 		return true
 	}
-	needs, err := engine.PlanNeedsProviders(stored.Binary)
+	f, err := r.savedPlan(stored)
 	if err != nil {
-		r.log.Info("Initialising: the stored plan's dependency lock cannot be read", "error", err)
 		return true
 	}
 	// Modules init installs are compared with the plan's snapshot only
 	// once this run installed them itself.
-	if f, err := r.savedPlan(stored); err == nil && f.NeedsInstalledModules() {
+	if f.NeedsInstalledModules() {
+		return true
+	}
+	needs, err := engine.PlanNeedsProviders(f.Binary)
+	if err != nil {
+		r.log.Info("Initialising: the stored plan's dependency lock cannot be read", "error", err)
 		return true
 	}
 	return needs

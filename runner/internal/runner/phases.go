@@ -152,7 +152,13 @@ func (r *runner) apply(ctx context.Context, eng *engine.Engine, configDir string
 	if err != nil {
 		return report.Failed(magosv1.ReasonApplyFailed, err)
 	}
-	if err := os.WriteFile(planFile, p.Binary, 0o600); err != nil {
+	// The engine renders and applies the plan file rebuilt from the entries
+	// checkPlanFile checks, not the stored bytes.
+	saved, err := r.savedPlan(p)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(planFile, saved.Binary, 0o600); err != nil {
 		return report.Failed(magosv1.ReasonApplyFailed, err)
 	}
 	if err := r.checkBinaryPlan(ctx, eng, planFile, p.ID); err != nil {

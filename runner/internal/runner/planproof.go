@@ -12,7 +12,10 @@ import (
 )
 
 // savedPlan reads the configuration snapshot and backend of the stored
-// plan, once per run.
+// plan, once per run, and the plan file rebuilt from the entries read
+// (planfile.File.Binary), which is the one the engine renders and applies.
+// A plan file with an entry twice or one the engine does not write is
+// refused.
 func (r *runner) savedPlan(stored *planstore.Plan) (*planfile.File, error) {
 	if r.saved == nil {
 		f, err := planfile.Read(stored.Binary)

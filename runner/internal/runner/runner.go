@@ -125,10 +125,14 @@ func (r *runner) run(ctx context.Context) error {
 		}
 	}
 
-	// An apply checks the stored plan before doing anything else.
+	// An apply checks the stored plan before doing anything else, and reads
+	// the plan file it holds.
 	var stored *planstore.Plan
 	if cfg.Phase == magosv1.RunApply {
 		if stored, err = r.loadApprovedPlan(ctx); err != nil {
+			return err
+		}
+		if _, err = r.savedPlan(stored); err != nil {
 			return err
 		}
 	}
