@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
@@ -34,11 +33,7 @@ func (r *Reconciler) checkGuards(ctx context.Context, ws *magosv1.Workspace) err
 			return rerror.Stall(magosv1.ReasonProjectRequired, fmt.Errorf("namespace %s requires every Workspace to name a Project (spec.projectRef)", ws.Namespace))
 		}
 	}
-	if ns := fluxsource.Namespace(ws); g.NoCrossNamespaceRefs && ns != ws.Namespace {
-		return rerror.Stall(magosv1.ReasonCrossNamespaceSourceNotAllowed, fmt.Errorf("%s %s/%s is in another namespace; cross-namespace source references are not allowed on this cluster",
-			ws.Spec.SourceRef.Kind, ns, ws.Spec.SourceRef.Name))
-	}
-	return nil
+	return g.CheckSourceNamespace(ws)
 }
 
 // projectRequired reports whether Workspaces in namespace must name a

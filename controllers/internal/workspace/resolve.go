@@ -15,8 +15,8 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
+	"github.com/magos-dev/magos/controllers/internal/workspace/config"
 	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
@@ -54,9 +54,8 @@ func (r *Reconciler) resolveProject(ctx context.Context, ws *magosv1.Workspace) 
 	if p.Status.ObservedGeneration != p.Generation || !conditions.IsTrue(p, magosv1.ReadyCondition) {
 		return nil, rerror.Wait(magosv1.ReasonProjectNotReady, fmt.Sprintf("Project %s is not Ready yet", p.Name), 0)
 	}
-	if !sourceAllowed(ws, p) {
-		return nil, rerror.Stall(magosv1.ReasonSourceNotAllowed, fmt.Errorf("%s %s/%s is not allowed by Project %s (status.sourceAllowList)",
-			ws.Spec.SourceRef.Kind, fluxsource.Namespace(ws), ws.Spec.SourceRef.Name, p.Name))
+	if err := config.CheckProjectSource(ws, p); err != nil {
+		return nil, err
 	}
 	if err := runjob.CheckRunnerOverrides(ws, p); err != nil {
 		return nil, err
@@ -96,31 +95,6 @@ func annotationsAllowed(annotations map[string]string, p *magosv1.Project) error
 		}
 	}
 	return nil
-}
-
-// globMatch matches s against a path.Match pattern; "" and "*" match
-// anything, a malformed pattern nothing.
-func globMatch(pattern, s string) bool {
-	if pattern == "" || pattern == "*" {
-		return true
-	}
-	ok, err := path.Match(pattern, s)
-	return err == nil && ok
-}
-
-// sourceAllowed applies the Project's allow-list; an empty list allows
-// sources in the Project's own namespace only.
-func sourceAllowed(ws *magosv1.Workspace, p *magosv1.Project) bool {
-	kind, ns, name := ws.Spec.SourceRef.Kind, fluxsource.Namespace(ws), ws.Spec.SourceRef.Name
-	if len(p.Status.SourceAllowList) == 0 {
-		return ns == p.Namespace
-	}
-	for _, rule := range p.Status.SourceAllowList {
-		if globMatch(rule.Kind, kind) && globMatch(rule.Namespace, ns) && globMatch(rule.Name, name) {
-			return true
-		}
-	}
-	return false
 }
 
 // resolveVariables folds the runner environment: the Project's VariableSets
