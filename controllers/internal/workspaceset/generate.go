@@ -2,8 +2,10 @@ package workspaceset
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"path"
 	"slices"
 	"strconv"
@@ -32,31 +34,92 @@ type generateError struct{ msg string }
 
 func (e generateError) Error() string { return e.msg }
 
+// tooManyError says the generators yield more elements than
+// spec.maxElements allows; it is found before they are made where they can
+// be counted first (a matrix).
+type tooManyError struct{ msg string }
+
+func (e tooManyError) Error() string { return e.msg }
+
+// maxElements is the bound on set's elements (spec.maxElements, else the
+// default).
+func maxElements(set *magosv1.WorkspaceSet) int {
+	if set.Spec.MaxElements != nil {
+		return int(*set.Spec.MaxElements)
+	}
+	return magosv1.DefaultMaxElements
+}
+
+// productBound is the product of sizes, math.MaxInt where it would
+// overflow, and whether it is within limit: a matrix is counted before it
+// is expanded.
+func productBound(sizes []int, limit int) (n int, within bool) {
+	if slices.Contains(sizes, 0) {
+		return 0, true
+	}
+	n = 1
+	for _, s := range sizes {
+		if s > math.MaxInt/n {
+			return math.MaxInt, false
+		}
+		n *= s
+	}
+	return n, n <= limit
+}
+
 // generate yields the elements of every generator of set, in order,
-// without duplicates.
+// without duplicates, and stops with a tooManyError once they are more than
+// spec.maxElements: a matrix is counted before it is expanded, and the
+// elements are deduplicated with a set, so a set asking for millions of
+// elements costs no more than its generators' inputs.
 func generate(ctx context.Context, src sources, set *magosv1.WorkspaceSet) ([]element, error) {
+	limit := maxElements(set)
 	var out []element
+	seen := map[string]bool{}
 	for i, g := range set.Spec.Generators {
 		var els []element
 		var err error
 		switch {
 		case g.Matrix != nil:
-			els, err = matrix(ctx, src, set.Namespace, g.Matrix)
+			els, err = matrix(ctx, src, set.Namespace, g.Matrix, limit)
 		case g.Merge != nil:
-			els, err = merge(ctx, src, set.Namespace, g.Merge)
+			els, err = merge(ctx, src, set.Namespace, g.Merge, limit)
 		default:
 			els, err = base(ctx, src, set.Namespace, magosv1.WorkspaceSetBaseGenerator{List: g.List, Directories: g.Directories, Namespaces: g.Namespaces})
 		}
-		if err != nil {
+		var tm tooManyError
+		switch {
+		case errors.As(err, &tm):
+			return nil, tooManyError{fmt.Sprintf("spec.generators[%d]: %s", i, tm.msg)}
+		case err != nil:
 			return nil, generateError{fmt.Sprintf("spec.generators[%d]: %v", i, err)}
 		}
 		for _, e := range els {
-			if !slices.ContainsFunc(out, func(o element) bool { return maps.Equal(o, e) }) {
-				out = append(out, e)
+			k := e.key()
+			if seen[k] {
+				continue
 			}
+			if len(out) == limit {
+				return nil, tooManyError{fmt.Sprintf("the generators yield more than spec.maxElements (%d) elements", limit)}
+			}
+			seen[k] = true
+			out = append(out, e)
 		}
 	}
 	return out, nil
+}
+
+// key identifies e among elements: its parameters, sorted, each name and
+// value quoted.
+func (e element) key() string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(e)) {
+		b.WriteString(strconv.Quote(k))
+		b.WriteByte('=')
+		b.WriteString(strconv.Quote(e[k]))
+		b.WriteByte(0)
+	}
+	return b.String()
 }
 
 // base yields the elements of a list, directories or namespaces generator.
@@ -130,8 +193,9 @@ func directoryElements(dirs, include, exclude []string) ([]element, error) {
 }
 
 // matrix yields every pair of its two generators' elements, merged (the
-// second's parameters win).
-func matrix(ctx context.Context, src sources, namespace string, m *magosv1.MatrixGenerator) ([]element, error) {
+// second's parameters win). It counts the pairs first and refuses more
+// than limit (tooManyError) without making any.
+func matrix(ctx context.Context, src sources, namespace string, m *magosv1.MatrixGenerator, limit int) ([]element, error) {
 	if len(m.Generators) != 2 {
 		return nil, fmt.Errorf("matrix takes two generators, not %d", len(m.Generators))
 	}
@@ -143,7 +207,11 @@ func matrix(ctx context.Context, src sources, namespace string, m *magosv1.Matri
 	if err != nil {
 		return nil, fmt.Errorf("matrix.generators[1]: %w", err)
 	}
-	out := make([]element, 0, len(a)*len(b))
+	n, within := productBound([]int{len(a), len(b)}, limit)
+	if !within {
+		return nil, tooManyError{fmt.Sprintf("the matrix yields %d elements (%d × %d), more than spec.maxElements (%d)", n, len(a), len(b), limit)}
+	}
+	out := make([]element, 0, n)
 	for _, x := range a {
 		for _, y := range b {
 			e := maps.Clone(x)
@@ -155,8 +223,10 @@ func matrix(ctx context.Context, src sources, namespace string, m *magosv1.Matri
 }
 
 // merge yields the first generator's elements, each with the parameters of
-// the later generators' elements whose merge keys have the same values.
-func merge(ctx context.Context, src sources, namespace string, m *magosv1.MergeGenerator) ([]element, error) {
+// the later generators' elements whose merge keys have the same values. It
+// refuses a first generator of more than limit elements (tooManyError)
+// before merging, and finds the later elements by key, not by pairs.
+func merge(ctx context.Context, src sources, namespace string, m *magosv1.MergeGenerator, limit int) ([]element, error) {
 	var lists [][]element
 	for i, g := range m.Generators {
 		els, err := base(ctx, src, namespace, g)
@@ -165,16 +235,33 @@ func merge(ctx context.Context, src sources, namespace string, m *magosv1.MergeG
 		}
 		lists = append(lists, els)
 	}
+	if len(lists) == 0 {
+		return nil, fmt.Errorf("merge takes generators")
+	}
+	if len(lists[0]) > limit {
+		return nil, tooManyError{fmt.Sprintf("the merge yields %d elements, more than spec.maxElements (%d)", len(lists[0]), limit)}
+	}
 	key := func(e element) (string, bool) {
-		var parts []string
+		var b strings.Builder
 		for _, k := range m.MergeKeys {
 			v, ok := e[k]
 			if !ok {
 				return "", false
 			}
-			parts = append(parts, v)
+			b.WriteString(strconv.Quote(v))
+			b.WriteByte(0)
 		}
-		return strings.Join(parts, "\x00"), true
+		return b.String(), true
+	}
+	later := make([]map[string][]element, 0, len(lists)-1)
+	for _, l := range lists[1:] {
+		byKey := map[string][]element{}
+		for _, o := range l {
+			if k, ok := key(o); ok {
+				byKey[k] = append(byKey[k], o)
+			}
+		}
+		later = append(later, byKey)
 	}
 	out := make([]element, 0, len(lists[0]))
 	for i, e := range lists[0] {
@@ -183,11 +270,9 @@ func merge(ctx context.Context, src sources, namespace string, m *magosv1.MergeG
 			return nil, fmt.Errorf("merge: element %d of generators[0] lacks a merge key (%s)", i, strings.Join(m.MergeKeys, ", "))
 		}
 		merged := maps.Clone(e)
-		for _, later := range lists[1:] {
-			for _, o := range later {
-				if ok, found := key(o); found && ok == k {
-					maps.Copy(merged, o)
-				}
+		for _, byKey := range later {
+			for _, o := range byKey[k] {
+				maps.Copy(merged, o)
 			}
 		}
 		out = append(out, merged)

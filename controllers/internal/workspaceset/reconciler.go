@@ -151,19 +151,14 @@ func (r *Reconciler) untilNextBurst(set *magosv1.WorkspaceSet, creating bool) ti
 func (r *Reconciler) desired(ctx context.Context, set *magosv1.WorkspaceSet) ([]rendered, error) {
 	els, err := generate(ctx, r.Sources, set)
 	var ge generateError
+	var tm tooManyError
 	switch {
 	case errors.As(err, &ge):
 		return nil, rerror.Stall(magosv1.ReasonGeneratorFailed, fmt.Errorf("%s; nothing was changed", ge.msg))
+	case errors.As(err, &tm):
+		return nil, rerror.Stall(magosv1.ReasonTooManyElements, fmt.Errorf("%s; nothing was changed", tm.msg))
 	case err != nil:
 		return nil, err
-	}
-	limit := int32(magosv1.DefaultMaxElements)
-	if set.Spec.MaxElements != nil {
-		limit = *set.Spec.MaxElements
-	}
-	if len(els) > int(limit) {
-		return nil, rerror.Stall(magosv1.ReasonTooManyElements, fmt.Errorf(
-			"the generators yield %d elements, more than spec.maxElements (%d); nothing was changed", len(els), limit))
 	}
 	out := make([]rendered, 0, len(els))
 	for _, e := range els {
