@@ -2,7 +2,9 @@
 // progress at once, in total, per namespace and per Project, and orders the
 // runs that wait for a slot by priority and, within one priority, takes the
 // namespaces in turn, so no namespace holds every slot or makes the others
-// wait behind its backlog.
+// wait behind its backlog. The namespaces that hold or wait for a slot
+// share the slots: while a namespace below its share waits, a freed slot
+// goes to it before any namespace at or over its share.
 //
 // Keys are "namespace/name": the part before the first "/" is the run's
 // namespace.
@@ -74,9 +76,10 @@ type Verdict struct {
 	// Since is when the run started waiting.
 	Since time.Time
 	// ByNamespace: the namespace's bound holds it; ByProject: the
-	// Project's bound does (the controller's may hold it as well). At most
-	// one is set, the namespace's first.
-	ByNamespace, ByProject bool
+	// Project's bound does (the controller's may hold it as well); ByShare:
+	// its namespace holds its share of the slots while a namespace below
+	// its own waits. At most one is set, in that order.
+	ByNamespace, ByProject, ByShare bool
 }
 
 // wokenGrace is how long a waiter that was told a slot is free keeps its
@@ -86,8 +89,10 @@ const wokenGrace = 30 * time.Second
 
 // Queue is safe for concurrent use. Admit and Release cost O(log n) in the
 // n waiting runs, plus the waiters they pass over: those given a slot
-// before, and those held by a full namespace or Project other than the
-// asker's.
+// before, those held by a full namespace or Project other than the
+// asker's, and, while a namespace below its share waits, those of the
+// namespaces at their share; plus O(m) in the m namespaces holding or
+// waiting for a slot.
 //
 // Within one priority the line takes the namespaces in turn (start-time
 // fair queueing): a waiter's turn is the round being served when it joined
@@ -113,6 +118,7 @@ type Queue struct {
 	perProject   map[string]int    // runs in progress by project
 	perNamespace map[string]int    // runs in progress by namespace
 	waiting      map[string]*waiter
+	waitingNs    map[string]int // waiters by namespace
 	line         line
 	rounds       [Drift + 1]rounds
 }
@@ -207,6 +213,7 @@ func (q *Queue) now() time.Time {
 func (q *Queue) init() {
 	if q.running == nil {
 		q.running, q.perProject, q.perNamespace, q.waiting = map[string]string{}, map[string]int{}, map[string]int{}, map[string]*waiter{}
+		q.waitingNs = map[string]int{}
 	}
 }
 
@@ -243,6 +250,7 @@ func (q *Queue) leave(key string) (waited bool) {
 		q.line.remove(w)
 		q.rounds[w.priority].part(w)
 		delete(q.waiting, key)
+		decrement(q.waitingNs, w.namespace)
 	}
 	return waited
 }
@@ -301,6 +309,7 @@ func (q *Queue) admit(key, project string, p Priority) (Verdict, []string) {
 	case w == nil:
 		w = &waiter{key: key, namespace: namespaceOf(key), since: now, priority: p}
 		q.waiting[key] = w
+		q.waitingNs[w.namespace]++
 		q.rounds[p].join(w)
 	case w.priority != p:
 		q.line.remove(w)
@@ -323,7 +332,7 @@ func (q *Queue) admit(key, project string, p Priority) (Verdict, []string) {
 		}
 	} else {
 		v = Verdict{Position: q.line.rank(w) + 1, Waiting: len(q.waiting), Since: w.since,
-			ByNamespace: held == byNamespace, ByProject: held == byProject}
+			ByNamespace: held == byNamespace, ByProject: held == byProject, ByShare: held == byShare}
 	}
 	if gaveUp {
 		return v, q.admissible(now)
@@ -374,27 +383,65 @@ func (q *Queue) Depth() (waiting map[Priority]int, running int) {
 
 // walk offers the free slots to the waiters in line: each one that fits
 // takes one, one held by its namespace's or Project's bound passes its turn
-// to the next.
+// to the next. It walks the line twice: first only the waiters of the
+// namespaces below their share (fairShare), then every waiter not given a
+// slot yet, so a namespace at or over its share gets only the slots no
+// namespace below its own can take, and no slot is left free that a
+// waiter could take.
 // visit sees each waiter with the tally before its turn and says whether to
 // go on. A waiter woken more than wokenGrace ago that did not ask again is
 // passed over, and the walk ends when no slot is left. It returns the tally
 // where it stopped.
 func (q *Queue) walk(now time.Time, visit func(w *waiter, t *tally) bool) *tally {
-	t := &tally{q: q, free: q.free(), byProject: map[string]int{}, byNamespace: map[string]int{}}
-	q.line.each(func(w *waiter) bool {
-		if t.free == 0 {
-			return false
-		}
+	t := q.newTally()
+	given := map[*waiter]bool{}
+	stopped := false
+	offer := func(w *waiter) bool {
 		if !w.woken.IsZero() && now.Sub(w.woken) > wokenGrace {
 			return true
 		}
 		if !visit(w, t) {
+			stopped = true
 			return false
 		}
 		if t.fits(w) == nobody {
 			t.take(w)
+			given[w] = true
 		}
 		return true
+	}
+	// The first walk ends once it has seen every waiter of the namespaces
+	// below their share when it began.
+	if first := t.waitersBelowShare(); first > 0 {
+		below := map[string]bool{}
+		for ns := range q.waitingNs {
+			below[ns] = t.belowShare(ns)
+		}
+		q.line.each(func(w *waiter) bool {
+			if t.free == 0 || first == 0 {
+				return false
+			}
+			if !below[w.namespace] {
+				return true
+			}
+			first--
+			if !t.belowShare(w.namespace) {
+				return true
+			}
+			return offer(w)
+		})
+	}
+	if stopped {
+		return t
+	}
+	q.line.each(func(w *waiter) bool {
+		if t.free == 0 {
+			return false
+		}
+		if given[w] {
+			return true
+		}
+		return offer(w)
 	})
 	return t
 }
@@ -407,6 +454,9 @@ func (q *Queue) turn(now time.Time, me *waiter) (admitted bool, held holder) {
 		return w != me && t.boundHolds(me) == nobody
 	})
 	held = t.fits(me)
+	if held == byTotal && !t.belowShare(me.namespace) && t.waitingBelowShare(me.namespace) {
+		held = byShare
+	}
 	return held == nobody, held
 }
 
@@ -423,6 +473,20 @@ func (q *Queue) admissible(now time.Time) []string {
 	})
 	return keys
 }
+
+// fairShare is each namespace's share of total slots among demand
+// namespaces (those holding or waiting for a slot): total / demand, rounded
+// up; 0 (no share) for an unbounded controller or a single namespace.
+func fairShare(total, demand int) int {
+	if total <= 0 || demand <= 1 {
+		return 0
+	}
+	return (total + demand - 1) / demand
+}
+
+// belowShare says whether a namespace holding held slots is below share
+// (0: no share), and so goes first: a namespace holding none always is.
+func belowShare(held, share int) bool { return share == 0 || held < share }
 
 // unbounded stands for no bound on the free slots.
 const unbounded = -1
@@ -443,14 +507,67 @@ const (
 	byNamespace
 	byProject
 	byTotal
+	// byShare: byTotal, while the waiter's namespace holds its share and
+	// a namespace below its own waits.
+	byShare
 )
 
 // tally is what a walk has left to give: the free slots in total and the
-// slots given so far by namespace and by project.
+// slots given so far by namespace and by project, and each namespace's
+// share of the slots.
 type tally struct {
 	q                      *Queue
 	free                   int
 	byNamespace, byProject map[string]int
+	share                  int
+}
+
+// newTally is the tally at the start of a walk: the namespaces holding or
+// waiting for a slot share the controller's.
+func (q *Queue) newTally() *tally {
+	demand := len(q.perNamespace)
+	for ns := range q.waitingNs {
+		if q.perNamespace[ns] == 0 {
+			demand++
+		}
+	}
+	return &tally{q: q, free: q.free(), byNamespace: map[string]int{}, byProject: map[string]int{},
+		share: fairShare(q.Limits.Total, demand)}
+}
+
+// holds is the slots namespace ns holds, with those given in this walk.
+func (t *tally) holds(ns string) int { return t.q.perNamespace[ns] + t.byNamespace[ns] }
+
+// belowShare says whether namespace ns holds less than its share.
+func (t *tally) belowShare(ns string) bool { return belowShare(t.holds(ns), t.share) }
+
+// waitersBelowShare counts the waiters of the namespaces below their
+// share, where there is a share.
+func (t *tally) waitersBelowShare() int {
+	if t.share == 0 {
+		return 0
+	}
+	n := 0
+	for ns, w := range t.q.waitingNs {
+		if t.belowShare(ns) {
+			n += w
+		}
+	}
+	return n
+}
+
+// waitingBelowShare says whether a namespace other than ns waits while
+// below its share.
+func (t *tally) waitingBelowShare(ns string) bool {
+	if t.share == 0 {
+		return false
+	}
+	for other := range t.q.waitingNs {
+		if other != ns && t.belowShare(other) {
+			return true
+		}
+	}
+	return false
 }
 
 // boundHolds is the bound of its namespace or Project that leaves w no

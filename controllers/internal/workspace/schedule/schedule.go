@@ -220,6 +220,8 @@ func queueBound(l runqueue.Limits, v runqueue.Verdict) string {
 		return fmt.Sprintf("the Workspaces of this namespace run at most %d runs at once (--max-concurrent-runs-per-namespace)", l.PerNamespace)
 	case v.ByProject:
 		return fmt.Sprintf("the Workspaces of this Project run at most %d runs at once (--max-concurrent-runs-per-project)", l.PerProject)
+	case v.ByShare:
+		return fmt.Sprintf("the namespaces waiting share this controller's %d runs (--max-concurrent-runs), and this namespace's Workspaces hold their share while another namespace below its own waits", l.Total)
 	}
 	return fmt.Sprintf("this controller runs at most %d runs at once (--max-concurrent-runs)", l.Total)
 }

@@ -97,6 +97,9 @@ func TestQueued(t *testing.T) {
 	d = decide.Queued(decide.StartDecision(runjob.Run{Phase: magosv1.RunPlan}), f, held(runqueue.Normal, runqueue.Verdict{ByNamespace: true}, 0))
 	assert.Contains(t, d.Message, "The plan run is queued (priority normal): the Workspaces of this namespace run at most 3 runs at once (--max-concurrent-runs-per-namespace)")
 
+	d = decide.Queued(decide.StartDecision(runjob.Run{Phase: magosv1.RunPlan}), f, held(runqueue.Normal, runqueue.Verdict{ByShare: true}, 0))
+	assert.Contains(t, d.Message, "The plan run is queued (priority normal): the namespaces waiting share this controller's 4 runs (--max-concurrent-runs), and this namespace's Workspaces hold their share while another namespace below its own waits")
+
 	requested := decide.StartDecision(runjob.Run{Phase: magosv1.RunPlan})
 	requested.HandlesRequest = true
 	d = decide.Queued(requested, f, held(runqueue.Drift, runqueue.Verdict{}, time.Minute))
