@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
+	"github.com/magos-dev/magos/apis/artifactdigest"
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/artifactproxy"
 	"github.com/magos-dev/magos/controllers/internal/configtree"
@@ -91,7 +92,7 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 		Options:   c.Options,
 		APIReader: mgr.GetAPIReader(),
 		Shard:     opts.WatchLabelSelector,
-		Trees:     &configtree.Cache{Client: &http.Client{Timeout: time.Minute}, MaxBytes: maxArtifactBytes},
+		Trees:     &configtree.Cache{Client: &http.Client{Timeout: time.Minute}, MaxBytes: artifactdigest.MaxArtifactBytes},
 	}
 	if l, rate := c.Options.RunLimits(), c.Options.PlanRate(); l != (runqueue.Limits{}) || rate != nil {
 		r.Runs = schedule.New(l, c.Options.RequestedPlanInterval, rate)
@@ -166,14 +167,10 @@ func addArtifactProxy(mgr ctrl.Manager, p config.ArtifactProxy) error {
 	}
 	s := &artifactproxy.Server{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
-		MaxBytes: maxArtifactBytes, Log: ctrl.Log.WithName("artifact-proxy"),
+		MaxBytes: artifactdigest.MaxArtifactBytes, Log: ctrl.Log.WithName("artifact-proxy"),
 	}
 	return mgr.Add(proxyRunnable{s, p})
 }
-
-// maxArtifactBytes is the largest artifact the proxy relays, the runner's
-// own limit on a packed artifact.
-const maxArtifactBytes = 256 << 20
 
 // proxyRunnable runs the proxy on every replica.
 type proxyRunnable struct {

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/magos-dev/magos/apis/artifactdigest"
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/configtree"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
@@ -28,10 +29,6 @@ import (
 // +kubebuilder:rbac:groups=magos.dev,resources=workspaces,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories;ocirepositories;buckets;externalartifacts,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
-
-// maxArtifactBytes bounds an artifact the directories generator reads, as
-// the runner bounds what it fetches.
-const maxArtifactBytes = 1 << 30
 
 // Register wires the WorkspaceSet reconciler into mgr: the sets, the
 // Workspaces they own (an edit, a Ready change), namespaces (their
@@ -50,7 +47,7 @@ func Register(mgr ctrl.Manager, opts setup.Options) error {
 		Client: mgr.GetClient(),
 		Events: rec,
 		Sources: sourceReader{client: mgr.GetClient(), trees: treeCache{
-			&configtree.Cache{Client: &http.Client{Timeout: time.Minute}, MaxBytes: maxArtifactBytes},
+			&configtree.Cache{Client: &http.Client{Timeout: time.Minute}, MaxBytes: artifactdigest.MaxArtifactBytes},
 		}},
 	}
 	ctl, err := ctrl.NewControllerManagedBy(mgr).

@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/magos-dev/magos/apis/artifactdigest"
 )
 
 // ErrRejected means the artifact is unsafe or too large to extract.
@@ -30,7 +32,7 @@ type Limits struct {
 // DefaultLimits are generous for Terraform configurations and still keep a
 // hostile archive from filling the runner's scratch volume.
 func DefaultLimits() Limits {
-	return Limits{MaxArchiveBytes: 256 << 20, MaxBytes: 1 << 30, MaxFiles: 100_000}
+	return Limits{MaxArchiveBytes: artifactdigest.MaxArtifactBytes, MaxBytes: artifactdigest.MaxUnpackedBytes, MaxFiles: artifactdigest.MaxFiles}
 }
 
 // link is a symlink or hard link held back until regular files are written.
