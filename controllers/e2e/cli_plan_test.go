@@ -18,8 +18,8 @@ import (
 	"github.com/magos-dev/magos/apis/planstore"
 )
 
-// TestCLIPlanPolicyTreeLogs: plan show renders the stored plan with its
-// verdict, its JSON feeds policy test, tree shows the Project, and logs
+// TestCLIPlanPolicyTreeLogs: plan show renders the stored plan from its
+// plan JSON with its verdict, its JSON feeds policy test, tree shows the Project, and logs
 // says where a run's result is once its Pod is gone.
 func TestCLIPlanPolicyTreeLogs(t *testing.T) {
 	ctx := context.Background()
@@ -40,7 +40,9 @@ func TestCLIPlanPolicyTreeLogs(t *testing.T) {
 	assert.Contains(t, r.stdout, "Plan "+planID+" of Workspace hello")
 	assert.Contains(t, r.stdout, "Digest "+ws.Status.Plan.Digest+" (stored bundle "+ws.Status.Plan.BundleDigest+", verified)")
 	assert.NotEmpty(t, ws.Status.Plan.BundleDigest, "the controller recorded the stored bundle's digest")
-	assert.Contains(t, r.stdout, "terraform_data.greeting will be created", "the engine's rendering")
+	assert.Contains(t, r.stdout, "Rendered by kubectl magos from the plan JSON the digest covers")
+	assert.Contains(t, r.stdout, "terraform_data.greeting will be created", "rendered from the plan JSON")
+	assert.NotContains(t, r.stdout, "NOT VERIFIED", "the run's own text is not shown")
 	assert.Contains(t, r.stdout, "Policy: Passed")
 
 	r = s.magos("plan", "show", "hello", "--json")

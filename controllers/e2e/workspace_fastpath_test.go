@@ -76,6 +76,7 @@ func TestFastPath(t *testing.T) {
 	require.Equal(t, 0, shown.code, "%s", shown)
 	assert.Contains(t, shown.stdout, "terraform_data.greeting will be created", "the stored plan is shown: %s", shown)
 	assert.Contains(t, shown.stdout, "applied without a gate", "and said to be applied without a gate: %s", shown)
+	assert.Contains(t, shown.stdout, "NOT VERIFIED: the text the engine printed", "its text marked as the run's: %s", shown)
 
 	t.Run("a revision without changes is one Job and no apply", func(t *testing.T) {
 		before := s.waitWorkspace("fast", time.Minute, "is applied", appliedRevision(rev))

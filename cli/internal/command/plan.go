@@ -10,9 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/apis/planstore"
+	"github.com/magos-dev/magos/cli/internal/planrender"
 )
 
 // maxPlanJSONBytes bounds the plan JSON `plan show --json` and the summary
@@ -29,25 +31,38 @@ func newPlanCommand(f *factory) *cobra.Command {
 			return usageError("plan needs a subcommand: plan show WORKSPACE, plan diff WORKSPACE --against OTHER")
 		},
 	}
-	var asJSON bool
+	var asJSON, engineText bool
 	show := &cobra.Command{
 		Use:   "show WORKSPACE",
 		Short: "Show the stored plan of a Workspace with its policy verdict",
-		Long: `Show the current plan of a Workspace as the engine rendered it for people
-(sensitive values redacted, runner output masking applied), then the policy
-verdict and its violations from status. With --json, print the plan JSON
-the policy gate evaluated and an approval approves.`,
+		Long: `Show the current plan of a Workspace, rendered here from the plan JSON whose
+digest status records (the JSON the policy gate evaluated, an approval
+approves and the apply proves it applies; sensitive values are not shown),
+then the policy verdict and its violations from status. With --json, print
+that plan JSON.
+
+The text the plan run printed is not shown as the plan: the run executed the
+configuration's code, which can write that text, and no digest covers it.
+--engine-text prints it after the rendering, marked as not verified. A plan
+applied without a gate (in the run that made it) has no plan JSON to render:
+its text is shown, marked as not verified.`,
 		Example: `  kubectl magos plan show hello
   kubectl magos plan show hello --json | jq '.resource_changes[].address'`,
 		Args: args(1, 1),
-		RunE: func(cmd *cobra.Command, a []string) error { return showPlan(cmd.Context(), f, a[0], asJSON) },
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if asJSON && engineText {
+				return usageError("plan show takes --json or --engine-text, not both")
+			}
+			return showPlan(cmd.Context(), f, a[0], asJSON, engineText)
+		},
 	}
 	show.Flags().BoolVar(&asJSON, "json", false, "print the plan JSON (the engine's show -json output)")
+	show.Flags().BoolVar(&engineText, "engine-text", false, "also print the text the plan run stored (not verified: no digest covers it)")
 	plan.AddCommand(show, newPlanDiffCommand(f))
 	return plan
 }
 
-func showPlan(ctx context.Context, f *factory, name string, asJSON bool) error {
+func showPlan(ctx context.Context, f *factory, name string, asJSON, engineText bool) error {
 	t, ws, err := readWorkspace(ctx, f, name)
 	if err != nil {
 		return err
@@ -70,9 +85,23 @@ func showPlan(ctx context.Context, f *factory, name string, asJSON bool) error {
 		_, err = out.Write(stored.JSON)
 		return err
 	}
-	text, err := planText(ctx, g, name, p)
+	return writePlan(ctx, out, g, name, p, secretVariables(ctx, t.c, ws), engineText)
+}
+
+// writePlan writes plan p of Workspace name as plan show shows it: what it
+// is, who approved it, the readable plan with where it comes from (masked
+// as opts says), the run's own text when asked for, and the policy
+// verdict.
+func writePlan(ctx context.Context, out io.Writer, g planstore.Getter, name string, p *magosv1.PlanStatus, opts planrender.Options, engineText bool) error {
+	shown, err := readablePlan(ctx, g, name, p, opts)
 	if err != nil {
 		return err
+	}
+	var runText string
+	if engineText && shown.Verified {
+		if runText, err = storedText(ctx, g, name, p); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(out, "Plan %s of Workspace %s, revision %s: %s\n", p.ID, name, orNone(p.Revision), planCounts(p))
 	if p.AppliedWithoutGate {
@@ -82,8 +111,20 @@ func showPlan(ctx context.Context, f *factory, name string, asJSON bool) error {
 		writeApprovals(out, p)
 		fmt.Fprintln(out)
 	}
-	fmt.Fprintln(out, strings.TrimRight(text, "\n"))
+	fmt.Fprintln(out, shown.Source)
 	fmt.Fprintln(out)
+	fmt.Fprintln(out, strings.TrimRight(shown.Text, "\n"))
+	fmt.Fprintln(out)
+	if engineText && shown.Verified {
+		fmt.Fprintln(out, runTextSource)
+		fmt.Fprintln(out)
+		if runText == "" {
+			fmt.Fprintln(out, "(the plan run stored no text)")
+		} else {
+			fmt.Fprintln(out, strings.TrimRight(runText, "\n"))
+		}
+		fmt.Fprintln(out)
+	}
 	if p.AppliedWithoutGate {
 		fmt.Fprintln(out, "Policy: none selected the Workspace when the run started")
 		return nil
@@ -92,15 +133,62 @@ func showPlan(ctx context.Context, f *factory, name string, asJSON bool) error {
 	return nil
 }
 
-// planText is the stored rendering of the plan, or, for a plan stored
-// without one, a summary of its resource changes.
-func planText(ctx context.Context, g planstore.Getter, name string, p *magosv1.PlanStatus) (string, error) {
+// Where a readable plan comes from, as plan show and the UI say it.
+const (
+	renderedSource = "Rendered by kubectl magos from the plan JSON the digest covers (what the gate evaluated and the apply proves it applies):"
+	runTextSource  = "NOT VERIFIED: the text the plan run stored. No digest covers it and the run's configuration code could have written it; approve from the rendering above, never from this text:"
+	fastTextSource = "NOT VERIFIED: the text the engine printed in the run that planned and applied it (no digest covers it; nothing decided on it):"
+	fastJSONSource = "NOT VERIFIED: rendered from the plan JSON of the run that planned and applied it (no apply proved it; nothing decided on it):"
+)
+
+// readable is a plan as shown to people.
+type readable struct {
+	// Text is the plan for people.
+	Text string
+	// Verified is true when Text was rendered here from the plan JSON
+	// whose digest status records, which the apply proves it applies;
+	// false when it is text the run stored, or a plan applied without a
+	// gate, which nothing verifies.
+	Verified bool
+	// Source says where Text comes from.
+	Source string
+}
+
+// readablePlan is plan p rendered for people. A plan that went through
+// the gate is rendered from its digest-checked plan JSON (masked as opts
+// says), never from the text its run stored. A plan applied without a
+// gate has no plan JSON (unless its run had to render one): its stored
+// text is shown, marked as not verified.
+func readablePlan(ctx context.Context, g planstore.Getter, name string, p *magosv1.PlanStatus, opts planrender.Options) (readable, error) {
+	if p.AppliedWithoutGate {
+		text, err := storedText(ctx, g, name, p)
+		if err != nil || text != "" {
+			return readable{Text: text, Source: fastTextSource}, err
+		}
+	}
+	stored, err := loadPlanJSON(ctx, g, name, p)
+	if err != nil {
+		return readable{}, err
+	}
+	if len(stored.JSON) == 0 {
+		return readable{}, failed("the stored plan %s of Workspace %s has no plan JSON to render", p.ID, name)
+	}
+	text, err := planrender.Render(stored.JSON, opts)
+	if err != nil {
+		return readable{}, failed("the stored plan %s of Workspace %s cannot be rendered: %v", p.ID, name, err)
+	}
+	if p.AppliedWithoutGate {
+		return readable{Text: text, Source: fastJSONSource}, nil
+	}
+	return readable{Text: text, Verified: true, Source: renderedSource}, nil
+}
+
+// storedText is the text the run stored with plan p, control characters
+// removed; "" when it stored none.
+func storedText(ctx context.Context, g planstore.Getter, name string, p *magosv1.PlanStatus) (string, error) {
 	stored, err := planstore.LoadTextSealed(ctx, g, name, planstore.MaxTextBytes, p.BundleDigest)
 	if errors.Is(err, planstore.ErrNoText) {
-		if stored, err = loadPlanJSON(ctx, g, name, p); err != nil {
-			return "", err
-		}
-		return summarize(stored.JSON)
+		return "", nil
 	}
 	if err != nil {
 		return "", planError(name, err)
@@ -142,6 +230,10 @@ func samePlan(stored *planstore.Plan, p *magosv1.PlanStatus) error {
 		return failed("the stored plan %s has digest %s but status records %s: it is not the plan the gate and an approval see; do not approve it", stored.ID, stored.Digest, p.Digest)
 	}
 	return nil
+}
+
+func clientKey(namespace, name string) client.ObjectKey {
+	return client.ObjectKey{Namespace: namespace, Name: name}
 }
 
 func planError(name string, err error) error {

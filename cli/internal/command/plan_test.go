@@ -9,25 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestSummarize(t *testing.T) {
-	got, err := summarize([]byte(`{"format_version":"1.2","resource_changes":[
-		{"address":"a.new","change":{"actions":["create"]}},
-		{"address":"a.same","change":{"actions":["no-op"]}},
-		{"address":"a.edit","change":{"actions":["update"]}},
-		{"address":"a.gone","change":{"actions":["delete"]}},
-		{"address":"a.swap","change":{"actions":["delete","create"]}},
-		{"address":"a.\u001b[31mred","change":{"actions":["create","delete"]}}]}`))
-	require.NoError(t, err)
-	assert.Equal(t, "Resource changes:\n  + a.new\n  ~ a.edit\n  - a.gone\n  -/+ a.swap\n  +/- a.[31mred\n", got)
-
-	got, err = summarize([]byte(`{"format_version":"1.2","resource_changes":[{"address":"a","change":{"actions":["no-op"]}}]}`))
-	require.NoError(t, err)
-	assert.Equal(t, "No changes.", got)
-
-	_, err = summarize([]byte(`not json`))
-	assert.Error(t, err)
-}
-
 func TestPrintableDropsControlCharacters(t *testing.T) {
 	assert.Equal(t, "a\tb\n[1mc", printable("a\tb\n\x1b[1mc\x07\u009b"))
 }

@@ -139,12 +139,17 @@ func (s *uiServer) overview(w http.ResponseWriter, r *http.Request) {
 
 // workspaceData is a Workspace's page.
 type workspaceData struct {
-	WS        *magosv1.Workspace
-	Ready     string
-	Plan      []string
-	PlanError string
-	Events    []eventsv1.Event
-	Awaiting  bool
+	WS    *magosv1.Workspace
+	Ready string
+	// Plan is the readable plan, one line an element; PlanVerified says
+	// whether it was rendered from the digest-checked plan JSON and
+	// PlanSource says where it comes from.
+	Plan         []string
+	PlanVerified bool
+	PlanSource   string
+	PlanError    string
+	Events       []eventsv1.Event
+	Awaiting     bool
 }
 
 func (s *uiServer) workspacePage(w http.ResponseWriter, r *http.Request) {
@@ -158,11 +163,12 @@ func (s *uiServer) workspacePage(w http.ResponseWriter, r *http.Request) {
 	}
 	d := workspaceData{WS: ws, Ready: readyMessage(ws.Status.Conditions), Awaiting: ws.Status.Phase == magosv1.PhaseAwaitingApproval}
 	if p := ws.Status.Plan; p != nil {
-		text, err := planText(ctx, t.planGetter(), name, p)
+		shown, err := readablePlan(ctx, t.planGetter(), name, p, secretVariables(ctx, t.c, ws))
 		if err != nil {
 			d.PlanError = err.Error()
 		} else {
-			d.Plan = strings.Split(strings.TrimRight(text, "\n"), "\n")
+			d.Plan = strings.Split(strings.TrimRight(shown.Text, "\n"), "\n")
+			d.PlanVerified, d.PlanSource = shown.Verified, shown.Source
 		}
 	}
 	var evs eventsv1.EventList
