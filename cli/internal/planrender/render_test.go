@@ -1,6 +1,8 @@
 package planrender
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -181,4 +183,20 @@ func TestRenderMasksTheValuesOfSecretVariables(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, got, "eu-west-1")
 	assert.NotContains(t, got, "s3cr3t-t0ken")
+}
+
+// A plan OpenTofu 1.10.6 made (testdata/plan.json: an update of nested
+// values, a sensitive input, a create, a destroy, a sensitive output) is
+// rendered as testdata/plan.txt says, with no sensitive value in it and
+// the secret variable's value masked.
+func TestRenderOpenTofuPlan(t *testing.T) {
+	planJSON, err := os.ReadFile(filepath.Join("testdata", "plan.json"))
+	require.NoError(t, err)
+	got, err := Render(planJSON, Options{SensitiveVariables: []string{"token"}})
+	require.NoError(t, err)
+	want, err := os.ReadFile(filepath.Join("testdata", "plan.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, string(want), got)
+	assert.NotContains(t, got, "pw-sensitive-99c4", "the sensitive input")
+	assert.NotContains(t, got, "tok-3f9a1c77e2", "the secret variable")
 }
