@@ -5,6 +5,9 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -50,8 +53,10 @@ output "size" {
 // the plan file, not from the artifact. Neither shows in the plan JSON
 // whose digest is approved: a plan file with another local (here the
 // provisioner's command) or another backend renders to the same digest.
-// The apply refuses both, and refuses a stored plan rewritten after the
-// controller recorded its bundle digest.
+// The apply refuses both, refuses a plan file with an entry twice (the
+// engine reads the first tfplan, so an edited one put first would apply),
+// and refuses a stored plan rewritten after the controller recorded its
+// bundle digest.
 func TestRunnerAppliesOnlyThePlanOfTheVerifiedConfiguration(t *testing.T) {
 	env.Require(t)
 	ctx := context.Background()
@@ -150,6 +155,28 @@ func TestRunnerAppliesOnlyThePlanOfTheVerifiedConfiguration(t *testing.T) {
 		assert.False(t, stateWritten(), "nothing was applied")
 	})
 
+	t.Run("a plan with an edited tfplan before the original entries is refused", func(t *testing.T) {
+		// The engine reads the first tfplan of a plan file. An edited one
+		// (its backend sending the state to collector) put before every
+		// original entry renders the approved JSON, since show -json reads
+		// it too; a check that read the last tfplan would see the
+		// runner's backend.
+		var received atomic.Int32
+		collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			received.Add(1)
+			w.WriteHeader(http.StatusOK)
+		}))
+		defer collector.Close()
+		edited := setBackendAttribute(t, planFileEntry(t, original.Binary, "tfplan"), "address", collector.URL+"/collect")
+		e := apply(store(prependPlanFileEntry(t, original.Binary, "tfplan", edited)))
+		assert.Equal(t, magosv1.ResultFailed, e.result.Result)
+		assert.Equal(t, magosv1.ReasonPlanBinaryMismatch, e.result.Reason)
+		assert.Contains(t, e.result.Message, `entry "tfplan" appears twice`)
+		assert.Contains(t, e.result.Message, "nothing was applied")
+		assert.Zero(t, received.Load(), "nothing reached the other backend")
+		assert.False(t, stateWritten(), "nothing was applied")
+	})
+
 	t.Run("a stored plan rewritten after it was recorded is not applied", func(t *testing.T) {
 		recorded := store(original.Binary)
 		store(addPlanFileEntry(t, original.Binary, "tfconfig/m-/zz.tf", []byte("locals {\n  y = 2\n}\n")))
@@ -190,6 +217,39 @@ func rewritePlanFile(t *testing.T, planFile []byte, name string, edit func([]byt
 func addPlanFileEntry(t *testing.T, planFile []byte, name string, data []byte) []byte {
 	t.Helper()
 	return copyPlanFile(t, planFile, func(_ *zip.File, d []byte) []byte { return d }, map[string][]byte{name: data})
+}
+
+// planFileEntry returns the bytes of entry name of the plan file.
+func planFileEntry(t *testing.T, planFile []byte, name string) []byte {
+	t.Helper()
+	var found []byte
+	copyPlanFile(t, planFile, func(e *zip.File, data []byte) []byte {
+		if e.Name == name {
+			found = data
+		}
+		return data
+	}, nil)
+	require.NotNil(t, found, "the plan file has %s", name)
+	return found
+}
+
+// prependPlanFileEntry returns the plan file with an entry put before
+// every original one (whose names may include name).
+func prependPlanFileEntry(t *testing.T, planFile []byte, name string, data []byte) []byte {
+	t.Helper()
+	zr, err := zip.NewReader(bytes.NewReader(planFile), int64(len(planFile)))
+	require.NoError(t, err)
+	var out bytes.Buffer
+	zw := zip.NewWriter(&out)
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate})
+	require.NoError(t, err)
+	_, err = w.Write(data)
+	require.NoError(t, err)
+	for _, e := range zr.File {
+		require.NoError(t, zw.Copy(e))
+	}
+	require.NoError(t, zw.Close())
+	return out.Bytes()
 }
 
 func copyPlanFile(t *testing.T, planFile []byte, edit func(*zip.File, []byte) []byte, extra map[string][]byte) []byte {
