@@ -24,6 +24,21 @@ type ProjectDefaults struct {
 	// +optional
 	Interval *metav1.Duration `json:"interval,omitempty"`
 
+	// TriggerPaths are globs every member Workspace's plans depend on
+	// besides what the controller sees (Workspace spec.triggerPaths, which
+	// adds to them).
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=256
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:XValidation:rule="self.all(p, !p.startsWith('/') && !p.split('/').exists(e, e == '..'))",message="triggerPaths must be relative and must not contain '..'"
+	// +listType=set
+	// +optional
+	TriggerPaths []string `json:"triggerPaths,omitempty"`
+
+	// ContentSkip is the default of Workspace spec.contentSkip.
+	// +optional
+	ContentSkip ContentSkip `json:"contentSkip,omitempty"`
+
 	// Approval is the default approval mode.
 	// +optional
 	Approval ApprovalMode `json:"approval,omitempty"`

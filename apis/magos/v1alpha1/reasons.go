@@ -14,6 +14,7 @@ const (
 	ReasonApplied                  = "Applied"
 	ReasonNoChanges                = "NoChanges"
 	ReasonRevisionUnchanged        = "RevisionUnchanged"
+	ReasonConfigurationRefused     = "ConfigurationRefused"
 	ReasonPlanOnly                 = "PlanOnly"
 	ReasonDriftDetected            = "DriftDetected"
 	ReasonNoDrift                  = "NoDrift"
@@ -180,7 +181,8 @@ var reasonTable = []ReasonInfo{
 	{ReasonPlanned, ReasonSettles, workspaceOnly, "A plan was made (Planned=True and an event with its counts)."},
 	{ReasonApplied, ReasonSettles, workspaceOnly, "The plan of the current revision is applied: the Workspace is Ready."},
 	{ReasonNoChanges, ReasonSettles, workspaceOnly, "The plan has no changes: nothing to apply."},
-	{ReasonRevisionUnchanged, ReasonSettles, workspaceOnly, "A new revision changes none of the files the Workspace reads (its path and the local modules it calls): the applied plan stands for it, nothing is planned."},
+	{ReasonRevisionUnchanged, ReasonSettles, workspaceOnly, "A new revision changes none of the bytes the Workspace's plan can depend on (its path, the local modules it calls, the files its configuration reads, links, spec.triggerPaths; docs/flux.md): the plan, applied or pending with its approvals, stands for it, nothing is planned."},
+	{ReasonConfigurationRefused, ReasonStalls, workspaceOnly, "A configuration file the Workspace reads nests beyond what the controller parses (a hostile or generated file): no plan starts until a revision changes it."},
 	{ReasonNoPlan, ReasonProgresses, workspaceOnly, "No plan for the current revision and inputs yet (Planned=False)."},
 	{ReasonOutdated, ReasonProgresses, workspaceOnly, "The plan in status is for an earlier revision or other inputs (Planned=False)."},
 	{ReasonNotApplied, ReasonProgresses, workspaceOnly, "Nothing is applied yet (Applied=False)."},

@@ -4,6 +4,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// ContentSkip says whether revisions that change nothing a plan reads are
+// carried without a plan.
+// +kubebuilder:validation:Enum=Enabled;Disabled
+type ContentSkip string
+
+// ContentSkip values.
+const (
+	ContentSkipEnabled  ContentSkip = "Enabled"
+	ContentSkipDisabled ContentSkip = "Disabled"
+)
+
 // WorkspaceKind is the kind name of Workspace.
 const WorkspaceKind = "Workspace"
 
@@ -92,6 +103,28 @@ type WorkspaceSpec struct {
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.split('/').exists(p, p == '..')",message="path must be relative and must not contain '..'"
 	// +optional
 	Path string `json:"path,omitempty"`
+
+	// TriggerPaths are globs, relative to the artifact's root, of files the
+	// plan depends on that the controller cannot see in the configuration
+	// (a script a provider runs, a file named by a variable): a revision
+	// that changes a matching file is planned, like a change under path.
+	// "**" matches any number of directories; other elements are
+	// path.Match patterns. Added to the Project's defaults.triggerPaths.
+	// See docs/flux.md for what the controller sees by itself.
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=256
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:XValidation:rule="self.all(p, !p.startsWith('/') && !p.split('/').exists(e, e == '..'))",message="triggerPaths must be relative and must not contain '..'"
+	// +listType=set
+	// +optional
+	TriggerPaths []string `json:"triggerPaths,omitempty"`
+
+	// ContentSkip says whether a new revision that changes none of the bytes
+	// the plan can depend on is carried without a plan (Enabled, the
+	// default) or planned like any revision (Disabled). Defaults to the
+	// Project's.
+	// +optional
+	ContentSkip ContentSkip `json:"contentSkip,omitempty"`
 
 	// Terraform selects the engine and version; defaults come from the Project.
 	// +optional

@@ -699,6 +699,11 @@ func (in *ProjectDefaults) DeepCopyInto(out *ProjectDefaults) {
 		*out = make([]ApprovalRule, len(*in))
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
+	if in.TriggerPaths != nil {
+		in, out := &in.TriggerPaths, &out.TriggerPaths
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 		}
 	}
 	if in.ApprovalMaxAge != nil {
@@ -1889,6 +1894,11 @@ func (in *WorkspaceSpec) DeepCopyInto(out *WorkspaceSpec) {
 		in, out := &in.Terraform, &out.Terraform
 		*out = new(TerraformSpec)
 		**out = **in
+	}
+	if in.TriggerPaths != nil {
+		in, out := &in.TriggerPaths, &out.TriggerPaths
+		*out = make([]string, len(*in))
+		copy(*out, *in)
 	}
 	if in.ProjectRef != nil {
 		in, out := &in.ProjectRef, &out.ProjectRef

@@ -18,14 +18,14 @@ type Cache struct {
 	MaxBytes int64
 
 	mu      sync.Mutex
-	entries map[string]*entry // by artifact digest
+	entries map[string]*cacheEntry // by artifact digest
 	order   []string          // digests, oldest first
 }
 
 // cacheSize is how many artifacts' Trees a Cache keeps.
 const cacheSize = 8
 
-type entry struct {
+type cacheEntry struct {
 	once sync.Once
 	tree *Tree
 	err  error
@@ -36,11 +36,11 @@ type entry struct {
 func (c *Cache) Tree(ctx context.Context, url, digest string) (*Tree, error) {
 	c.mu.Lock()
 	if c.entries == nil {
-		c.entries = map[string]*entry{}
+		c.entries = map[string]*cacheEntry{}
 	}
 	e, ok := c.entries[digest]
 	if !ok {
-		e = &entry{}
+		e = &cacheEntry{}
 		c.entries[digest] = e
 		c.order = append(c.order, digest)
 		if len(c.order) > cacheSize {
@@ -57,7 +57,7 @@ func (c *Cache) Tree(ctx context.Context, url, digest string) (*Tree, error) {
 }
 
 // forget drops a failed entry, so the next call tries again.
-func (c *Cache) forget(digest string, e *entry) {
+func (c *Cache) forget(digest string, e *cacheEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries[digest] != e {

@@ -33,7 +33,7 @@ func TestCacheReadsEachArtifactOnce(t *testing.T) {
 		for range 3 {
 			tree, err := c.Tree(context.Background(), srv.URL, digest)
 			require.NoError(t, err)
-			got, _ := tree.Digest("envs/prod")
+			got := tree.Content("envs/prod", Options{}).Digest
 			assert.NotEmpty(t, got)
 		}
 	}

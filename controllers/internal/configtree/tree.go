@@ -2,95 +2,266 @@ package configtree
 
 import (
 	"archive/tar"
+	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"path"
 	"slices"
 	"strings"
+	"sync"
+
+	"github.com/magos-dev/magos/apis/artifactdigest"
 )
 
-// Tree is what digests need of an artifact: each file's content digest and
-// each directory's local module calls. It holds no file contents.
+// Tree is what digests need of an artifact: each entry's content digest or
+// link target, and the bytes of its configuration files, parsed only when a
+// Workspace reaches their directory. It mirrors how the runner extracts an
+// artifact (runner/internal/artifact): later regular files win, links are
+// made after every file, a hard link has its target's final content.
 type Tree struct {
-	// files maps a cleaned slash path to its content's SHA-256 (of the
-	// link target for a symlink).
-	files map[string][sha256.Size]byte
-	// calls maps a directory to the directories its configuration files
-	// call as local modules, cleaned, relative to the root.
-	calls map[string][]string
-	// unreadable are directories whose configuration could not be parsed:
-	// their calls are unknown.
-	unreadable map[string]bool
+	entries map[string]*entry
+	// names are the entries' names, sorted: a directory's subtree is a
+	// range of them.
+	names []string
+	// config holds the source of each configuration file kept (within
+	// Limits); a configuration file not kept makes its directory unknown.
+	config map[string][]byte
+
+	mu       sync.Mutex
+	analyses map[string]*fileAnalysis // by real path (and syntax)
 }
 
-// Read reads a gzipped tarball (a Flux artifact) into a Tree.
-func Read(r io.Reader) (*Tree, error) {
+// entryKind is what a tar entry makes on disk.
+type entryKind uint8
+
+const (
+	kindFile entryKind = iota
+	kindDir
+	kindSymlink
+	// kindBroken is a name the runner refuses to make (a link whose name
+	// is taken, a hard link to no regular file): whatever reads it is
+	// unknown.
+	kindBroken
+)
+
+type entry struct {
+	kind entryKind
+	sum  [sha256.Size]byte
+	// target is a symlink's target as written in the archive, or a hard
+	// link's target name until the link is resolved.
+	target string
+	hard   bool
+	// mayCall says a regular file's bytes contain "file" or "::": as a
+	// template (templatefile), it may call a function that reads a path.
+	mayCall bool
+}
+
+// Limits bound what reading an artifact keeps and parses.
+type Limits struct {
+	// MaxEntries is the most tar entries read.
+	MaxEntries int
+	// MaxBytes is the most file content read.
+	MaxBytes int64
+	// MaxConfigFileBytes is the largest configuration file parsed; a larger
+	// one makes its directory unknown.
+	MaxConfigFileBytes int
+	// MaxConfigBytes is the most configuration source kept in all.
+	MaxConfigBytes int
+}
+
+// DefaultLimits are the runner's extraction bounds, and configuration
+// sizes no hand-written configuration reaches.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxEntries:         artifactdigest.MaxFiles,
+		MaxBytes:           artifactdigest.MaxUnpackedBytes,
+		MaxConfigFileBytes: 512 << 10,
+		MaxConfigBytes:     32 << 20,
+	}
+}
+
+// ErrTooLarge means the artifact holds more than Limits allow.
+var ErrTooLarge = errors.New("the artifact is larger than the controller reads")
+
+// Read reads a gzipped tarball (a Flux artifact) into a Tree within
+// DefaultLimits.
+func Read(r io.Reader) (*Tree, error) { return ReadLimited(r, DefaultLimits()) }
+
+// ReadLimited reads a gzipped tarball into a Tree within limits.
+func ReadLimited(r io.Reader, limits Limits) (*Tree, error) {
 	zr, err := gzip.NewReader(r)
 	if err != nil {
 		return nil, fmt.Errorf("reading the artifact: %w", err)
 	}
-	t := &Tree{files: map[string][sha256.Size]byte{}, calls: map[string][]string{}, unreadable: map[string]bool{}}
+	t := &Tree{entries: map[string]*entry{}, config: map[string][]byte{}, analyses: map[string]*fileAnalysis{}}
 	tr := tar.NewReader(zr)
+	var count int
+	var total int64
+	configBytes := 0
+	links := map[string]bool{} // names a link shares with another entry
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return t, nil
+			break
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading the artifact: %w", err)
 		}
-		name := path.Clean(strings.TrimPrefix(h.Name, "./"))
-		if name == "." || name == ".." || strings.HasPrefix(name, "../") || path.IsAbs(name) {
+		if h.Typeflag == tar.TypeXGlobalHeader {
+			continue
+		}
+		if count++; limits.MaxEntries > 0 && count > limits.MaxEntries {
+			return nil, fmt.Errorf("%w: more than %d entries", ErrTooLarge, limits.MaxEntries)
+		}
+		name, ok := cleanName(h.Name)
+		if !ok {
 			continue // the runner refuses such an artifact before it plans
 		}
 		switch h.Typeflag {
-		case tar.TypeSymlink:
-			t.files[name] = sha256.Sum256([]byte("symlink:" + h.Linkname))
 		case tar.TypeReg:
-			if err := t.addFile(name, tr); err != nil {
+			if total += h.Size; limits.MaxBytes > 0 && total > limits.MaxBytes {
+				return nil, fmt.Errorf("%w: more than %d bytes of content", ErrTooLarge, limits.MaxBytes)
+			}
+			e, src, err := readEntry(name, tr, limits)
+			if err != nil {
 				return nil, err
+			}
+			if old := t.entries[name]; old != nil && old.kind == kindSymlink {
+				links[name] = true // the file is written; the link then cannot be
+			}
+			t.entries[name] = e
+			delete(t.config, name)
+			if src != nil && configBytes+len(src) <= limits.MaxConfigBytes {
+				t.config[name] = src
+				configBytes += len(src)
+			}
+		case tar.TypeDir:
+			if old := t.entries[name]; old == nil {
+				t.entries[name] = &entry{kind: kindDir}
+			} else if old.kind == kindSymlink {
+				links[name] = true
+			}
+		case tar.TypeSymlink, tar.TypeLink:
+			if old := t.entries[name]; old != nil {
+				links[name] = true // the runner cannot make the link over it
+			}
+			t.entries[name] = &entry{kind: kindSymlink, target: h.Linkname, hard: h.Typeflag == tar.TypeLink}
+		default:
+			t.entries[name] = &entry{kind: kindBroken}
+		}
+	}
+	t.breakCollisions(links)
+	t.resolveHardLinks()
+	t.names = make([]string, 0, len(t.entries))
+	for name := range t.entries {
+		t.names = append(t.names, name)
+	}
+	slices.Sort(t.names)
+	return t, nil
+}
+
+// breakCollisions marks broken every name the runner cannot make: a link
+// whose name another entry took, or whose name is a directory of another
+// entry, or a name under a link.
+func (t *Tree) breakCollisions(taken map[string]bool) {
+	for name := range taken {
+		t.entries[name] = &entry{kind: kindBroken}
+		delete(t.config, name)
+	}
+	for name := range t.entries {
+		for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
+			if d := t.entries[dir]; d != nil && d.kind == kindSymlink {
+				t.entries[dir] = &entry{kind: kindBroken}
 			}
 		}
 	}
 }
 
-// addFile records the file's digest and, for a configuration file, its
-// module calls.
-func (t *Tree) addFile(name string, r io.Reader) error {
-	if !isConfigFile(name) {
-		h := sha256.New()
-		if _, err := io.Copy(h, r); err != nil {
-			return fmt.Errorf("reading %s: %w", name, err)
-		}
-		t.files[name] = [sha256.Size]byte(h.Sum(nil))
-		return nil
+// cleanName is the entry's name as the runner extracts it, or false for a
+// name the runner refuses.
+func cleanName(name string) (string, bool) {
+	if name == "" || strings.ContainsAny(name, "\\\x00") || strings.HasPrefix(name, "/") {
+		return "", false
 	}
-	src, err := io.ReadAll(io.LimitReader(r, maxConfigFileBytes+1))
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", name, err)
+	if slices.Contains(strings.Split(name, "/"), "..") {
+		return "", false
 	}
-	t.files[name] = sha256.Sum256(src)
-	dir := path.Dir(name)
-	sources, err := moduleSources(name, src)
-	if err != nil || len(src) > maxConfigFileBytes {
-		t.unreadable[dir] = true
-		return nil
-	}
-	for _, s := range sources {
-		if called, ok := localModule(dir, s); ok && !slices.Contains(t.calls[dir], called) {
-			t.calls[dir] = append(t.calls[dir], called)
-		}
-	}
-	return nil
+	name = path.Clean(name)
+	return name, name != "."
 }
 
-// maxConfigFileBytes is the largest configuration file whose module calls
-// are read; a larger one makes its directory's calls unknown.
-const maxConfigFileBytes = 4 << 20
+// readFile digests a regular file; a configuration file's source is
+// returned when it is within the per-file limit.
+func readEntry(name string, r io.Reader, limits Limits) (*entry, []byte, error) {
+	e := &entry{kind: kindFile}
+	h := sha256.New()
+	if isConfigFile(name) {
+		src, err := io.ReadAll(io.LimitReader(r, int64(limits.MaxConfigFileBytes)+1))
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading %s: %w", name, err)
+		}
+		h.Write(src)
+		_, err = io.Copy(h, r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading %s: %w", name, err)
+		}
+		e.sum = [sha256.Size]byte(h.Sum(nil))
+		e.mayCall = true
+		if len(src) > limits.MaxConfigFileBytes {
+			src = nil
+		}
+		return e, src, nil
+	}
+	s := &callScanner{}
+	if _, err := io.Copy(io.MultiWriter(h, s), r); err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	e.sum = [sha256.Size]byte(h.Sum(nil))
+	e.mayCall = s.found
+	return e, nil, nil
+}
+
+// callScanner finds "file" or "::" in a stream, across write boundaries.
+type callScanner struct {
+	tail  []byte
+	found bool
+}
+
+func (s *callScanner) Write(p []byte) (int, error) {
+	if s.found {
+		return len(p), nil
+	}
+	buf := append(s.tail, p...)
+	if bytes.Contains(buf, []byte("file")) || bytes.Contains(buf, []byte("::")) {
+		s.found = true
+		return len(p), nil
+	}
+	s.tail = append(s.tail[:0], buf[max(0, len(buf)-3):]...)
+	return len(p), nil
+}
+
+// resolveHardLinks gives each hard link its target's final content, as the
+// runner links them after every regular file; a hard link to anything but
+// a regular file is broken.
+func (t *Tree) resolveHardLinks() {
+	for name, e := range t.entries {
+		if e.kind != kindSymlink || !e.hard {
+			continue
+		}
+		target, ok := cleanName(e.target)
+		if te := t.entries[target]; ok && te != nil && te.kind == kindFile {
+			t.entries[name] = &entry{kind: kindFile, sum: te.sum, mayCall: te.mayCall}
+			if src, kept := t.config[target]; kept && isConfigFile(name) {
+				t.config[name] = src
+			}
+			continue
+		}
+		t.entries[name] = &entry{kind: kindBroken}
+	}
+}
 
 // isConfigFile says whether the engine reads name as configuration.
 func isConfigFile(name string) bool {
@@ -98,61 +269,15 @@ func isConfigFile(name string) bool {
 		strings.HasSuffix(name, ".tofu") || strings.HasSuffix(name, ".tofu.json")
 }
 
-// localModule resolves a module source relative to dir when it is a local
-// path ("./x", "../x"); a path leaving the artifact is not one it holds.
-func localModule(dir, source string) (string, bool) {
-	if !strings.HasPrefix(source, "./") && !strings.HasPrefix(source, "../") {
-		return "", false
-	}
-	p := path.Join(dir, source)
-	if p == ".." || strings.HasPrefix(p, "../") {
-		return "", false
-	}
-	return p, true
-}
-
-// Digest is the digest of what a Workspace at dir reads: every file under
-// dir and under each local module it calls, transitively. It returns ""
-// when that cannot be known (a configuration that does not parse), and the
-// directories read, dir first.
-func (t *Tree) Digest(dir string) (digest string, dirs []string) {
-	dir = path.Clean(strings.TrimPrefix(dir, "./"))
-	dirs = []string{dir}
-	for i := 0; i < len(dirs); i++ {
-		if t.unreadable[dirs[i]] {
-			return "", dirs
-		}
-		for _, c := range t.calls[dirs[i]] {
-			if !slices.Contains(dirs, c) {
-				dirs = append(dirs, c)
-			}
-		}
-	}
-	var names []string
-	for name := range t.files {
-		if slices.ContainsFunc(dirs, func(d string) bool { return under(name, d) }) {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	h := sha256.New()
-	for _, name := range names {
-		sum := t.files[name]
-		fmt.Fprintf(h, "%s\x00%s\n", name, hex.EncodeToString(sum[:]))
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), dirs
-}
-
-// under says whether name lies in directory dir's subtree.
-func under(name, dir string) bool {
-	return dir == "." || strings.HasPrefix(name, dir+"/")
-}
-
-// Dirs lists every directory of the artifact that holds a file, at any
-// depth, and their parents, sorted; the root is left out.
+// Dirs lists every directory of the artifact that holds an entry, at any
+// depth, and their parents, sorted; the root is left out. It parses
+// nothing.
 func (t *Tree) Dirs() []string {
 	seen := map[string]bool{}
-	for name := range t.files {
+	for name, e := range t.entries {
+		if e.kind == kindDir {
+			continue
+		}
 		for dir := path.Dir(name); dir != "." && !seen[dir]; dir = path.Dir(dir) {
 			seen[dir] = true
 		}

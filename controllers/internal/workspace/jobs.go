@@ -10,6 +10,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/approvalrules"
+	"github.com/magos-dev/magos/controllers/internal/configtree"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
 	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
@@ -41,6 +42,10 @@ type settings struct {
 	// SpecEngineImage is the engine image (template) the Workspace or its
 	// Project set for Engine.
 	SpecEngineImage string
+	// Content is what the Workspace declares about what it reads: the
+	// Project's trigger paths and its own, and whether revisions that
+	// change nothing it reads are carried.
+	Content configtree.Options
 }
 
 // effectiveSettings layers the Workspace's own settings over its Project's
@@ -54,7 +59,8 @@ func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settin
 		layers = append(layers, in.Project.Status.Defaults)
 	}
 	layers = append(layers, &magosv1.ProjectDefaults{Terraform: ws.Spec.Terraform, Interval: ws.Spec.Interval, Approval: ws.Spec.Approval,
-		ApprovalMaxAge: ws.Spec.ApprovalMaxAge, Destroy: ws.Spec.Destroy, Retry: ws.Spec.Retry})
+		ApprovalMaxAge: ws.Spec.ApprovalMaxAge, Destroy: ws.Spec.Destroy, Retry: ws.Spec.Retry,
+		TriggerPaths: ws.Spec.TriggerPaths, ContentSkip: ws.Spec.ContentSkip})
 	engineImages := map[magosv1.Engine]string{}
 	for _, l := range layers {
 		if t := l.Terraform; t != nil {
@@ -81,6 +87,10 @@ func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settin
 			s.ApprovalMaxAge = l.ApprovalMaxAge.Duration
 		}
 		s.Retry = s.Retry.With(l.Retry)
+		s.Content.TriggerPaths = append(s.Content.TriggerPaths, l.TriggerPaths...)
+		if l.ContentSkip != "" {
+			s.Content.Disabled = l.ContentSkip == magosv1.ContentSkipDisabled
+		}
 	}
 	rules, field := ws.Spec.ApprovalRules, "spec.approvalRules"
 	if len(rules) == 0 && in.Project != nil && in.Project.Status.Defaults != nil {

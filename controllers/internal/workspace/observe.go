@@ -17,6 +17,7 @@ import (
 	"github.com/magos-dev/magos/apis/planstore"
 	"github.com/magos-dev/magos/apis/plansummary"
 	"github.com/magos-dev/magos/controllers/internal/approvalrules"
+	"github.com/magos-dev/magos/controllers/internal/configtree"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/policy"
@@ -88,37 +89,48 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 			return decide.Facts{}, nil, err
 		}
 	}
-	_, held := decide.DecideBlocked(f)
+	if err := r.gatherPlanFacts(ctx, ws, &f, s, project); err != nil {
+		return decide.Facts{}, nil, err
+	}
+	return f, lease, nil
+}
+
+// gatherPlanFacts reads what decides on f.Plan: the fast path's deciders,
+// and, when the plan is pending (gatePending), the policy gate, the
+// governing Rollout and the approval rules. It runs again when a pending
+// plan is carried to a new revision.
+func (r *Reconciler) gatherPlanFacts(ctx context.Context, ws *magosv1.Workspace, f *decide.Facts, s settings, project *magosv1.Project) error {
+	_, held := decide.DecideBlocked(*f)
 	if !held && f.MayRunFast() {
 		var err error
 		if f.Deciders, err = r.decidersOf(ctx, ws, project); err != nil {
-			return decide.Facts{}, nil, err
+			return err
 		}
 	}
-	if held || !gatePending(f) {
-		return f, lease, nil
+	if held || !gatePending(*f) {
+		return nil
 	}
 	if f.Plan.HasChanges {
 		verdict, err := r.reconcilePolicy(ctx, ws, project, f.Now)
 		if err != nil {
-			return decide.Facts{}, nil, err
+			return err
 		}
 		f.Gate = verdict
 	}
-	if del == nil && f.RolloutGated() {
+	if f.Deletion == nil && f.RolloutGated() {
 		var err error
 		if f.Admission, err = r.admissionOf(ctx, ws, f.Plan); err != nil {
-			return decide.Facts{}, nil, err
+			return err
 		}
 	}
 	if f.Approval == magosv1.ApprovalManual && f.Plan.HasChanges {
 		rv, err := r.reviewOf(ctx, ws, s, f.Plan, f.Now)
 		if err != nil {
-			return decide.Facts{}, nil, err
+			return err
 		}
 		f.Review = &rv
 	}
-	return f, lease, nil
+	return nil
 }
 
 // gatePending says whether decide will ask the policy gate and the Rollout
@@ -136,18 +148,22 @@ type artifact = fluxsource.Artifact
 // contentOf is what ws reads in art (configtree), each artifact read once
 // for all Workspaces; unknown, so that nothing carries, without Trees or
 // when the artifact cannot be read (logged: the run reads it itself).
-func (r *Reconciler) contentOf(ctx context.Context, ws *magosv1.Workspace, art artifact) *decide.ContentCheck {
+func (r *Reconciler) contentOf(ctx context.Context, ws *magosv1.Workspace, art artifact, opts configtree.Options) *decide.ContentCheck {
 	if r.Trees == nil || art.URL == "" {
-		return &decide.ContentCheck{}
+		return &decide.ContentCheck{Unknown: "the artifact is not read by the controller"}
 	}
 	tree, err := r.Trees.Tree(ctx, art.URL, art.Digest)
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Info("Could not read the artifact for what the Workspace reads: a new revision is planned whatever it changes",
 			"revision", art.Revision, "error", err.Error())
-		return &decide.ContentCheck{}
+		return &decide.ContentCheck{Unknown: "the artifact could not be read"}
 	}
-	digest, dirs := tree.Digest(ws.Spec.Path)
-	return &decide.ContentCheck{Digest: digest, Dirs: dirs}
+	c := tree.Content(ws.Spec.Path, opts)
+	check := &decide.ContentCheck{Digest: c.Digest, Dirs: c.Read, Unknown: c.Unknown}
+	if c.Refused != nil {
+		check.Refused = c.Refused.Error()
+	}
+	return check
 }
 
 // admissionOf asks the Rollout governing the Workspace's Project, from its

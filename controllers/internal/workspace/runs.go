@@ -50,18 +50,15 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 		case decide.ActWait:
 			return requeueAfter(d.After), nil
 		case decide.ActStart:
-			if f.Content == nil && f.MayCarry() {
-				f.Content = r.contentOf(ctx, ws, art)
-				continue // decide again: the revision may change nothing read
+			if f.Content == nil && (f.MayCarry() || magosv1.RunPlans(d.Run.Phase)) {
+				f.Content = r.contentOf(ctx, ws, art, s.Content)
+				continue // decide again: the revision may change nothing read, or a file read may be refused
 			}
 			if f.Held = r.Runs.Admit(ctx, r.Client, ws, d, f); f.Held != nil {
 				continue // decide again: the queue holds the run
 			}
 			d.Run.Artifact = runjob.Artifact(art)
 			if magosv1.RunPlans(d.Run.Phase) {
-				if f.Content == nil {
-					f.Content = r.contentOf(ctx, ws, art)
-				}
 				d.Run.ContentDigest = f.Content.Digest
 			}
 			started, err := r.startRun(ctx, ws, d.Run, inputs, s, &f)
@@ -91,8 +88,16 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 			f.Applied = ws.Status.LastApplied
 		case decide.ActCarryRevision:
 			r.event(ws, corev1.EventTypeNormal, magosv1.ReasonRevisionUnchanged, "%s", d.Message)
+			pending := f.CarriesPending()
 			decide.Carry(&ws.Status, f.Revision)
 			f.Plan, f.Applied = ws.Status.Plan, ws.Status.LastApplied
+			if pending {
+				// The gate, the Rollout and the approvals decide on the
+				// plan at its new revision.
+				if err := r.gatherPlanFacts(ctx, ws, &f, s, project); err != nil {
+					return ctrl.Result{}, err
+				}
+			}
 		case decide.ActReleaseLock:
 			if err := r.releaseLock(ctx, ws, lease); err != nil {
 				return ctrl.Result{}, err

@@ -32,9 +32,10 @@ import (
 //     ""), the plan is the fast path instead: planned and applied in one
 //     run (Applying), recorded as applied without a gate. Every plan of
 //     rules 4 and 7 is chosen the same way. But where only a new revision
-//     stands between the applied plan and a current one (mayCarry) and it
-//     changes none of the files the Workspace reads (Content), the plan
-//     stands for the new revision without a run (carries).
+//     stands between the plan and a current one (MayCarry: applied or
+//     pending) and it changes none of the bytes the plan can depend on
+//     (Content), the plan stands for the new revision without a run
+//     (carries), keeping its approvals.
 //  7. The plan has no changes, or is applied: once the Rollout admits a
 //     plan without changes it is recorded as applied; then Idle, with a
 //     drift re-plan when the interval since the plan has passed.
@@ -65,11 +66,18 @@ import (
 // held drift re-plan leaves an applied Workspace Idle and Ready) until a
 // slot or the rate frees.
 //
+// A decision that starts a plan stalls (ConfigurationRefused) when a
+// configuration file the Workspace reads is beyond what the controller
+// parses (Content.Refused).
+//
 // Waiting for a person (AwaitingApproval, AwaitingPromotion) is settled:
 // Ready=False without Reconciling or Stalled. A Stalled decision never
 // starts a run or waits to retry, and a retried one is never Stalled.
 func Decide(f Facts) Decision {
 	d := holdForDependencies(f, untilWaiverExpires(f, decideRun(f)))
+	if d.Action == ActStart && magosv1.RunPlans(d.Run.Phase) && f.Content != nil && f.Content.Refused != "" {
+		return refusedDecision(f)
+	}
 	if d.Action == ActStart && f.Held != nil {
 		return Queued(d, f, f.Held)
 	}

@@ -108,8 +108,11 @@ func checkConsistent(t *testing.T, f Facts, d Decision) {
 	if d.Action == ActCarryRevision {
 		assert.True(t, f.Content != nil && f.Content.Digest != "" && f.Content.Digest == f.Plan.ContentDigest,
 			"only a revision that changes nothing read carries a plan: %+v (facts %+v)", d, f)
-		assert.True(t, f.Deletion == nil && f.Request == nil && !f.Requested && f.Applied != nil && f.Applied.PlanID == f.Plan.ID,
-			"only an applied plan carries, and no request is set aside: %+v (facts %+v)", d, f)
+		assert.True(t, f.Deletion == nil && f.Request == nil && !f.Requested && f.Plan.InputsDigest == f.Inputs,
+			"only a plan of the same inputs carries, and no request is set aside: %+v (facts %+v)", d, f)
+	}
+	if f.Content != nil && f.Content.Refused != "" && f.Deletion == nil {
+		assert.False(t, d.Action == ActStart && magosv1.RunPlans(d.Run.Phase), "no plan starts on a refused configuration: %+v", d)
 	}
 	if f.Deletion != nil || d.Action != ActStart {
 		return

@@ -75,7 +75,7 @@ type Facts struct {
 	// the queue was asked, or when it admits the run.
 	Held *HeldRun
 	// Content is what the Workspace reads in the artifact of Revision; nil
-	// until asked (only when mayCarry).
+	// until asked (when MayCarry, and before any plan starts).
 	Content *ContentCheck
 
 	// Deletion is set while a Workspace with destroyOnDelete is deleted.
@@ -160,8 +160,8 @@ const (
 	// ActFinishDeletion: remove the destroy finalizer (destroyed, or
 	// skipped: decision.Message says why).
 	ActFinishDeletion
-	// ActCarryRevision: the applied plan stands for Revision, which changes
-	// nothing the Workspace reads.
+	// ActCarryRevision: the plan (applied or pending) stands for Revision,
+	// which changes nothing the Workspace reads.
 	ActCarryRevision
 )
 

@@ -1,0 +1,284 @@
+package configtree
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// fileAnalysis is what one configuration file reads, before paths are
+// resolved: its module calls, the paths its functions and attributes
+// read, and why what it reads cannot be known, if so.
+type fileAnalysis struct {
+	calls   []moduleCall
+	reads   []pathRead
+	unknown string
+	refused *RefusedError
+}
+
+// moduleCall is a module block's literal source and version.
+type moduleCall struct {
+	name, source, version string
+}
+
+// readKind is how a path is read.
+type readKind uint8
+
+const (
+	// readFile reads one file (file, filebase64, filesha256, fileexists…).
+	readFile readKind = iota
+	// readTemplate reads a template that is itself evaluated
+	// (templatefile).
+	readTemplate
+	// readTree reads a file or everything under a directory (fileset, a
+	// provider attribute naming a file or directory).
+	readTree
+)
+
+// pathRead is a path a configuration reads: literals and references to
+// path.module and path.root, as written.
+type pathRead struct {
+	kind  readKind
+	parts []pathPart
+	what  string // for messages: "file()", "local_file.x filename"
+}
+
+// pathPart is a literal, or "module"/"root" for path.module/path.root.
+type pathPart struct{ lit, ref string }
+
+// render is the path with path.module = module and path.root = ".", as
+// the engine passes it to the file system (relative to the root module's
+// directory).
+func (r pathRead) render(module string) string {
+	var b strings.Builder
+	for _, p := range r.parts {
+		switch p.ref {
+		case "module":
+			b.WriteString(module)
+		case "root":
+			b.WriteString(".")
+		default:
+			b.WriteString(p.lit)
+		}
+	}
+	return b.String()
+}
+
+// Functions of the engine that read a path given as their first argument
+// (OpenTofu's lang/functions.go; core:: names are the same functions).
+var pathFunctions = map[string]readKind{
+	"file": readFile, "filebase64": readFile, "fileexists": readFile,
+	"filemd5": readFile, "filesha1": readFile, "filesha256": readFile, "filesha512": readFile,
+	"filebase64sha256": readFile, "filebase64sha512": readFile,
+	"templatefile": readTemplate,
+	"fileset":      readTree,
+}
+
+// unfollowableFunctions read what no analysis of the source can see.
+var unfollowableFunctions = map[string]string{
+	"templatestring": "evaluates a template held in a value, which may read any path",
+}
+
+// Resource and data source types of providers that read local files or
+// run local programs: a configuration using one reads what the controller
+// cannot follow.
+var fileProviders = []string{"local_", "archive_", "external", "template_"}
+
+// pathAttribute says whether an attribute of a resource, data source or
+// provider names a local file or directory the provider reads.
+func pathAttribute(name string) bool {
+	switch name {
+	case "filename", "file", "source_file", "source_dir", "working_dir", "program", "config_path", "config_paths":
+		return true
+	}
+	return strings.HasSuffix(name, "_file") || strings.HasSuffix(name, "_filename") || strings.HasSuffix(name, "_dir")
+}
+
+func (a *fileAnalysis) markUnknown(format string, args ...any) {
+	if a.unknown == "" {
+		a.unknown = fmt.Sprintf(format, args...)
+	}
+}
+
+// analyzeNative analyses a configuration file in native syntax.
+func analyzeNative(name string, src []byte) *fileAnalysis {
+	if err := checkBounds(name, src, false); err != nil {
+		return &fileAnalysis{refused: err.(*RefusedError)}
+	}
+	f, diags := hclsyntax.ParseConfig(src, name, hcl.InitialPos)
+	if diags.HasErrors() {
+		return &fileAnalysis{unknown: name + " does not parse"}
+	}
+	body, ok := f.Body.(*hclsyntax.Body)
+	if !ok {
+		return &fileAnalysis{unknown: name + " does not parse"}
+	}
+	a := &fileAnalysis{}
+	for _, b := range body.Blocks {
+		a.block(name, b)
+	}
+	_ = hclsyntax.VisitAll(body, func(n hclsyntax.Node) hcl.Diagnostics {
+		if call, ok := n.(*hclsyntax.FunctionCallExpr); ok {
+			a.call(name, call.Name, call.Args)
+		}
+		return nil
+	})
+	return a
+}
+
+// block records a top-level block's module call, or the files a
+// resource, data source or provider names.
+func (a *fileAnalysis) block(file string, b *hclsyntax.Block) {
+	switch b.Type {
+	case "module":
+		call := moduleCall{name: strings.Join(b.Labels, ".")}
+		src, ok := b.Body.Attributes["source"]
+		if !ok {
+			return
+		}
+		if call.source, ok = staticString(src.Expr); !ok {
+			a.markUnknown("%s: the source of module %q is not a literal string", file, call.name)
+			return
+		}
+		if v, has := b.Body.Attributes["version"]; has {
+			if call.version, ok = staticString(v.Expr); !ok {
+				a.markUnknown("%s: the version of module %q is not a literal string", file, call.name)
+				return
+			}
+		}
+		a.calls = append(a.calls, call)
+	case "resource", "data", "ephemeral":
+		if len(b.Labels) == 0 {
+			return
+		}
+		what := strings.Join(b.Labels, ".")
+		if b.Type != "resource" {
+			what = b.Type + "." + what
+		}
+		if r := providerReads(b.Labels[0]); r != "" {
+			a.markUnknown("%s: %s %s", file, what, r)
+			return
+		}
+		if b.Labels[0] == "terraform_remote_state" {
+			if be, ok := b.Body.Attributes["backend"]; ok {
+				if v, lit := staticString(be.Expr); !lit || v == "local" {
+					a.markUnknown("%s: %s may read a state file of the artifact", file, what)
+					return
+				}
+			}
+		}
+		a.attributes(file, what, b.Body)
+	case "provider":
+		a.attributes(file, "provider "+strings.Join(b.Labels, "."), b.Body)
+	}
+}
+
+// providerReads says why a resource type reads what cannot be followed,
+// or "".
+func providerReads(typ string) string {
+	for _, p := range fileProviders {
+		if strings.HasPrefix(typ, p) {
+			return "reads local files or runs local programs"
+		}
+	}
+	return ""
+}
+
+// attributes records the paths named by body's path attributes, in nested
+// blocks too.
+func (a *fileAnalysis) attributes(file, what string, body *hclsyntax.Body) {
+	for name, attr := range body.Attributes {
+		if !pathAttribute(name) {
+			continue
+		}
+		exprs := []hclsyntax.Expression{attr.Expr}
+		if tuple, ok := attr.Expr.(*hclsyntax.TupleConsExpr); ok {
+			exprs = tuple.Exprs
+		}
+		for _, e := range exprs {
+			a.read(file, readTree, what+" "+name, e)
+		}
+	}
+	for _, b := range body.Blocks {
+		a.attributes(file, what, b.Body)
+	}
+}
+
+// call records what a function call reads.
+func (a *fileAnalysis) call(file, name string, args []hclsyntax.Expression) {
+	name = strings.TrimPrefix(name, "core::")
+	if strings.Contains(name, "::") {
+		a.markUnknown("%s: it calls the provider function %s, which may read any path", file, name)
+		return
+	}
+	if why, ok := unfollowableFunctions[name]; ok {
+		a.markUnknown("%s: %s() %s", file, name, why)
+		return
+	}
+	kind, ok := pathFunctions[name]
+	if !ok || len(args) == 0 {
+		return
+	}
+	a.read(file, kind, name+"()", args[0])
+}
+
+// read records the path expr names, or that it is not a literal path.
+func (a *fileAnalysis) read(file string, kind readKind, what string, expr hclsyntax.Expression) {
+	parts, ok := pathParts(expr)
+	if !ok {
+		a.markUnknown("%s: %s reads a path that is not a literal relative to path.module or path.root", file, what)
+		return
+	}
+	a.reads = append(a.reads, pathRead{kind: kind, parts: parts, what: file + ": " + what})
+}
+
+// pathParts splits a path expression made only of string literals,
+// path.module and path.root (in a template or alone); false for anything
+// else.
+func pathParts(expr hclsyntax.Expression) ([]pathPart, bool) {
+	switch e := expr.(type) {
+	case *hclsyntax.LiteralValueExpr:
+		if e.Val.Type() != cty.String || e.Val.IsNull() {
+			return nil, false
+		}
+		return []pathPart{{lit: e.Val.AsString()}}, true
+	case *hclsyntax.TemplateWrapExpr:
+		return pathParts(e.Wrapped)
+	case *hclsyntax.ParenthesesExpr:
+		return pathParts(e.Expression)
+	case *hclsyntax.TemplateExpr:
+		var out []pathPart
+		for _, p := range e.Parts {
+			ps, ok := pathParts(p)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, ps...)
+		}
+		return out, true
+	case *hclsyntax.ScopeTraversalExpr:
+		t := e.Traversal
+		if len(t) != 2 || t.RootName() != "path" {
+			return nil, false
+		}
+		attr, ok := t[1].(hcl.TraverseAttr)
+		if !ok || (attr.Name != "module" && attr.Name != "root") {
+			return nil, false
+		}
+		return []pathPart{{ref: attr.Name}}, true
+	}
+	return nil, false
+}
+
+// staticString is expr's value when it is a string known without any
+// variable or function.
+func staticString(expr hcl.Expression) (string, bool) {
+	v, diags := expr.Value(nil)
+	if diags.HasErrors() || v.IsNull() || !v.IsKnown() || !v.Type().Equals(cty.String) {
+		return "", false
+	}
+	return v.AsString(), true
+}
