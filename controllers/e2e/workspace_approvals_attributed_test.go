@@ -71,11 +71,11 @@ func TestApprovalsAreAttributed(t *testing.T) {
 	// The apiserver enforces a new policy once it has loaded it.
 	var err error
 	require.Eventually(t, func() bool {
-		err = addApproval(bob, magosv1.Approval{Plan: plan.ID, User: "alice"})
+		err = addApproval(bob, magosv1.Approval{Plan: plan.ID, Digest: plan.Digest, User: "alice"})
 		return apierrors.IsForbidden(err)
 	}, 30*time.Second, 200*time.Millisecond, "bob cannot approve as alice: %v", err)
 	assert.Contains(t, err.Error(), "bob cannot approve as alice")
-	err = addApproval(alice, magosv1.Approval{Plan: plan.ID, User: "alice", Groups: []string{"platform-admins", "security"}})
+	err = addApproval(alice, magosv1.Approval{Plan: plan.ID, Digest: plan.Digest, User: "alice", Groups: []string{"platform-admins", "security"}})
 	require.True(t, apierrors.IsForbidden(err), "alice cannot approve as a member of a group she is not in: %v", err)
 	assert.Contains(t, err.Error(), "alice is not in security")
 	assert.Empty(t, s.workspace("manual").Spec.Approvals, "nothing was approved")
@@ -149,7 +149,7 @@ func TestApprovalsPolicyAttributedOnly(t *testing.T) {
 	}, 30*time.Second, 200*time.Millisecond, "spec.approvedPlan is refused: %v", err)
 	assert.Contains(t, err.Error(), "spec.approvedPlan does not say who approved")
 	assert.NoError(t, set(alice, ws.Name, func(ws *magosv1.Workspace) {
-		ws.Spec.Approvals = []magosv1.Approval{{Plan: "p1", User: "alice"}}
+		ws.Spec.Approvals = []magosv1.Approval{{Plan: "p1", Digest: "sha256:p1", User: "alice"}}
 	}), "an attributed approval")
 	assert.NoError(t, set(alice, old.Name, func(ws *magosv1.Workspace) { ws.Labels = map[string]string{"team": "a"} }),
 		"a Workspace whose approvedPlan predates the policy can be edited")

@@ -39,20 +39,23 @@ type ProjectDefaults struct {
 	// +optional
 	ContentSkip ContentSkip `json:"contentSkip,omitempty"`
 
-	// Approval is the default approval mode.
+	// Approval is the default approval mode. Manual is also a floor: a
+	// Workspace of the Project cannot set Auto.
 	// +optional
 	Approval ApprovalMode `json:"approval,omitempty"`
 
-	// ApprovalRules are the default approval rules
-	// (Workspace spec.approvalRules).
+	// ApprovalRules are the Project's approval rules (Workspace
+	// spec.approvalRules), a floor for its Workspaces: a Workspace with
+	// rules of its own needs what both ask, and one with approval Auto is
+	// reviewed under them all the same.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=16
 	ApprovalRules []ApprovalRule `json:"approvalRules,omitempty"`
 
-	// ApprovalMaxAge is the default approval lifetime
-	// (Workspace spec.approvalMaxAge).
+	// ApprovalMaxAge is the longest approval lifetime of its Workspaces
+	// (Workspace spec.approvalMaxAge may set a shorter one).
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
 	// +kubebuilder:validation:Type=string
 	// +optional

@@ -157,19 +157,23 @@ type WorkspaceSpec struct {
 	Vars []Variable `json:"vars,omitempty"`
 
 	// Approval says whether plans are applied on their own (Auto) or only
-	// once approvedPlan names them (Manual). Defaults to the Project's, then Auto.
+	// once approved (Manual). Defaults to the Project's, then Auto. A
+	// Project whose defaults say Manual, or name approval rules, makes its
+	// Workspaces Manual whatever they say.
 	// +optional
 	Approval ApprovalMode `json:"approval,omitempty"`
 
 	// ApprovedPlan is the plan ID (status.plan.id) approved for apply,
-	// without saying by whom (spec.approvals does).
+	// without saying by whom (spec.approvals does). It counts as one
+	// approval at most, and none next to an entry of spec.approvals: it may
+	// be that entry's approver's.
 	// +kubebuilder:validation:MaxLength=63
 	// +optional
 	ApprovedPlan string `json:"approvedPlan,omitempty"`
 
 	// Approvals approve plans, each in the name of the user who wrote it
-	// (kubectl magos approve): an entry naming status.plan.id (and its
-	// digest, if it names one) approves the plan, and status.plan.approvals
+	// (kubectl magos approve): an entry naming status.plan.id and its
+	// digest approves the plan, and status.plan.approvals
 	// records who approved and when. The chart's admission policy
 	// (approvals.attributed) admits a new entry only in its writer's own
 	// name and groups.
@@ -183,8 +187,8 @@ type WorkspaceSpec struct {
 	// ApprovalRules decide, with approval Manual, which plans apply without
 	// an approval and how many approvals, from whom, the others need: the
 	// first rule whose `when` holds governs a plan; a plan no rule governs
-	// needs one approval. Set, they replace the Project's
-	// (defaults.approvalRules).
+	// needs one approval. The Project's (defaults.approvalRules) are a
+	// floor: where both set rules, a plan needs what both ask.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
@@ -195,7 +199,7 @@ type WorkspaceSpec struct {
 	// controller first saw it (status.plan.approvals): an older one no
 	// longer counts, and a plan that had needed it is planned again, to be
 	// approved anew. Unset: approvals do not expire (or the Project's
-	// defaults.approvalMaxAge).
+	// defaults.approvalMaxAge). Where both are set, the shorter counts.
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
 	// +kubebuilder:validation:Type=string
 	// +optional
@@ -406,7 +410,7 @@ type PlanStatus struct {
 }
 
 // ApprovalRule says what a plan it governs needs to be applied.
-// +kubebuilder:validation:XValidation:rule="!has(self.autoApprove) || !self.autoApprove || (!has(self.approvals) && !has(self.groups))",message="an autoApprove rule takes no approvals or groups"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoApprove) || !self.autoApprove || (!has(self.approvals) && !has(self.groups) && !has(self.serviceAccounts))",message="an autoApprove rule takes no approvals, groups or serviceAccounts"
 type ApprovalRule struct {
 	// Name names the rule in status and messages.
 	// +kubebuilder:validation:MinLength=1
@@ -435,6 +439,17 @@ type ApprovalRule struct {
 	// +listType=set
 	// +optional
 	Groups []string `json:"groups,omitempty"`
+	// ServiceAccounts are the ServiceAccounts (namespace/name) whose
+	// approvals count under this rule. An approval written by a
+	// ServiceAccount (user system:serviceaccount:…: a controller that
+	// writes Workspaces, a CI job) counts only under a rule that names it,
+	// never as a person.
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=317
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-.a-z0-9]*[a-z0-9])?$`
+	// +listType=set
+	// +optional
+	ServiceAccounts []string `json:"serviceAccounts,omitempty"`
 }
 
 // Approval approves a plan in the name of a user.
@@ -443,11 +458,12 @@ type Approval struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	Plan string `json:"plan"`
-	// Digest, when set, is the digest of the approved plan
-	// (status.plan.digest): a plan with another digest is not approved.
+	// Digest is the digest of the approved plan (status.plan.digest): the
+	// entry approves the plan only while it has this digest, so a plan
+	// replaced under the same ID is not approved.
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=80
-	// +optional
-	Digest string `json:"digest,omitempty"`
+	Digest string `json:"digest"`
 	// User is who approves, as the Kubernetes API authenticates them.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253

@@ -138,15 +138,25 @@ func TestCRDValidation(t *testing.T) {
 
 		// Refused: Workspace.
 		{name: "workspace with approvals and approval rules", obj: workspace(func(ws *magosv1.Workspace) {
-			ws.Spec.Approvals = []magosv1.Approval{{Plan: "p1", Digest: "sha256:x", User: "alice", Groups: []string{"platform-admins"}}, {Plan: "p1", User: "bob"}}
+			ws.Spec.Approvals = []magosv1.Approval{{Plan: "p1", Digest: "sha256:x", User: "alice", Groups: []string{"platform-admins"}}, {Plan: "p1", Digest: "sha256:x", User: "bob"}}
 			ws.Spec.ApprovalRules = []magosv1.ApprovalRule{{Name: "additions", When: "plan.destroy == 0", AutoApprove: true},
-				{Name: "deletions", Approvals: new(int32(2)), Groups: []string{"platform-admins"}}}
+				{Name: "deletions", Approvals: new(int32(2)), Groups: []string{"platform-admins"}},
+				{Name: "release", ServiceAccounts: []string{"ci/release-bot"}}}
 		})},
+		{name: "an approval without the plan's digest", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.Approvals = []magosv1.Approval{{Plan: "p1", User: "alice"}}
+		}), wantFields: []string{"spec.approvals[0].digest", "at least 1 chars long"}},
+		{name: "an autoApprove rule naming ServiceAccounts", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.ApprovalRules = []magosv1.ApprovalRule{{Name: "bots", AutoApprove: true, ServiceAccounts: []string{"ci/release-bot"}}}
+		}), wantFields: []string{"spec.approvalRules[0]", "an autoApprove rule takes no approvals, groups or serviceAccounts"}},
+		{name: "a ServiceAccount named by its username", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.ApprovalRules = []magosv1.ApprovalRule{{Name: "bots", ServiceAccounts: []string{"system:serviceaccount:ci:release-bot"}}}
+		}), wantFields: []string{"spec.approvalRules[0].serviceAccounts[0]"}},
 		{name: "an autoApprove rule asking approvals", obj: workspace(func(ws *magosv1.Workspace) {
 			ws.Spec.ApprovalRules = []magosv1.ApprovalRule{{Name: "both", AutoApprove: true, Approvals: new(int32(2))}}
-		}), wantFields: []string{"spec.approvalRules[0]", "an autoApprove rule takes no approvals or groups"}},
+		}), wantFields: []string{"spec.approvalRules[0]", "an autoApprove rule takes no approvals, groups or serviceAccounts"}},
 		{name: "two approvals by one user for one plan", obj: workspace(func(ws *magosv1.Workspace) {
-			ws.Spec.Approvals = []magosv1.Approval{{Plan: "p1", User: "alice"}, {Plan: "p1", User: "alice", Digest: "sha256:x"}}
+			ws.Spec.Approvals = []magosv1.Approval{{Plan: "p1", User: "alice", Digest: "sha256:y"}, {Plan: "p1", User: "alice", Digest: "sha256:x"}}
 		}), wantFields: []string{"spec.approvals[1]", "Duplicate value"}},
 		{name: "unknown destroy gate", obj: workspace(func(ws *magosv1.Workspace) {
 			ws.Spec.Destroy = &magosv1.DestroySpec{Gate: "Never"}

@@ -26,8 +26,9 @@ type settings struct {
 	Interval, AskedInterval time.Duration
 	Approval                magosv1.ApprovalMode
 	// ApprovalRules are the compiled approval rules (the Workspace's, else
-	// its Project's).
-	ApprovalRules *approvalrules.Rules
+	// its Project's); FloorRules the Project's where the Workspace has
+	// rules of its own: a plan needs what both ask.
+	ApprovalRules, FloorRules *approvalrules.Rules
 	// ApprovalMaxAge is how long an approval counts (0: for ever).
 	ApprovalMaxAge time.Duration
 	// AskedTimeout is the longer timeout the Workspace or its Project
@@ -92,14 +93,10 @@ func (r *Reconciler) effectiveSettings(ws *magosv1.Workspace, in inputs) (settin
 			s.Content.Disabled = l.ContentSkip == magosv1.ContentSkipDisabled
 		}
 	}
-	rules, field := ws.Spec.ApprovalRules, "spec.approvalRules"
-	if len(rules) == 0 && in.Project != nil && in.Project.Status.Defaults != nil {
-		rules, field = in.Project.Status.Defaults.ApprovalRules, "the Project's defaults.approvalRules"
+	if err := approvalSettings(&s, ws, in.Project); err != nil {
+		return s, err
 	}
 	var err error
-	if s.ApprovalRules, err = approvalrules.Compile(rules, field); err != nil {
-		return s, rerror.Stall(magosv1.ReasonInvalidApprovalRule, err)
-	}
 	if m := r.Options.MinInterval; s.Interval > 0 && s.Interval < m {
 		s.Interval, s.AskedInterval = m, s.Interval
 	}
@@ -152,4 +149,44 @@ func (r *Reconciler) resolveEngineImage(s settings) (string, error) {
 			s.Engine, s.Version, s.Engine, s.Engine, r.Options.VersionsDir, s.Engine, s.Version))
 	}
 	return strings.ReplaceAll(image, magosv1.EngineImageVersionPlaceholder, s.Version), nil
+}
+
+// approvalSettings sets how the Workspace's plans are approved: its
+// approval mode, approval lifetime and rules, with its Project's as a floor
+// it cannot lower (decide.EffectiveApproval, EffectiveApprovalMaxAge): a
+// Workspace with rules of its own is reviewed under the Project's too. A
+// rule that does not compile stalls.
+func approvalSettings(s *settings, ws *magosv1.Workspace, project *magosv1.Project) error {
+	var defaults *magosv1.ProjectDefaults
+	if project != nil {
+		defaults = project.Status.Defaults
+	}
+	var own, floor time.Duration
+	if ws.Spec.ApprovalMaxAge != nil {
+		own = ws.Spec.ApprovalMaxAge.Duration
+	}
+	if defaults != nil && defaults.ApprovalMaxAge != nil {
+		floor = defaults.ApprovalMaxAge.Duration
+	}
+	s.Approval = decide.EffectiveApproval(ws.Spec.Approval, defaults)
+	s.ApprovalMaxAge = decide.EffectiveApprovalMaxAge(own, floor)
+	const projectField = "the Project's defaults.approvalRules"
+	var projectRules []magosv1.ApprovalRule
+	if defaults != nil {
+		projectRules = defaults.ApprovalRules
+	}
+	rules, field := ws.Spec.ApprovalRules, "spec.approvalRules"
+	if len(rules) == 0 {
+		rules, field = projectRules, projectField
+	} else if len(projectRules) > 0 {
+		var err error
+		if s.FloorRules, err = approvalrules.Compile(projectRules, projectField); err != nil {
+			return rerror.Stall(magosv1.ReasonInvalidApprovalRule, err)
+		}
+	}
+	var err error
+	if s.ApprovalRules, err = approvalrules.Compile(rules, field); err != nil {
+		return rerror.Stall(magosv1.ReasonInvalidApprovalRule, err)
+	}
+	return nil
 }

@@ -180,17 +180,18 @@ func (r *Reconciler) admissionOf(ctx context.Context, ws *magosv1.Workspace, pla
 	return decide.Admission{Denied: !d.Allowed, Message: d.Message}, nil
 }
 
-// reviewOf reviews the pending plan under the approval rules at now and
-// records in status which rule governs it (an AutoApproved event the first
-// time one applies it without approval). The stored plan is read only
-// where a rule reads plan.resources.
+// reviewOf reviews the pending plan under the approval rules at now (the
+// Workspace's, and its Project's as a floor) and records in status which
+// rules govern it (an AutoApproved event the first time they apply it
+// without approval). The stored plan is read only where a rule reads
+// plan.resources.
 func (r *Reconciler) reviewOf(ctx context.Context, ws *magosv1.Workspace, s settings, plan *magosv1.PlanStatus, now time.Time) (decide.Review, error) {
 	p := approvalrules.Plan{
 		Add: int64(plan.Add), Change: int64(plan.Change), Destroy: int64(plan.Destroy),
 		DestroyMode: plan.Mode == magosv1.PlanModeDestroy, Drift: plan.Drift,
 		Name: ws.Name, Namespace: ws.Namespace, Labels: ws.Labels,
 	}
-	if s.ApprovalRules.ReadsResources() {
+	if s.ApprovalRules.ReadsResources() || s.FloorRules.ReadsResources() {
 		var err error
 		if p.Resources, err = r.planResources(ctx, ws, plan); err != nil {
 			return decide.Review{}, err
@@ -201,10 +202,17 @@ func (r *Reconciler) reviewOf(ctx context.Context, ws *magosv1.Workspace, s sett
 		return decide.Review{}, rerror.Stall(magosv1.ReasonInvalidApprovalRule, err)
 	}
 	rv := decide.ReviewPlan(rule, plan, ws.Spec.Approvals, ws.Spec.ApprovedPlan, now, s.ApprovalMaxAge)
-	if rv.Auto && !plan.AutoApproved {
-		r.event(ws, corev1.EventTypeNormal, magosv1.ReasonAutoApproved, "Plan %s (%s) is applied without approval: approval rule %s governs it", plan.ID, decide.PlanSummary(plan), rv.Rule)
+	if s.FloorRules != nil {
+		floor, err := s.FloorRules.Govern(p)
+		if err != nil {
+			return decide.Review{}, rerror.Stall(magosv1.ReasonInvalidApprovalRule, err)
+		}
+		rv = rv.WithFloor(decide.ReviewPlan(floor, plan, ws.Spec.Approvals, ws.Spec.ApprovedPlan, now, s.ApprovalMaxAge))
 	}
-	plan.ApprovalRule, plan.AutoApproved = rv.Rule, rv.Auto
+	if rv.AutoApproved() && !plan.AutoApproved {
+		r.event(ws, corev1.EventTypeNormal, magosv1.ReasonAutoApproved, "Plan %s (%s) is applied without approval: approval rule %s governs it", plan.ID, decide.PlanSummary(plan), rv.RuleNames())
+	}
+	plan.ApprovalRule, plan.AutoApproved = rv.RuleNames(), rv.AutoApproved()
 	return rv, nil
 }
 

@@ -24,9 +24,9 @@ func TestRecordApprovals(t *testing.T) {
 	assert.Equal(t, want, p.Approvals)
 	assert.Equal(t, []Note{{Normal, magosv1.ReasonApproved, "Plan p2 (" + PlanSummary(p) + ") approved by alice (groups platform-admins)"}}, notes)
 
-	entries = append(entries, magosv1.Approval{Plan: "p2", User: "bob"})
+	entries = append(entries, magosv1.Approval{Plan: "p2", Digest: "sha256:plan", User: "bob"}, magosv1.Approval{Plan: "p2", User: "carol"})
 	notes = RecordApprovals(p, entries, t2)
-	require.Len(t, notes, 1, "only the new approver")
+	require.Len(t, notes, 1, "only the new approver (carol's entry names no digest: it approves nothing)")
 	assert.Contains(t, notes[0].Message, "approved by bob")
 	assert.Equal(t, magosv1.PlanApproval{User: "bob", Time: metav1.NewTime(t2)}, p.Approvals[1], "at the time first seen")
 	assert.Len(t, p.Approvals, 2)
@@ -37,9 +37,9 @@ func TestRecordApprovals(t *testing.T) {
 func TestReviewPlan(t *testing.T) {
 	p := &magosv1.PlanStatus{ID: "p2", Digest: "sha256:plan"}
 	entries := []magosv1.Approval{
-		{Plan: "p2", User: "alice", Groups: []string{"platform-admins"}},
-		{Plan: "p2", User: "bob", Groups: []string{"developers"}},
-		{Plan: "p1", User: "carol", Groups: []string{"platform-admins"}},
+		{Plan: "p2", Digest: "sha256:plan", User: "alice", Groups: []string{"platform-admins"}},
+		{Plan: "p2", Digest: "sha256:plan", User: "bob", Groups: []string{"developers"}},
+		{Plan: "p1", Digest: "sha256:plan", User: "carol", Groups: []string{"platform-admins"}},
 	}
 	two := int32(2)
 	for _, tt := range []struct {
@@ -50,7 +50,7 @@ func TestReviewPlan(t *testing.T) {
 		satisfied    bool
 	}{
 		{"no rule: one approval", nil, "", Review{Needed: 1, Counted: []string{"alice", "bob"}}, true},
-		{"no rule, no entry: spec.approvedPlan counts", nil, "p2", Review{Needed: 1, Counted: []string{"alice", "bob", "spec.approvedPlan"}}, true},
+		{"no rule, with entries: spec.approvedPlan is not one more", nil, "p2", Review{Needed: 1, Counted: []string{"alice", "bob"}}, true},
 		{"auto", &magosv1.ApprovalRule{Name: "additions", AutoApprove: true}, "", Review{Rule: "additions", Auto: true, Needed: 1, Counted: []string{"alice", "bob"}}, true},
 		{"two from a group: only alice counts", &magosv1.ApprovalRule{Name: "deletions", Approvals: &two, Groups: []string{"platform-admins"}}, "p2",
 			Review{Rule: "deletions", Needed: 2, Groups: []string{"platform-admins"}, Counted: []string{"alice"}, Ignored: []string{"bob"}}, false},
@@ -66,11 +66,11 @@ func TestReviewPlan(t *testing.T) {
 
 func TestReviewPlanExpiresApprovals(t *testing.T) {
 	seen := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	p := &magosv1.PlanStatus{ID: "p2", Approvals: []magosv1.PlanApproval{
+	p := &magosv1.PlanStatus{ID: "p2", Digest: "sha256:plan", Approvals: []magosv1.PlanApproval{
 		{User: "alice", Time: metav1.NewTime(seen)},
 		{User: "bob", Time: metav1.NewTime(seen.Add(30 * time.Minute))},
 	}}
-	entries := []magosv1.Approval{{Plan: "p2", User: "alice"}, {Plan: "p2", User: "bob"}, {Plan: "p2", User: "carol"}}
+	entries := []magosv1.Approval{{Plan: "p2", Digest: "sha256:plan", User: "alice"}, {Plan: "p2", Digest: "sha256:plan", User: "bob"}, {Plan: "p2", Digest: "sha256:plan", User: "carol"}}
 	two := int32(2)
 	rule := &magosv1.ApprovalRule{Name: "two", Approvals: &two}
 

@@ -116,7 +116,7 @@ func decideRun(f Facts) Decision {
 	if f.Approval == magosv1.ApprovalManual && !f.approvedEnough(plan) {
 		msg := fmt.Sprintf("%s %s (%s) of revision %s awaits approval: set spec.approvedPlan to %q (kubectl magos approve %s --plan %s)",
 			PlanNoun(plan), plan.ID, PlanSummary(plan), plan.Revision, plan.ID, f.Name, plan.ID)
-		if rv := f.Review; rv != nil && (rv.Rule != "" || rv.Needed > 1) {
+		if rv := f.Review; rv != nil && rv.ruled() {
 			msg = fmt.Sprintf("%s %s (%s) of revision %s awaits approvals: %s (kubectl magos approve %s --plan %s)",
 				PlanNoun(plan), plan.ID, PlanSummary(plan), plan.Revision, rv.missing(), f.Name, plan.ID)
 		}

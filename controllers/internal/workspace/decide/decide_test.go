@@ -247,7 +247,7 @@ func TestDecide(t *testing.T) {
 			Approvals: []magosv1.Approval{{Plan: "p2", Digest: "sha256:other", User: "alice"}}},
 			want: want{phase: magosv1.PhaseAwaitingApproval, reason: magosv1.ReasonAwaitingApproval, event: magosv1.ReasonAwaitingApproval}},
 		{name: "a destroy plan approved by a user's entry while deleted: destroy", f: Facts{Deletion: del(DeletionFacts{}), Plan: plan(destroyMode), Gate: passed, Approval: magosv1.ApprovalManual,
-			Approvals: []magosv1.Approval{{Plan: "p2", User: "alice"}}},
+			Approvals: []magosv1.Approval{{Plan: "p2", Digest: "sha256:plan", User: "alice"}}},
 			want: want{phase: magosv1.PhaseDestroying, action: ActStart, run: runjob.Run{Phase: magosv1.RunApply, Mode: magosv1.PlanModeDestroy, PlanID: "p2", PlanDigest: "sha256:plan"}}},
 		{name: "auto approval: apply", f: Facts{Plan: plan(), Gate: passed, Applied: applied},
 			want: want{phase: magosv1.PhaseApplying, action: ActStart, run: runjob.Run{Phase: magosv1.RunApply, PlanID: "p2", PlanDigest: "sha256:plan"}}},

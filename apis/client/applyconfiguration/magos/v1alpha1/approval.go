@@ -25,8 +25,9 @@ package v1alpha1
 type ApprovalApplyConfiguration struct {
 	// Plan is the approved plan's ID (status.plan.id).
 	Plan *string `json:"plan,omitempty"`
-	// Digest, when set, is the digest of the approved plan
-	// (status.plan.digest): a plan with another digest is not approved.
+	// Digest is the digest of the approved plan (status.plan.digest): the
+	// entry approves the plan only while it has this digest, so a plan
+	// replaced under the same ID is not approved.
 	Digest *string `json:"digest,omitempty"`
 	// User is who approves, as the Kubernetes API authenticates them.
 	User *string `json:"user,omitempty"`

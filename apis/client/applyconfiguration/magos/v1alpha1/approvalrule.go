@@ -38,6 +38,12 @@ type ApprovalRuleApplyConfiguration struct {
 	Approvals *int32 `json:"approvals,omitempty"`
 	// Groups, when set, count only approvals by members of one of them.
 	Groups []string `json:"groups,omitempty"`
+	// ServiceAccounts are the ServiceAccounts (namespace/name) whose
+	// approvals count under this rule. An approval written by a
+	// ServiceAccount (user system:serviceaccount:…: a controller that
+	// writes Workspaces, a CI job) counts only under a rule that names it,
+	// never as a person.
+	ServiceAccounts []string `json:"serviceAccounts,omitempty"`
 }
 
 // ApprovalRuleApplyConfiguration constructs a declarative configuration of the ApprovalRule type for use with
@@ -84,6 +90,16 @@ func (b *ApprovalRuleApplyConfiguration) WithApprovals(value int32) *ApprovalRul
 func (b *ApprovalRuleApplyConfiguration) WithGroups(values ...string) *ApprovalRuleApplyConfiguration {
 	for i := range values {
 		b.Groups = append(b.Groups, values[i])
+	}
+	return b
+}
+
+// WithServiceAccounts adds the given value to the ServiceAccounts field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ServiceAccounts field.
+func (b *ApprovalRuleApplyConfiguration) WithServiceAccounts(values ...string) *ApprovalRuleApplyConfiguration {
+	for i := range values {
+		b.ServiceAccounts = append(b.ServiceAccounts, values[i])
 	}
 	return b
 }

@@ -35,13 +35,22 @@ type ProjectDefaultsApplyConfiguration struct {
 	Runner *RunnerSpecApplyConfiguration `json:"runner,omitempty"`
 	// Interval is the default drift re-plan interval.
 	Interval *v1.Duration `json:"interval,omitempty"`
-	// Approval is the default approval mode.
+	// TriggerPaths are globs every member Workspace's plans depend on
+	// besides what the controller sees (Workspace spec.triggerPaths, which
+	// adds to them).
+	TriggerPaths []string `json:"triggerPaths,omitempty"`
+	// ContentSkip is the default of Workspace spec.contentSkip.
+	ContentSkip *magosv1alpha1.ContentSkip `json:"contentSkip,omitempty"`
+	// Approval is the default approval mode. Manual is also a floor: a
+	// Workspace of the Project cannot set Auto.
 	Approval *magosv1alpha1.ApprovalMode `json:"approval,omitempty"`
-	// ApprovalRules are the default approval rules
-	// (Workspace spec.approvalRules).
+	// ApprovalRules are the Project's approval rules (Workspace
+	// spec.approvalRules), a floor for its Workspaces: a Workspace with
+	// rules of its own needs what both ask, and one with approval Auto is
+	// reviewed under them all the same.
 	ApprovalRules []ApprovalRuleApplyConfiguration `json:"approvalRules,omitempty"`
-	// ApprovalMaxAge is the default approval lifetime
-	// (Workspace spec.approvalMaxAge).
+	// ApprovalMaxAge is the longest approval lifetime of its Workspaces
+	// (Workspace spec.approvalMaxAge may set a shorter one).
 	ApprovalMaxAge *v1.Duration `json:"approvalMaxAge,omitempty"`
 	// Destroy is the default of how deleted destroyOnDelete Workspaces
 	// destroy their resources.
@@ -77,6 +86,24 @@ func (b *ProjectDefaultsApplyConfiguration) WithRunner(value *RunnerSpecApplyCon
 // If called multiple times, the Interval field is set to the value of the last call.
 func (b *ProjectDefaultsApplyConfiguration) WithInterval(value v1.Duration) *ProjectDefaultsApplyConfiguration {
 	b.Interval = &value
+	return b
+}
+
+// WithTriggerPaths adds the given value to the TriggerPaths field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the TriggerPaths field.
+func (b *ProjectDefaultsApplyConfiguration) WithTriggerPaths(values ...string) *ProjectDefaultsApplyConfiguration {
+	for i := range values {
+		b.TriggerPaths = append(b.TriggerPaths, values[i])
+	}
+	return b
+}
+
+// WithContentSkip sets the ContentSkip field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ContentSkip field is set to the value of the last call.
+func (b *ProjectDefaultsApplyConfiguration) WithContentSkip(value magosv1alpha1.ContentSkip) *ProjectDefaultsApplyConfiguration {
+	b.ContentSkip = &value
 	return b
 }
 

@@ -32,6 +32,19 @@ type WorkspaceSpecApplyConfiguration struct {
 	SourceRef *SourceReferenceApplyConfiguration `json:"sourceRef,omitempty"`
 	// Path of the configuration inside the artifact, relative to its root.
 	Path *string `json:"path,omitempty"`
+	// TriggerPaths are globs, relative to the artifact's root, of files the
+	// plan depends on that the controller cannot see in the configuration
+	// (a script a provider runs, a file named by a variable): a revision
+	// that changes a matching file is planned, like a change under path.
+	// "**" matches any number of directories; other elements are
+	// path.Match patterns. Added to the Project's defaults.triggerPaths.
+	// See docs/flux.md for what the controller sees by itself.
+	TriggerPaths []string `json:"triggerPaths,omitempty"`
+	// ContentSkip says whether a new revision that changes none of the bytes
+	// the plan can depend on is carried without a plan (Enabled, the
+	// default) or planned like any revision (Disabled). Defaults to the
+	// Project's.
+	ContentSkip *magosv1alpha1.ContentSkip `json:"contentSkip,omitempty"`
 	// Terraform selects the engine and version; defaults come from the Project.
 	Terraform *TerraformSpecApplyConfiguration `json:"terraform,omitempty"`
 	// ProjectRef names the Project this Workspace belongs to.
@@ -46,14 +59,18 @@ type WorkspaceSpecApplyConfiguration struct {
 	// Vars are inline variables; they take precedence over VariableSets.
 	Vars []VariableApplyConfiguration `json:"vars,omitempty"`
 	// Approval says whether plans are applied on their own (Auto) or only
-	// once approvedPlan names them (Manual). Defaults to the Project's, then Auto.
+	// once approved (Manual). Defaults to the Project's, then Auto. A
+	// Project whose defaults say Manual, or name approval rules, makes its
+	// Workspaces Manual whatever they say.
 	Approval *magosv1alpha1.ApprovalMode `json:"approval,omitempty"`
 	// ApprovedPlan is the plan ID (status.plan.id) approved for apply,
-	// without saying by whom (spec.approvals does).
+	// without saying by whom (spec.approvals does). It counts as one
+	// approval at most, and none next to an entry of spec.approvals: it may
+	// be that entry's approver's.
 	ApprovedPlan *string `json:"approvedPlan,omitempty"`
 	// Approvals approve plans, each in the name of the user who wrote it
-	// (kubectl magos approve): an entry naming status.plan.id (and its
-	// digest, if it names one) approves the plan, and status.plan.approvals
+	// (kubectl magos approve): an entry naming status.plan.id and its
+	// digest approves the plan, and status.plan.approvals
 	// records who approved and when. The chart's admission policy
 	// (approvals.attributed) admits a new entry only in its writer's own
 	// name and groups.
@@ -61,14 +78,14 @@ type WorkspaceSpecApplyConfiguration struct {
 	// ApprovalRules decide, with approval Manual, which plans apply without
 	// an approval and how many approvals, from whom, the others need: the
 	// first rule whose `when` holds governs a plan; a plan no rule governs
-	// needs one approval. Set, they replace the Project's
-	// (defaults.approvalRules).
+	// needs one approval. The Project's (defaults.approvalRules) are a
+	// floor: where both set rules, a plan needs what both ask.
 	ApprovalRules []ApprovalRuleApplyConfiguration `json:"approvalRules,omitempty"`
 	// ApprovalMaxAge is how long an approval stays valid after the
 	// controller first saw it (status.plan.approvals): an older one no
 	// longer counts, and a plan that had needed it is planned again, to be
 	// approved anew. Unset: approvals do not expire (or the Project's
-	// defaults.approvalMaxAge).
+	// defaults.approvalMaxAge). Where both are set, the shorter counts.
 	ApprovalMaxAge *v1.Duration `json:"approvalMaxAge,omitempty"`
 	// Interval between drift re-plans of the last applied revision.
 	Interval *v1.Duration `json:"interval,omitempty"`
@@ -121,6 +138,24 @@ func (b *WorkspaceSpecApplyConfiguration) WithSourceRef(value *SourceReferenceAp
 // If called multiple times, the Path field is set to the value of the last call.
 func (b *WorkspaceSpecApplyConfiguration) WithPath(value string) *WorkspaceSpecApplyConfiguration {
 	b.Path = &value
+	return b
+}
+
+// WithTriggerPaths adds the given value to the TriggerPaths field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the TriggerPaths field.
+func (b *WorkspaceSpecApplyConfiguration) WithTriggerPaths(values ...string) *WorkspaceSpecApplyConfiguration {
+	for i := range values {
+		b.TriggerPaths = append(b.TriggerPaths, values[i])
+	}
+	return b
+}
+
+// WithContentSkip sets the ContentSkip field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ContentSkip field is set to the value of the last call.
+func (b *WorkspaceSpecApplyConfiguration) WithContentSkip(value magosv1alpha1.ContentSkip) *WorkspaceSpecApplyConfiguration {
+	b.ContentSkip = &value
 	return b
 }
 
