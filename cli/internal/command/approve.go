@@ -37,10 +37,13 @@ mistake. The Workspace's status then records who approved
 (status.plan.approvals; kubectl magos get -o wide, plan show).
 
 With --stage ROLLOUT/STAGE, one review approves the stage: the plans of the
-stage's Workspaces awaiting approval are compared (plan diff), and when they
-are all the same change each one is approved, in an entry naming its own
-plan; when they are different changes, --like WORKSPACE approves those that
-are the same change as that Workspace's. --ignore-attributes leaves out of the
+stage's Workspaces awaiting approval are compared as plan diff compares them
+(the whole change: resource changes with their unknown and sensitive values,
+outputs, configuration, engine version), and when they are all the same
+change each one is approved, in an entry naming the plan ID and digest that
+was compared; a Workspace whose plan changed since is refused, not approved.
+When they are different changes, --like WORKSPACE approves those that are the
+same change as that Workspace's. --ignore-attributes leaves out of the
 comparison attributes whose values name each Workspace (a name, a region
 tag): each Workspace is still approved for its own plan.`,
 		Example: `  kubectl magos plan show hello             # read the plan and note its ID
@@ -74,7 +77,7 @@ tag): each Workspace is still approved for its own plan.`,
 }
 
 func (o *approveOptions) run(ctx context.Context, f *factory, name string) error {
-	id, err := approveOne(ctx, f, name, o.plan)
+	id, err := approveOne(ctx, f, name, planRef{ID: o.plan})
 	if err != nil {
 		return err
 	}
@@ -93,9 +96,14 @@ func (o *approveOptions) run(ctx context.Context, f *factory, name string) error
 	return nil
 }
 
-// approveOne approves Workspace name's plan (want, if set) in the user's
-// name and returns the plan's ID.
-func approveOne(ctx context.Context, f *factory, name, want string) (string, error) {
+// planRef names a plan: its ID and the digest of its plan JSON.
+type planRef struct{ ID, Digest string }
+
+// approveOne approves Workspace name's plan in the user's name, with an
+// entry naming its ID and digest, and returns the plan's ID. With want's
+// ID (and digest) set, the plan must still be that one when the entry is
+// written.
+func approveOne(ctx context.Context, f *factory, name string, want planRef) (string, error) {
 	t, err := targetOf(f, name)
 	if err != nil {
 		return "", err
@@ -111,7 +119,7 @@ func approveOne(ctx context.Context, f *factory, name, want string) (string, err
 			return err
 		}
 		ws.Spec.Approvals = withApproval(ws.Spec.Approvals, magosv1.Approval{
-			Plan: id, Digest: ws.Status.PendingPlan().Digest, User: me.Username, Groups: me.Groups})
+			Plan: id, Digest: ws.Status.Plan.Digest, User: me.Username, Groups: me.Groups})
 		return nil
 	}); err != nil {
 		return "", err
@@ -144,8 +152,8 @@ func withApproval(entries []magosv1.Approval, a magosv1.Approval) []magosv1.Appr
 }
 
 // approvable is the ID of the Workspace's plan awaiting approval; with
-// want, only if the plan is still that one.
-func approvable(ws *magosv1.Workspace, want string) (string, error) {
+// want's ID and digest, only if the plan is still that one.
+func approvable(ws *magosv1.Workspace, want planRef) (string, error) {
 	p := ws.Status.PendingPlan()
 	waiting := ws.Status.Phase == magosv1.PhaseAwaitingApproval || ws.Status.Phase == magosv1.PhaseAwaitingPromotion
 	if p == nil || !waiting {
@@ -155,9 +163,16 @@ func approvable(ws *magosv1.Workspace, want string) (string, error) {
 	if p.Policy != nil && !p.Policy.Passed {
 		return "", refused("plan %s of Workspace %s failed the policy gate and cannot be applied: %s", p.ID, ws.Name, p.Policy.Message)
 	}
-	if want != "" && want != p.ID {
+	if want.ID != "" && want.ID != p.ID {
 		return "", refused("the plan of Workspace %s changed: the current plan is %s, not %s; review it with `kubectl magos plan show %s` and approve %s",
-			ws.Name, p.ID, want, ws.Name, p.ID)
+			ws.Name, p.ID, want.ID, ws.Name, p.ID)
+	}
+	if want.Digest != "" && want.Digest != p.Digest {
+		return "", refused("the plan %s of Workspace %s changed: its digest is %s, not the %s compared; compare it again",
+			p.ID, ws.Name, p.Digest, want.Digest)
+	}
+	if p.Digest == "" {
+		return "", refused("plan %s of Workspace %s has no digest yet: an approval names one; retry in a moment", p.ID, ws.Name)
 	}
 	return p.ID, nil
 }

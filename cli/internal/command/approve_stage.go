@@ -3,7 +3,6 @@ package command
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -13,9 +12,10 @@ import (
 // One review per stage: a Rollout's stage often holds several Workspaces
 // whose plans are the same change (one module, one revision, one
 // environment's worth of regions). approve --stage reads each one's
-// stored plan, groups the plans that are the same change (plan diff's
-// comparison), and approves the group in one step, with an entry per
-// Workspace naming that Workspace's own plan ID and digest: the apply-time
+// stored plan, groups the plans that are the same change (the digest of
+// the whole change, change.go), and approves the group in one step, with
+// an entry per Workspace naming the plan ID and digest that was compared,
+// refused for a Workspace whose plan is another by then: the apply-time
 // proof of each plan is unchanged.
 
 // approveStage approves the plans of stage ROLLOUT/STAGE's Workspaces that
@@ -45,30 +45,64 @@ func (o *approveOptions) approveStage(ctx context.Context, f *factory, stage str
 	fmt.Fprintf(out, "Stage %s of Rollout %s: %d Workspace(s), %d awaiting approval, %d distinct plan(s)\n",
 		stageName, rolloutName, len(members), waiting, len(groups))
 	for _, g := range groups {
-		fmt.Fprintf(out, "  %s\n", strings.Join(g, ", "))
+		fmt.Fprintf(out, "  %s\n", strings.Join(memberNames(g), ", "))
 	}
-	var chosen []string
+	var chosen []stagePlan
 	switch {
 	case len(groups) == 0:
 		return refused("no Workspace of stage %s awaits approval", stageName)
 	case o.like != "":
-		i := slices.IndexFunc(groups, func(g []string) bool { return slices.Contains(g, o.like) })
+		i := slices.IndexFunc(groups, func(g []stagePlan) bool { return slices.Contains(memberNames(g), o.like) })
 		if i < 0 {
 			return refused("Workspace %s is not one of stage %s's awaiting approval", o.like, stageName)
 		}
 		chosen = groups[i]
 	case len(groups) > 1:
 		return refused("the stage's plans are %d different changes: review them (kubectl magos plan diff %s --against %s) and approve one change at a time with --like WORKSPACE",
-			len(groups), groups[1][0], groups[0][0])
+			len(groups), groups[1][0].name, groups[0][0].name)
 	default:
 		chosen = groups[0]
 	}
-	for _, name := range chosen {
-		if _, err := approveOne(ctx, f, name, ""); err != nil {
+	for _, m := range chosen {
+		if _, err := approveOne(ctx, f, m.name, m.plan); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// stagePlan is a stage member's plan as compared: the plan an approval
+// names (ID and digest) and the digest of the change it makes.
+type stagePlan struct {
+	name   string
+	plan   planRef
+	change string
+}
+
+// memberNames are the names of the members of a group.
+func memberNames(g []stagePlan) []string {
+	names := make([]string, len(g))
+	for i, m := range g {
+		names[i] = m.name
+	}
+	return names
+}
+
+// groupByChange groups plans by the change they make, in the order each
+// change first appears.
+func groupByChange(plans []stagePlan) [][]stagePlan {
+	var groups [][]stagePlan
+	index := map[string]int{}
+	for _, p := range plans {
+		i, ok := index[p.change]
+		if !ok {
+			i = len(groups)
+			index[p.change] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], p)
+	}
+	return groups
 }
 
 // stageMembers are the Workspaces the Rollout's status puts in stage.
@@ -88,16 +122,16 @@ func stageMembers(ro *magosv1.Rollout, stage string) ([]string, error) {
 
 // awaitsApproval says whether ws has a plan that may be approved.
 func awaitsApproval(ws *magosv1.Workspace) bool {
-	_, err := approvable(ws, "")
+	_, err := approvable(ws, planRef{})
 	return err == nil
 }
 
 // distinctPlans groups the members whose plans include takes by the
-// change their plans make, not comparing the ignored attributes: members
-// whose plans are the same change share a group. counted is how many were
-// taken.
-func distinctPlans(ctx context.Context, t *target, members []string, include func(*magosv1.Workspace) bool, ignore []string) (groups [][]string, counted int, _ error) {
-	var changes []map[string]plannedChange
+// change their plans make (the digest of the whole change), not comparing
+// the ignored attributes: members whose plans are the same change share a
+// group. counted is how many were taken.
+func distinctPlans(ctx context.Context, t *target, members []string, include func(*magosv1.Workspace) bool, ignore []string) (groups [][]stagePlan, counted int, _ error) {
+	var plans []stagePlan
 	for _, name := range members {
 		ws := &magosv1.Workspace{}
 		if err := t.c.Get(ctx, clientKey(t.key.Namespace, name), ws); err != nil {
@@ -107,17 +141,11 @@ func distinctPlans(ctx context.Context, t *target, members []string, include fun
 			continue
 		}
 		counted++
-		ch, _, err := loadChanges(ctx, t.planGetter(), ws, ignore)
+		ch, p, err := loadChanges(ctx, t.planGetter(), ws, ignore)
 		if err != nil {
 			return nil, 0, err
 		}
-		i := slices.IndexFunc(changes, func(other map[string]plannedChange) bool { return writeDiff(io.Discard, "", "", ch, other) == 0 })
-		if i < 0 {
-			changes = append(changes, ch)
-			groups = append(groups, nil)
-			i = len(groups) - 1
-		}
-		groups[i] = append(groups[i], name)
+		plans = append(plans, stagePlan{name: name, plan: planRef{ID: p.ID, Digest: p.Digest}, change: ch.digest()})
 	}
-	return groups, counted, nil
+	return groupByChange(plans), counted, nil
 }

@@ -14,20 +14,20 @@ func awaiting(id string) *magosv1.Workspace {
 	return &magosv1.Workspace{
 		ObjectMeta: metav1.ObjectMeta{Name: "hello"},
 		Status: magosv1.WorkspaceStatus{Phase: magosv1.PhaseAwaitingApproval,
-			Plan: &magosv1.PlanStatus{ID: id, HasChanges: true, Add: 1, Policy: &magosv1.PolicyVerdict{Passed: true}}},
+			Plan: &magosv1.PlanStatus{ID: id, Digest: "sha256:" + id, HasChanges: true, Add: 1, Policy: &magosv1.PolicyVerdict{Passed: true}}},
 	}
 }
 
 func TestApprovable(t *testing.T) {
-	id, err := approvable(awaiting("p2"), "")
+	id, err := approvable(awaiting("p2"), planRef{})
 	require.NoError(t, err)
 	assert.Equal(t, "p2", id)
 
-	id, err = approvable(awaiting("p2"), "p2")
+	id, err = approvable(awaiting("p2"), planRef{ID: "p2"})
 	require.NoError(t, err)
 	assert.Equal(t, "p2", id)
 
-	_, err = approvable(awaiting("p2"), "p1")
+	_, err = approvable(awaiting("p2"), planRef{ID: "p1"})
 	require.Error(t, err)
 	assert.Equal(t, ExitFailure, exitCode(err))
 	assert.Contains(t, err.Error(), "the current plan is p2, not p1", "the refusal names both plans")
@@ -35,13 +35,49 @@ func TestApprovable(t *testing.T) {
 	applied := awaiting("p2")
 	applied.Status.Phase = magosv1.PhaseIdle
 	applied.Status.LastApplied = &magosv1.AppliedStatus{PlanID: "p2"}
-	_, err = approvable(applied, "")
+	_, err = approvable(applied, planRef{})
 	assert.ErrorContains(t, err, "no plan awaiting approval (phase Idle)")
 
 	denied := awaiting("p3")
 	denied.Status.Plan.Policy = &magosv1.PolicyVerdict{Message: "1 violation"}
-	_, err = approvable(denied, "")
+	_, err = approvable(denied, planRef{})
 	assert.ErrorContains(t, err, "failed the policy gate")
+}
+
+// TestApprovableOnlyTheComparedPlan: approve --stage approves exactly the
+// plan it compared, by ID and digest: a plan replaced between the
+// comparison and the write, even under the same ID, is refused.
+func TestApprovableOnlyTheComparedPlan(t *testing.T) {
+	compared := planRef{ID: "p2", Digest: "sha256:p2"}
+	id, err := approvable(awaiting("p2"), compared)
+	require.NoError(t, err)
+	assert.Equal(t, "p2", id)
+
+	_, err = approvable(awaiting("p3"), compared)
+	assert.ErrorContains(t, err, "the current plan is p3, not p2")
+
+	restored := awaiting("p2")
+	restored.Status.Plan.Digest = "sha256:other"
+	_, err = approvable(restored, compared)
+	require.Error(t, err)
+	assert.Equal(t, ExitFailure, exitCode(err))
+	assert.Contains(t, err.Error(), "its digest is sha256:other, not the sha256:p2 compared")
+
+	undigested := awaiting("p2")
+	undigested.Status.Plan.Digest = ""
+	_, err = approvable(undigested, planRef{ID: "p2"})
+	assert.ErrorContains(t, err, "has no digest yet", "an approval always names a digest")
+}
+
+// TestGroupByChange: the stage's plans are grouped by the digest of the
+// whole change, each member keeping the plan it was compared on.
+func TestGroupByChange(t *testing.T) {
+	a := stagePlan{name: "prod-a", plan: planRef{"p1", "sha256:1"}, change: "sha256:x"}
+	b := stagePlan{name: "prod-b", plan: planRef{"p2", "sha256:2"}, change: "sha256:x"}
+	c := stagePlan{name: "prod-c", plan: planRef{"p3", "sha256:3"}, change: "sha256:y"}
+	d := stagePlan{name: "prod-d", plan: planRef{"p4", "sha256:4"}, change: "sha256:x"}
+	assert.Equal(t, [][]stagePlan{{a, b, d}, {c}}, groupByChange([]stagePlan{a, b, c, d}))
+	assert.Nil(t, groupByChange(nil))
 }
 
 func TestApprovedApplied(t *testing.T) {

@@ -243,8 +243,8 @@ func (o *importOptions) reportFirstPlan(ctx context.Context, f *factory, ws *mag
 	fmt.Fprintf(out, "  first plan %s: %s: the import would change resources; read it (kubectl magos plan show %s -n %s) and do not approve it until it shows no changes\n",
 		p.ID, planCounts(p), ws.Name, ws.Namespace)
 	if changes, _, err := loadChanges(ctx, t.planGetter(), got, nil); err == nil {
-		for _, address := range slices.Sorted(maps.Keys(changes)) {
-			fmt.Fprintf(out, "    %s %s\n", strings.Join(changes[address].Actions, ", "), address)
+		for _, address := range slices.Sorted(maps.Keys(changes.Resources)) {
+			fmt.Fprintf(out, "    %s %s\n", strings.Join(changes.Resources[address].Actions, ", "), address)
 		}
 	}
 	return fmt.Errorf("first plan has changes")

@@ -25,10 +25,13 @@ func newPlanDiffCommand(f *factory) *cobra.Command {
 		Short: "Compare the stored plans of two Workspaces, resource by resource",
 		Long: `Compare the current plan of WORKSPACE with the current plan of OTHER (e.g. prod's
 plan with the one dev applied): which resource changes are the same (address,
-actions and planned values), which differ and in which attributes, and which
-are in one plan only. Values are never printed (a plan's values may be
-sensitive): only the names of the attributes that differ. Exit code 0 when
-the plans are the same change, 1 when they differ (as diff does).
+actions, planned values, which values are unknown or sensitive, replacement
+paths, provider…), which differ and in which attributes or fields, and which
+are in one plan only; then whether the outputs, the configuration the plan
+is applied with (provisioners, expressions, module calls) and the engine
+version differ. Values are never printed (a plan's values may be
+sensitive): only the names of what differs. Exit code 0 when the plans are
+the same change, 1 when they differ (as diff does).
 
 With --applied, OTHER's plan must be the one it applied (status.lastApplied):
 prod's plan is compared with what dev applied, and the command refuses when
@@ -50,18 +53,12 @@ values differ by design from one Workspace to the next (a name, a region tag).`,
 	return cmd
 }
 
-// plannedChange is what plan diff compares of one resource change.
-type plannedChange struct {
-	Actions []string
-	After   map[string]json.RawMessage
-}
-
 func diffPlans(ctx context.Context, f *factory, name, other string, applied bool, ignore []string) error {
 	t, ws, err := readWorkspace(ctx, f, name)
 	if err != nil {
 		return err
 	}
-	a, idA, err := loadChanges(ctx, t.planGetter(), ws, ignore)
+	a, planA, err := loadChanges(ctx, t.planGetter(), ws, ignore)
 	if err != nil {
 		return err
 	}
@@ -76,7 +73,7 @@ func diffPlans(ctx context.Context, f *factory, name, other string, applied bool
 		}
 		what = "plan %s that Workspace %s applied (revision " + otherWS.Status.LastApplied.Revision + ")"
 	}
-	b, idB, err := loadChanges(ctx, t.planGetter(), otherWS, ignore)
+	b, planB, err := loadChanges(ctx, t.planGetter(), otherWS, ignore)
 	if err != nil {
 		return err
 	}
@@ -84,13 +81,16 @@ func diffPlans(ctx context.Context, f *factory, name, other string, applied bool
 	if len(ignore) > 0 {
 		what += " (not comparing " + strings.Join(ignore, ", ") + ")"
 	}
-	fmt.Fprintf(out, "Plan %s of Workspace %s against "+what+":\n", idA, name, idB, other)
-	differ := writeDiff(out, name, other, a, b)
-	if differ == 0 {
+	fmt.Fprintf(out, "Plan %s of Workspace %s against "+what+":\n", planA.ID, name, planB.ID, other)
+	differ, parts := writeDiff(out, name, other, a, b)
+	switch {
+	case differ == 0 && len(parts) == 0:
 		fmt.Fprintln(out, "The plans are the same change.")
 		return nil
+	case len(parts) == 0:
+		return newError(ExitFailure, ReasonFailed, "the plans differ in %d resource change(s)", differ)
 	}
-	return newError(ExitFailure, ReasonFailed, "the plans differ in %d resource change(s)", differ)
+	return newError(ExitFailure, ReasonFailed, "the plans differ in %d resource change(s) and in %s", differ, strings.Join(parts, "; "))
 }
 
 // appliedIsCurrent refuses a Workspace whose stored plan is not the one it
@@ -115,12 +115,13 @@ func planID(p *magosv1.PlanStatus) string {
 }
 
 // writeDiff writes how changes a (of Workspace nameA) and b differ and
-// returns the number of resource changes that differ.
-func writeDiff(out io.Writer, nameA, nameB string, a, b map[string]plannedChange) int {
-	same, differ := 0, 0
-	for _, addr := range slices.Sorted(maps.Keys(a)) {
-		ca := a[addr]
-		cb, ok := b[addr]
+// returns the number of resource changes that differ and the other parts
+// that do (outputs, configuration, engine version…).
+func writeDiff(out io.Writer, nameA, nameB string, a, b planChange) (differ int, parts []string) {
+	same := 0
+	for _, addr := range slices.Sorted(maps.Keys(a.Resources)) {
+		ca := a.Resources[addr]
+		cb, ok := b.Resources[addr]
 		switch {
 		case !ok:
 			differ++
@@ -129,22 +130,34 @@ func writeDiff(out io.Writer, nameA, nameB string, a, b map[string]plannedChange
 			differ++
 			fmt.Fprintf(out, "  ~ %s: %s in %s, %s in %s\n", addr, strings.Join(ca.Actions, ", "), nameA, strings.Join(cb.Actions, ", "), nameB)
 		default:
-			if attrs := differingAttributes(ca.After, cb.After); len(attrs) > 0 {
+			attrs, fields := differingAttributes(ca.After, cb.After), differingFields(ca.Rest, cb.Rest)
+			switch {
+			case len(attrs) > 0 && len(fields) > 0:
+				differ++
+				fmt.Fprintf(out, "  ~ %s (%s): differs in %s; and in %s\n", addr, strings.Join(ca.Actions, ", "), strings.Join(attrs, ", "), strings.Join(fields, ", "))
+			case len(attrs) > 0:
 				differ++
 				fmt.Fprintf(out, "  ~ %s (%s): differs in %s\n", addr, strings.Join(ca.Actions, ", "), strings.Join(attrs, ", "))
-			} else {
+			case len(fields) > 0:
+				differ++
+				fmt.Fprintf(out, "  ~ %s (%s): differs in %s\n", addr, strings.Join(ca.Actions, ", "), strings.Join(fields, ", "))
+			default:
 				same++
 			}
 		}
 	}
-	for _, addr := range slices.Sorted(maps.Keys(b)) {
-		if _, ok := a[addr]; !ok {
+	for _, addr := range slices.Sorted(maps.Keys(b.Resources)) {
+		if _, ok := a.Resources[addr]; !ok {
 			differ++
-			fmt.Fprintf(out, "  only in %s: %s (%s)\n", nameB, addr, strings.Join(b[addr].Actions, ", "))
+			fmt.Fprintf(out, "  only in %s: %s (%s)\n", nameB, addr, strings.Join(b.Resources[addr].Actions, ", "))
 		}
 	}
 	fmt.Fprintf(out, "  %d resource change(s) the same, %d different\n", same, differ)
-	return differ
+	parts = differingParts(a, b)
+	for _, p := range parts {
+		fmt.Fprintf(out, "  ~ %s: differs\n", p)
+	}
+	return differ, parts
 }
 
 // differingAttributes are the top-level attributes whose planned values
@@ -166,53 +179,34 @@ func differingAttributes(a, b map[string]json.RawMessage) []string {
 }
 
 func jsonEqual(a, b json.RawMessage) bool {
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+	x, errA := canonical(a)
+	y, errB := canonical(b)
+	if errA != nil || errB != nil {
 		return bytes.Equal(a, b)
 	}
-	xa, _ := json.Marshal(x)
-	ya, _ := json.Marshal(y)
-	return bytes.Equal(xa, ya)
+	return bytes.Equal(x, y)
 }
 
-// loadChanges reads the resource changes (no-ops left out) of Workspace
-// ws's current stored plan, checked against its status, without the
-// planned values of the ignored top-level attributes.
-func loadChanges(ctx context.Context, g planstore.Getter, ws *magosv1.Workspace, ignore []string) (map[string]plannedChange, string, error) {
+// loadChanges reads the change (parseChange) of Workspace ws's current
+// stored plan, checked against its status (ID and digest), without the
+// ignored top-level attributes, and returns it with the plan it read.
+func loadChanges(ctx context.Context, g planstore.Getter, ws *magosv1.Workspace, ignore []string) (planChange, *magosv1.PlanStatus, error) {
 	name, p := ws.Name, ws.Status.Plan
 	if p == nil {
-		return nil, "", newError(ExitFailure, ReasonNotFound, "Workspace %s has no plan yet (phase %s)", name, orNone(string(ws.Status.Phase)))
+		return planChange{}, nil, newError(ExitFailure, ReasonNotFound, "Workspace %s has no plan yet (phase %s)", name, orNone(string(ws.Status.Phase)))
 	}
 	stored, err := loadPlanJSON(ctx, g, name, p)
 	if err != nil {
-		return nil, "", err
+		return planChange{}, nil, err
 	}
 	if len(stored.JSON) == 0 {
-		return nil, "", newError(ExitFailure, ReasonNotFound, "plan %s of Workspace %s has no plan JSON to compare (%s)", p.ID, name, noJSONWhy(p))
+		return planChange{}, nil, newError(ExitFailure, ReasonNotFound, "plan %s of Workspace %s has no plan JSON to compare (%s)", p.ID, name, noJSONWhy(p))
 	}
-	var doc struct {
-		ResourceChanges []struct {
-			Address string `json:"address"`
-			Change  struct {
-				Actions []string                   `json:"actions"`
-				After   map[string]json.RawMessage `json:"after"`
-			} `json:"change"`
-		} `json:"resource_changes"`
+	c, err := parseChange(stored.JSON, ignore)
+	if err != nil {
+		return planChange{}, nil, failed("the plan JSON of Workspace %s does not parse: %v", name, err)
 	}
-	if err := json.Unmarshal(stored.JSON, &doc); err != nil {
-		return nil, "", failed("the plan JSON of Workspace %s does not parse: %v", name, err)
-	}
-	changes := map[string]plannedChange{}
-	for _, rc := range doc.ResourceChanges {
-		if slices.Equal(rc.Change.Actions, []string{"no-op"}) {
-			continue
-		}
-		for _, attr := range ignore {
-			delete(rc.Change.After, attr)
-		}
-		changes[rc.Address] = plannedChange{Actions: rc.Change.Actions, After: rc.Change.After}
-	}
-	return changes, p.ID, nil
+	return c, p, nil
 }
 
 // noJSONWhy says why a stored plan has no JSON.

@@ -253,7 +253,7 @@ func (s *uiServer) act(w http.ResponseWriter, r *http.Request) {
 	var err error
 	switch in.Action {
 	case "approve":
-		_, err = approveOne(ctx, fx, in.Name, in.Plan)
+		_, err = approveOne(ctx, fx, in.Name, planRef{ID: in.Plan})
 	case "promote":
 		err = promote(ctx, fx, in.Name, in.Stage, in.Revision)
 	case "replan":
