@@ -156,6 +156,10 @@ func writeTreeWorkspace(w io.Writer, indent, name string, ws *magosv1.Workspace)
 	applied := none
 	if a := ws.Status.LastApplied; a != nil {
 		applied = a.Revision
+		if p := ws.Status.Plan; p != nil && p.ID == a.PlanID && p.PlannedRevision != "" && p.PlannedRevision != a.Revision {
+			// The revision changes nothing the plan read: it stands for it.
+			applied += " (carried: planned at " + p.PlannedRevision + ")"
+		}
 	}
 	from := ""
 	if set := ws.Labels[magosv1.WorkspaceSetLabel]; set != "" {

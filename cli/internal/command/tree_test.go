@@ -25,14 +25,17 @@ func TestWriteTree(t *testing.T) {
 			{Name: "prod", Phase: magosv1.StageWaitingForPromotion, Workspaces: []magosv1.StageWorkspace{{Name: "prod-a"}}}}}}
 	other := magosv1.Rollout{ObjectMeta: metav1.ObjectMeta{Name: "elsewhere"}, Spec: magosv1.RolloutSpec{ProjectRef: magosv1.LocalObjectReference{Name: "other"}}}
 	var b bytes.Buffer
+	devA := member("dev-a", magosv1.PhaseIdle, "app")
+	devA.Status.LastApplied = &magosv1.AppliedStatus{PlanID: "p1", Revision: "r2"}
+	devA.Status.Plan = &magosv1.PlanStatus{ID: "p1", Revision: "r2", PlannedRevision: "r1"}
 	writeTree(&b, p, []magosv1.Rollout{ro, other}, []magosv1.Workspace{
-		fromSet(member("prod-a", magosv1.PhaseAwaitingPromotion, "app"), "envs"), member("dev-a", magosv1.PhaseIdle, "app"),
+		fromSet(member("prod-a", magosv1.PhaseAwaitingPromotion, "app"), "envs"), devA,
 		member("loose", magosv1.PhaseIdle, "app"), member("foreign", magosv1.PhaseIdle, "other"),
 	}, map[string]string{"release/prod": "1 Workspace, 1 distinct plan; 1 awaiting approval"})
 	assert.Equal(t, `Project app: 3 Workspaces, 2 ready, 0 failed: -
   Rollout release, revision r2: -
     Stage dev: Succeeded, admitted r2
-      Workspace dev-a: Idle, applied r1: -
+      Workspace dev-a: Idle, applied r2 (carried: planned at r1): -
     Stage prod: WaitingForPromotion, admitted -; 1 Workspace, 1 distinct plan; 1 awaiting approval
       Workspace prod-a (WorkspaceSet envs): AwaitingPromotion, applied r1: -
   Workspaces outside any stage:
