@@ -194,6 +194,22 @@ func TestCRDValidation(t *testing.T) {
 		{name: "absolute path", obj: workspace(func(ws *magosv1.Workspace) {
 			ws.Spec.Path = "/etc"
 		}), wantFields: []string{"spec.path", "must be relative"}},
+		{name: "trigger paths and content skip", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.TriggerPaths = []string{"shared/*.json", "scripts/**"}
+			ws.Spec.ContentSkip = magosv1.ContentSkipDisabled
+		})},
+		{name: "a trigger path escaping the artifact", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.TriggerPaths = []string{"shared/../../x"}
+		}), wantFields: []string{"spec.triggerPaths", "must not contain '..'"}},
+		{name: "an absolute trigger path", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.TriggerPaths = []string{"/etc/*"}
+		}), wantFields: []string{"spec.triggerPaths", "must be relative"}},
+		{name: "an unknown content skip", obj: workspace(func(ws *magosv1.Workspace) {
+			ws.Spec.ContentSkip = "Sometimes"
+		}), wantFields: []string{"spec.contentSkip", "Unsupported value"}},
+		{name: "a Project's trigger path escaping the artifact", obj: project(func(p *magosv1.Project) {
+			p.Spec.Defaults = &magosv1.ProjectDefaults{TriggerPaths: []string{".."}, ContentSkip: magosv1.ContentSkipDisabled}
+		}), wantFields: []string{"spec.defaults.triggerPaths", "must not contain '..'"}},
 		{name: "unknown approval mode", obj: workspace(func(ws *magosv1.Workspace) {
 			ws.Spec.Approval = "Sometimes"
 		}), wantFields: []string{"spec.approval", "Unsupported value"}},
