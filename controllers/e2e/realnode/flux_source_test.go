@@ -247,7 +247,9 @@ func (s *gitSource) Publish(ctx context.Context, name, dir string) string {
 // commit on main then becomes a new artifact revision, which the
 // Workspace applies; a commit outside the Workspace's path gives a
 // revision it takes without a run (the workspace-controller read the
-// artifact from source-controller to know).
+// artifact from source-controller to know), and a commit to a shared file
+// outside the path that the configuration reads by file() is applied with
+// the new content.
 func TestSourceControllerDeliversToWorkspace(t *testing.T) {
 	ctx := context.Background()
 	requireSourceController(t)
@@ -259,6 +261,12 @@ func TestSourceControllerDeliversToWorkspace(t *testing.T) {
 	mainTF, err := os.ReadFile("../testdata/release/main.tf")
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(app, "main.tf"), mainTF, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(app, "shared.tf"), []byte(sharedTF), 0o644))
+	shared := func(v string) {
+		require.NoError(t, os.MkdirAll(filepath.Join(content, "shared"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(content, "shared", "motd.txt"), []byte(v+"\n"), 0o644))
+	}
+	shared("hello")
 	release := func(v string) string {
 		require.NoError(t, os.WriteFile(filepath.Join(app, "release.txt"), []byte(v+"\n"), 0o644))
 		return src.Publish(ctx, "infra", content)
@@ -286,6 +294,7 @@ func TestSourceControllerDeliversToWorkspace(t *testing.T) {
 	ws = waitWorkspace(t, ns, "release", 5*time.Minute, "applies the first commit", applied(first))
 	assert.NotEmpty(t, ws.Status.Plan.ContentDigest, "the workspace-controller read source-controller's artifact for what the Workspace reads")
 	assertOutput(t, ns, "release-outputs", "release", ":v1")
+	assertOutput(t, ns, "release-outputs", "motd", "hello")
 
 	// A new commit on main.
 	committed := time.Now()
@@ -303,7 +312,26 @@ func TestSourceControllerDeliversToWorkspace(t *testing.T) {
 	ws = waitWorkspace(t, ns, "release", 5*time.Minute, "takes the README commit without a run", applied(third))
 	assert.Equal(t, runs, ws.Status.Runs, "no run for a commit that changes nothing the Workspace reads")
 	assert.Equal(t, second, ws.Status.Plan.PlannedRevision)
+
+	// A commit to a shared file outside the path that the configuration
+	// reads: applied, with the new content.
+	shared("goodbye")
+	fourth := src.Publish(ctx, "infra", content)
+	ws = waitWorkspace(t, ns, "release", 5*time.Minute, "applies the commit to the shared file it reads", applied(fourth))
+	assert.Greater(t, ws.Status.Runs, runs, "the shared file's commit is planned")
+	assert.Empty(t, ws.Status.Plan.PlannedRevision, "by a plan of its own revision")
+	assertOutput(t, ns, "release-outputs", "motd", "goodbye")
 }
+
+// sharedTF reads a file outside the Workspace's path.
+const sharedTF = `resource "terraform_data" "motd" {
+  input = trimspace(file("${path.module}/../shared/motd.txt"))
+}
+
+output "motd" {
+  value = terraform_data.motd.output
+}
+`
 
 // assertOutput checks an output in a Workspace's outputs Secret.
 func assertOutput(t *testing.T, ns, secret, name, want string) {
