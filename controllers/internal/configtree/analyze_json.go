@@ -117,14 +117,14 @@ func analyzeJSON(name string, src []byte) *fileAnalysis {
 	for _, p := range root.obj {
 		switch p.key {
 		case "module":
-			for _, mod := range p.val.obj {
+			for _, mod := range labels(p.val) {
 				for _, body := range blockBodies(mod.val) {
 					a.jsonModule(name, mod.key, body)
 				}
 			}
 		case "resource", "data", "ephemeral":
-			for _, typ := range p.val.obj {
-				for _, res := range typ.val.obj {
+			for _, typ := range labels(p.val) {
+				for _, res := range labels(typ.val) {
 					what := typ.key + "." + res.key
 					if p.key != "resource" {
 						what = p.key + "." + what
@@ -135,7 +135,7 @@ func analyzeJSON(name string, src []byte) *fileAnalysis {
 				}
 			}
 		case "provider":
-			for _, prov := range p.val.obj {
+			for _, prov := range labels(p.val) {
 				for _, body := range blockBodies(prov.val) {
 					a.jsonAttributes(name, "provider "+prov.key, body)
 				}
@@ -143,6 +143,17 @@ func analyzeJSON(name string, src []byte) *fileAnalysis {
 		}
 	}
 	return a
+}
+
+// labels are the label keys of a JSON block value: an object's pairs, or
+// the pairs of each object of an array (HCL's JSON syntax accepts both at
+// every level of a block's labels).
+func labels(v *jsonValue) []jsonPair {
+	var out []jsonPair
+	for _, o := range blockBodies(v) {
+		out = append(out, o.obj...)
+	}
+	return out
 }
 
 // blockBodies are the bodies a JSON block value holds: an object, or an

@@ -127,6 +127,9 @@ func TestContentFollowsWhatTheEngineReads(t *testing.T) {
 		{name: "file() in a .tofu file", files: map[string]string{"envs/app/main.tofu": `locals { x = file("${path.module}/../../shared/x.txt") }`}, want: changes},
 		{name: "file() in a .tf.json template", files: map[string]string{"envs/app/main.tf.json": `{"locals": {"x": "${file(\"${path.module}/../../shared/x.txt\")}"}}`}, want: changes},
 		{name: "file() in a JSON object key", files: map[string]string{"envs/app/main.tf.json": `{"locals": {"x": {"${file(\"../../shared/x.txt\")}": 1}}}`}, want: changes},
+		{name: "a module call in JSON array form", files: map[string]string{"envs/app/main.tf.json": `{"module": [{"m": [{"source": "../../modules/m"}]}]}`, "modules/m/main.tf": `locals {}`}, edit: map[string]string{"modules/m/main.tf": `locals { a = 1 }`}, want: changes},
+		{name: "a JSON resource in array form reading a file", files: map[string]string{"envs/app/main.tf.json": `{"resource": [{"x_y": [{"z": [{"ca_file": "../../shared/x.txt"}]}]}]}`}, want: changes},
+		{name: "a local_file data source in JSON array form", files: map[string]string{"envs/app/main.tf.json": `{"data": [{"local_file": {"x": {"filename": "out"}}}]}`}, want: unknownDigest, reason: "reads local files"},
 		{name: "a JSON file repeating a block key", files: map[string]string{"envs/app/main.tf.json": `{"locals": {"a": 1}, "locals": {"x": "${file(\"../../shared/x.txt\")}"}}`}, want: changes},
 		// Paths that cannot be followed.
 		{name: "file() of a variable", files: cfg(`variable "p" {}` + "\n" + `locals { x = file(var.p) }`), want: unknownDigest, reason: "not a literal"},
