@@ -142,8 +142,10 @@ verify: generate tidy ## Regenerate everything and fail if the tree changed (gen
 .PHONY: tidy
 tidy: ## Run go mod tidy in every module.
 	@for m in $(filter-out cli,$(MODULES)); do (cd $$m && GOWORK=off go mod tidy); done
-	@# cli has no replace directive (go install needs none): tidy it with one to ../apis.
+	@# cli has no replace directive (go install needs none): tidy it with one to ../apis,
+	@# then record in cli/go.sum the sums of apis as its release tag serves it.
 	cd cli && go mod edit -replace=$(APIS_MODULE)=../apis && GOWORK=off go mod tidy; status=$$?; go mod edit -dropreplace=$(APIS_MODULE); exit $$status
+	cd tools && GOWORK=off go run ./modproxy -root .. -tag apis/v$(VERSION) -gosum ../cli/go.sum ../apis
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint on every workspace module.
@@ -157,15 +159,25 @@ build: ## Build the controller, runner and kubectl-magos binaries into bin/, che
 	@for m in $(filter-out cli,$(WORK_MODULES)) tools; do echo "build (GOWORK=off): $$m"; (cd $$m && GOWORK=off go build -o /dev/null ./...); done
 	$(MAKE) --no-print-directory check-go-install
 
-# The CLI's module as a release tags it: apis and cli at v$(VERSION), served
-# from the working tree by a module proxy of files (tools/modproxy).
+# The git tags of a release (docs/installation.md, "Versions and releases"):
+# vX.Y.Z names the release; a module in a subdirectory gets version vX.Y.Z
+# only from a tag <subdirectory>/vX.Y.Z, so go install needs apis/ and cli/.
+RELEASE_TAGS = apis/v$(VERSION) cli/v$(VERSION) v$(VERSION)
+# The CLI's module as a release tags it: apis and cli served from the
+# working tree by a module proxy of files (tools/modproxy), under the
+# versions a proxy derives from RELEASE_TAGS and nothing else.
 APIS_MODULE := github.com/magos-dev/magos/apis
 GO_INSTALL_PROXY := $(BIN)/goproxy
 
 .PHONY: check-go-install
-check-go-install: ## Check `go install github.com/magos-dev/magos/cli/kubectl-magos@vVERSION` works with no go.work (apis and cli served from this tree).
-	cd tools && GOWORK=off go run ./modproxy -out $(GO_INSTALL_PROXY) -version v$(VERSION) ../apis ../cli
+check-go-install: ## Check `go install github.com/magos-dev/magos/cli/kubectl-magos@vVERSION` works with no go.work, apis and cli served from this tree under the release's tags (apis/vVERSION, cli/vVERSION), with the committed cli/go.sum.
+	cd tools && GOWORK=off go run ./modproxy -root .. -out $(GO_INSTALL_PROXY) $(addprefix -tag ,$(RELEASE_TAGS)) ../apis ../cli
 	bash hack/check-go-install.sh $(GO_INSTALL_PROXY) v$(VERSION)
+
+.PHONY: release-tags
+release-tags: ## Print the git commands that tag a release at HEAD, apis first (docs/installation.md).
+	@printf 'git tag -a %s -m "Magos $(VERSION)"\n' $(RELEASE_TAGS)
+	@echo "git push origin $(RELEASE_TAGS)"
 
 ##@ Testing
 
@@ -174,6 +186,7 @@ test: tools images browser $(if $(REALNODE_CAPABLE),node images-next) ## Run eve
 	$(MAKE) --no-print-directory release CLI_PLATFORMS=$(HOST_PLATFORM)
 	MAGOS_RELEASE_DIR=$(RELEASE_DIR) MAGOS_KUBE_VERSION=v$(KUBE_VERSION) go test $(GO_TEST_FLAGS) $(addprefix ./,$(addsuffix /...,$(WORK_MODULES)))
 	cd tools/testprovider && GOWORK=off go test $(GO_TEST_FLAGS) ./...
+	cd tools && GOWORK=off go test $(GO_TEST_FLAGS) $(TOOLS_TEST_PACKAGES)
 	$(TEST_IMAGES)
 
 .PHONY: test-unit
@@ -181,6 +194,10 @@ test-unit: ## Run the pure tests of every Go module (-short): no control plane a
 	go test -short $(GO_TEST_FLAGS) $(addprefix ./,$(addsuffix /...,$(WORK_MODULES)))
 	cd tools/testprovider && GOWORK=off go test -short $(GO_TEST_FLAGS) ./...
 	cd tools/images && GOWORK=off go test -short $(GO_TEST_FLAGS) ./...
+	cd tools && GOWORK=off go test -short $(GO_TEST_FLAGS) $(TOOLS_TEST_PACKAGES)
+
+# The tools module's own tests (the release's version stamping and module proxy).
+TOOLS_TEST_PACKAGES := ./chartgen ./modproxy
 
 .PHONY: test-images
 test-images: images $(HELM) ## Test the image builder, and inspect and run the images `make images` wrote and the release `make release` writes (its CLI for this platform only).
@@ -369,6 +386,9 @@ image-runner: $(IMAGES)/magos-runner.tar ## Build only the runner image.
 image-engine-opentofu: $(IMAGES)/magos-engine-opentofu-$(TOFU_VERSION).tar ## Build only the OpenTofu engine image.
 $(addprefix image-,$(addsuffix -controller,$(CONTROLLERS))): image-%: $(IMAGES)/%.tar
 
+.PHONY: helm
+helm: $(HELM) ## Build bin/helm, the helm `make push` and `make release` package and push the charts with (and `bin/helm registry login` logs in with).
+
 .PHONY: push
 push: images $(HELM) ## Push the images and both charts to REGISTRY=host[/prefix] (PLAIN_HTTP=1 for a local HTTP registry).
 	@if [ -z "$(REGISTRY)" ]; then echo "usage: make push REGISTRY=host[/prefix] (e.g. ghcr.io/magos-dev)"; exit 2; fi
@@ -382,7 +402,7 @@ CLI_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 HOST_PLATFORM := $(shell go env GOOS)/$(shell go env GOARCH)
 
 .PHONY: release
-release: images $(HELM) $(MAGOS_IMAGE) ## Write a release to bin/release/VERSION: images (+ SPDX SBOMs), charts, kubectl-magos per platform, install manifests, SHA256SUMS.
+release: images $(HELM) $(MAGOS_IMAGE) ## Write a release to bin/release/VERSION: images (+ SPDX SBOMs), charts, kubectl-magos per platform, install manifests (REGISTRY=host[/prefix]: naming the images there, where `make push` puts them), SHA256SUMS.
 	@if [ "$(VERSION)" != "$(CHART_APP_VERSION)" ]; then \
 		echo "VERSION=$(VERSION) is not charts/magos appVersion $(CHART_APP_VERSION): set appVersion, run make generate and commit (docs/installation.md)"; exit 2; fi
 	rm -rf $(RELEASE_DIR) && mkdir -p $(RELEASE_DIR)/images $(RELEASE_DIR)/charts $(RELEASE_DIR)/cli $(RELEASE_DIR)/manifests
@@ -397,7 +417,9 @@ release: images $(HELM) $(MAGOS_IMAGE) ## Write a release to bin/release/VERSION
 		if [ "$$p" = "$(HOST_PLATFORM)" ]; then cp $(IMAGE_BINS)/policy-engine $$out; \
 		else GOOS=$${p%/*} GOARCH=$${p#*/} $(STATIC_GO_BUILD) -ldflags "-s -w" -o $$out ./policy-engine || exit 1; fi; done
 	cat charts/magos-crds/crds/*.yaml > $(RELEASE_DIR)/manifests/crds.yaml
-	$(HELM) template magos charts/magos --namespace magos-system --kube-version $(KUBE_VERSION) > $(RELEASE_DIR)/manifests/magos.yaml
+	@# The manifests name the images where `make push REGISTRY=…` puts them (the chart's default without REGISTRY).
+	$(HELM) template magos charts/magos --namespace magos-system --kube-version $(KUBE_VERSION) \
+		$(if $(REGISTRY),--set global.image.repository=$(REGISTRY)) > $(RELEASE_DIR)/manifests/magos.yaml
 	cd $(RELEASE_DIR) && find . -type f ! -name SHA256SUMS | LC_ALL=C sort | xargs sha256sum > SHA256SUMS
 	@echo "Release $(VERSION) in $(RELEASE_DIR)"
 

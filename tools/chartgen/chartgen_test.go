@@ -27,7 +27,8 @@ func readFile(t *testing.T, file string) string {
 }
 
 // TestStampVersion: the umbrella's appVersion reaches every chart, the
-// dependency versions and deploy/flux; nothing else changes (the values'
+// dependency versions, deploy/flux and the cli module's requirement of
+// apis; nothing else changes (the values'
 // runner image follows global.image, "{tag}").
 func TestStampVersion(t *testing.T) {
 	root := t.TempDir()
@@ -42,6 +43,7 @@ func TestStampVersion(t *testing.T) {
 	writeFile(t, filepath.Join(sub, "values.yaml"), "runner:\n  image: \"{repository}/magos-runner:{tag}\"\n  defaultEngineVersion: 1.10.6\n")
 	writeFile(t, filepath.Join(root, "deploy/flux/magos.yaml"), "        image: ghcr.io/magos-dev/magos-runner:0.1.0\n        defaultEngineVersion: 1.10.6\n")
 	writeFile(t, filepath.Join(root, "deploy/flux/source.yaml"), "  ref:\n    tag: 0.1.0\n")
+	writeFile(t, filepath.Join(root, "cli/go.mod"), "module github.com/magos-dev/magos/cli\n\nrequire (\n\tgithub.com/magos-dev/magos/apis v0.1.0\n\tgithub.com/spf13/cobra v1.10.2\n)\n")
 
 	version, err := stampVersion(root, []string{sub})
 	if err != nil {
@@ -58,6 +60,7 @@ func TestStampVersion(t *testing.T) {
 		"charts/magos/charts/workspace-controller/values.yaml": "runner:\n  image: \"{repository}/magos-runner:{tag}\"\n  defaultEngineVersion: 1.10.6\n",
 		"deploy/flux/magos.yaml":                               "        image: ghcr.io/magos-dev/magos-runner:1.2.3\n        defaultEngineVersion: 1.10.6\n",
 		"deploy/flux/source.yaml":                              "  ref:\n    tag: 1.2.3\n",
+		"cli/go.mod":                                           "module github.com/magos-dev/magos/cli\n\nrequire (\n\tgithub.com/magos-dev/magos/apis v1.2.3\n\tgithub.com/spf13/cobra v1.10.2\n)\n",
 	} {
 		if got := readFile(t, filepath.Join(root, file)); got != want {
 			t.Errorf("%s:\n%s\nwant:\n%s", file, got, want)

@@ -17,11 +17,15 @@ var (
 	// charts' runner and engine images follow global.image).
 	runnerTagRe = regexp.MustCompile(`(magos-runner:)[^\s"]+`)
 	fluxTagRe   = regexp.MustCompile(`(?m)^(    tag: )\S+$`)
+	// cliAPIsRe is the cli module's requirement of the apis module: the
+	// release tags both at the same version (apis/vX.Y.Z, cli/vX.Y.Z).
+	cliAPIsRe = regexp.MustCompile(`(?m)^(\tgithub\.com/magos-dev/magos/apis v)\S+`)
 )
 
 // stampVersion reads the release version (charts/magos/Chart.yaml's
 // appVersion) and writes it into every chart's version and appVersion, the
-// umbrella's dependency versions and deploy/flux.
+// umbrella's dependency versions, deploy/flux and the cli module's
+// requirement of the apis module.
 func stampVersion(root string, subcharts []string) (string, error) {
 	umbrella := filepath.Join(root, "charts", "magos", "Chart.yaml")
 	data, err := os.ReadFile(umbrella)
@@ -38,6 +42,7 @@ func stampVersion(root string, subcharts []string) (string, error) {
 		filepath.Join(root, "charts", "magos-crds", "Chart.yaml"): versionLine,
 		filepath.Join(root, "deploy", "flux", "magos.yaml"):       runnerTagRe,
 		filepath.Join(root, "deploy", "flux", "source.yaml"):      fluxTagRe,
+		filepath.Join(root, "cli", "go.mod"):                      cliAPIsRe,
 	}
 	for _, dir := range subcharts {
 		files[filepath.Join(dir, "Chart.yaml")] = versionLine

@@ -1,86 +1,112 @@
 // Command modproxy writes a module proxy (GOPROXY=file://DIR) that serves
-// modules of this repository at one version from the working tree, as
-// tags would on a real release: `make check-go-install` runs
-// `go install github.com/magos-dev/magos/cli/kubectl-magos@<version>`
-// against it, with no go.work and no replace directive.
+// modules of this repository from the working tree exactly as a release's
+// git tags would have a real proxy serve them: a module in a subdirectory
+// of the repository gets version vX.Y.Z only from a tag <subdirectory>/vX.Y.Z
+// (apis/v0.1.0 for the apis module), the root module only from a tag
+// vX.Y.Z. A module no tag names is not served, so a release tagged only
+// vX.Y.Z installs nothing. Each module's zip holds what a proxy's would:
+// the module directory's files git tracks or would track (no ignored file,
+// no nested module), plus the repository's LICENSE when the module has none.
 //
-//	modproxy -out DIR -version vX.Y.Z MODULE_DIR...
+// `make check-go-install` serves apis and cli under the release's tags and
+// installs `github.com/magos-dev/magos/cli/kubectl-magos@vX.Y.Z` from it,
+// with no go.work and no replace directive; `make tidy` records the sums
+// of the apis module a tag would serve in cli/go.sum (-gosum).
+//
+//	modproxy [-out DIR] [-root REPO] -tag TAG... [-gosum FILE] MODULE_DIR...
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
-	"time"
-
-	"golang.org/x/mod/modfile"
-	"golang.org/x/mod/module"
-	"golang.org/x/mod/zip"
+	"strings"
 )
 
 func main() {
-	out := flag.String("out", "", "the proxy's directory (written afresh)")
-	version := flag.String("version", "", "the version every module is served at (vX.Y.Z)")
+	out := flag.String("out", "", "the proxy's directory (written afresh); without it, a temporary one")
+	root := flag.String("root", ".", "the repository root, where tags are taken from")
+	gosum := flag.String("gosum", "", "a go.sum file to record the served modules' sums in (replacing their lines)")
+	var tags []string
+	flag.Func("tag", "a release tag, vX.Y.Z or <subdirectory>/vX.Y.Z (repeatable)", func(s string) error {
+		tags = append(tags, s)
+		return nil
+	})
 	flag.Parse()
-	if *out == "" || *version == "" || flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: modproxy -out DIR -version vX.Y.Z MODULE_DIR...")
+	if len(tags) == 0 || flag.NArg() == 0 || (*out == "" && *gosum == "") {
+		fmt.Fprintln(os.Stderr, "usage: modproxy [-out DIR] [-root REPO] -tag TAG... [-gosum FILE] MODULE_DIR...")
 		os.Exit(2)
 	}
-	if err := os.RemoveAll(*out); err != nil {
-		fail(err)
+	if err := run(*out, *root, *gosum, tags, flag.Args()); err != nil {
+		fmt.Fprintln(os.Stderr, "modproxy:", err)
+		os.Exit(1)
 	}
-	for _, dir := range flag.Args() {
-		if err := serve(*out, dir, *version); err != nil {
-			fail(fmt.Errorf("%s: %w", dir, err))
+}
+
+func run(out, root, gosum string, tags, dirs []string) error {
+	if out == "" {
+		tmp, err := os.MkdirTemp("", "modproxy-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		out = tmp
+	}
+	if err := os.RemoveAll(out); err != nil {
+		return err
+	}
+	modules, unused, err := resolve(root, dirs, tags)
+	if err != nil {
+		return err
+	}
+	for _, t := range unused {
+		fmt.Fprintf(os.Stderr, "modproxy: tag %s names %s, not served here\n", t.Name, t.where())
+	}
+	var served []sum
+	var errs []error
+	for _, m := range modules {
+		if len(m.Versions) == 0 {
+			errs = append(errs, fmt.Errorf("%s (%s): no tag names it; a proxy would serve it only from a tag %s",
+				m.Path, m.where(), tagName(m.Subdir, "vX.Y.Z")))
+			continue
+		}
+		for _, v := range m.Versions {
+			s, err := serve(out, root, m, v)
+			if err != nil {
+				return fmt.Errorf("%s@%s: %w", m.Path, v, err)
+			}
+			fmt.Fprintf(os.Stderr, "modproxy: %s@%s from tag %s\n", m.Path, v, tagName(m.Subdir, v))
+			served = append(served, s)
 		}
 	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if gosum != "" {
+		return recordSums(gosum, served)
+	}
+	return nil
 }
 
-// serve writes the module in dir at version into the proxy at out: its
-// list, info, go.mod and zip, as GOPROXY's protocol names them.
-func serve(out, dir, version string) error {
-	gomod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-	if err != nil {
-		return err
+// tagName is the tag that versions the module in subdir.
+func tagName(subdir, version string) string {
+	if subdir == "" {
+		return version
 	}
-	mf, err := modfile.ParseLax("go.mod", gomod, nil)
-	if err != nil {
-		return err
-	}
-	mv := module.Version{Path: mf.Module.Mod.Path, Version: version}
-	escaped, err := module.EscapePath(mv.Path)
-	if err != nil {
-		return err
-	}
-	at := filepath.Join(out, filepath.FromSlash(escaped), "@v")
-	if err := os.MkdirAll(at, 0o755); err != nil {
-		return err
-	}
-	info, err := json.Marshal(struct {
-		Version string
-		Time    time.Time
-	}{version, time.Now().UTC().Truncate(time.Second)})
-	if err != nil {
-		return err
-	}
-	z, err := os.Create(filepath.Join(at, version+".zip"))
-	if err != nil {
-		return err
-	}
-	if err := zip.CreateFromDir(z, mv, dir); err != nil {
-		z.Close()
-		return err
-	}
-	return errors.Join(z.Close(),
-		os.WriteFile(filepath.Join(at, "list"), []byte(version+"\n"), 0o644),
-		os.WriteFile(filepath.Join(at, version+".info"), info, 0o644),
-		os.WriteFile(filepath.Join(at, version+".mod"), gomod, 0o644))
+	return subdir + "/" + version
 }
 
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "modproxy:", err)
-	os.Exit(1)
+func (t tag) where() string {
+	if t.Subdir == "" {
+		return "the module at the repository root"
+	}
+	return "the module in " + t.Subdir + "/"
+}
+
+func (m mod) where() string {
+	if m.Subdir == "" {
+		return "the repository root"
+	}
+	return strings.TrimSuffix(m.Subdir, "/") + "/"
 }
