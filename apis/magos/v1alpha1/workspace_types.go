@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // ContentSkip says whether revisions that change nothing a plan reads are
@@ -501,6 +502,13 @@ type AppliedStatus struct {
 type RunStatus struct {
 	// Job is the name of the run's Job.
 	Job string `json:"job"`
+	// JobUID is the UID of the run's Job, recorded by the controller that
+	// created it, while the run is in progress. A run adopted from a Job
+	// found in the cluster (its start lost from status) has none: nothing
+	// tells that Job from one someone else created. The artifact proxy
+	// serves only the Job recorded with its UID.
+	// +optional
+	JobUID types.UID `json:"jobUID,omitempty"`
 	// Phase is plan, apply, destroy, or plan-apply (a plan and its apply in
 	// one run, where nothing decides on the plan).
 	Phase string `json:"phase"`
@@ -517,6 +525,15 @@ type RunStatus struct {
 	// (PlanStatus.ContentDigest).
 	// +optional
 	ContentDigest string `json:"contentDigest,omitempty"`
+	// ArtifactURL is where the source artifact the run was started on is
+	// served (source-controller's URL, not the artifact proxy's), while the
+	// run is in progress.
+	// +optional
+	ArtifactURL string `json:"artifactURL,omitempty"`
+	// ArtifactDigest is the digest of the artifact at ArtifactURL, while the
+	// run is in progress.
+	// +optional
+	ArtifactDigest string `json:"artifactDigest,omitempty"`
 	// PlanID the run produced (plan) or applied (apply).
 	// +optional
 	PlanID string `json:"planID,omitempty"`

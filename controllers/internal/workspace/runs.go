@@ -174,7 +174,7 @@ func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn run
 	// No event for the start: one event per outcome (Planned, Applied,
 	// RunFailed, ...), which names the run; status and the Job say it runs.
 	ws.Status.Runs = rn.Number
-	ws.Status.CurrentRun = runjob.OfJob(job)
+	ws.Status.CurrentRun = runjob.Started(job)
 	if s.AskedInterval > 0 {
 		r.event(ws, corev1.EventTypeWarning, magosv1.ReasonIntervalRaised, "spec.interval %s is shorter than this cluster's minimum: drift re-plans come every %s (--min-interval)",
 			s.AskedInterval, s.Interval)

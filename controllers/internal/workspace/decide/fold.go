@@ -259,6 +259,9 @@ func Fold(st magosv1.WorkspaceStatus, e RunEnd) (magosv1.WorkspaceStatus, folded
 		out.Metrics.RetryOutcome = retryOutcome(rs, cr.Reason)
 	}
 	cr.ContentDigest = "" // the plan keeps it; history does not need it
+	// What bound the run in progress to its Job and artifact (the artifact
+	// proxy reads it) ended with it.
+	cr.JobUID, cr.ArtifactURL, cr.ArtifactDigest = "", "", ""
 	st.History = append([]magosv1.RunStatus{cr}, st.History...)
 	if len(st.History) > magosv1.RunHistoryLimit {
 		st.History = st.History[:magosv1.RunHistoryLimit]

@@ -72,13 +72,24 @@ func Annotations(rn Run) map[string]string {
 	}.Annotations()
 }
 
-// OfJob is the run in progress that job runs.
+// OfJob is the run in progress that job runs. It does not record the
+// Job's UID: only Started, for a Job this controller created, does.
 func OfJob(job *batchv1.Job) *magosv1.RunStatus {
 	started := job.CreationTimestamp
 	a := magosv1.ParseRunAnnotations(job.Annotations)
 	return &magosv1.RunStatus{
 		Job: job.Name, Phase: job.Labels[magosv1.PhaseLabel], Result: magosv1.ResultRunning,
 		Revision: a.Revision, InputsDigest: a.InputsDigest, ContentDigest: a.ContentDigest, PlanID: a.PlanID, Drift: a.Drift,
-		Mode: a.Mode, Request: a.Request, Started: &started,
+		Mode: a.Mode, Request: a.Request, Started: &started, ArtifactURL: a.ArtifactURL, ArtifactDigest: a.ArtifactDigest,
 	}
+}
+
+// Started is the run in progress of job, which this controller has just
+// created: OfJob with the Job's UID, which the artifact proxy binds the
+// run's artifact to. A Job found in the cluster (Adopt) is never recorded
+// so: anyone who may create Jobs in the namespace could have made it.
+func Started(job *batchv1.Job) *magosv1.RunStatus {
+	cr := OfJob(job)
+	cr.JobUID = job.UID
+	return cr
 }

@@ -21,6 +21,7 @@ package v1alpha1
 import (
 	magosv1alpha1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	types "k8s.io/apimachinery/pkg/types"
 )
 
 // RunStatusApplyConfiguration represents a declarative configuration of the RunStatus type for use
@@ -30,6 +31,12 @@ import (
 type RunStatusApplyConfiguration struct {
 	// Job is the name of the run's Job.
 	Job *string `json:"job,omitempty"`
+	// JobUID is the UID of the run's Job, recorded by the controller that
+	// created it, while the run is in progress. A run adopted from a Job
+	// found in the cluster (its start lost from status) has none: nothing
+	// tells that Job from one someone else created. The artifact proxy
+	// serves only the Job recorded with its UID.
+	JobUID *types.UID `json:"jobUID,omitempty"`
 	// Phase is plan, apply, destroy, or plan-apply (a plan and its apply in
 	// one run, where nothing decides on the plan).
 	Phase *string `json:"phase,omitempty"`
@@ -42,6 +49,13 @@ type RunStatusApplyConfiguration struct {
 	// ContentDigest of the files a plan run's configuration reads
 	// (PlanStatus.ContentDigest).
 	ContentDigest *string `json:"contentDigest,omitempty"`
+	// ArtifactURL is where the source artifact the run was started on is
+	// served (source-controller's URL, not the artifact proxy's), while the
+	// run is in progress.
+	ArtifactURL *string `json:"artifactURL,omitempty"`
+	// ArtifactDigest is the digest of the artifact at ArtifactURL, while the
+	// run is in progress.
+	ArtifactDigest *string `json:"artifactDigest,omitempty"`
 	// PlanID the run produced (plan) or applied (apply).
 	PlanID *string `json:"planID,omitempty"`
 	// Drift is true for a drift re-plan.
@@ -72,6 +86,14 @@ func RunStatus() *RunStatusApplyConfiguration {
 // If called multiple times, the Job field is set to the value of the last call.
 func (b *RunStatusApplyConfiguration) WithJob(value string) *RunStatusApplyConfiguration {
 	b.Job = &value
+	return b
+}
+
+// WithJobUID sets the JobUID field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the JobUID field is set to the value of the last call.
+func (b *RunStatusApplyConfiguration) WithJobUID(value types.UID) *RunStatusApplyConfiguration {
+	b.JobUID = &value
 	return b
 }
 
@@ -112,6 +134,22 @@ func (b *RunStatusApplyConfiguration) WithInputsDigest(value string) *RunStatusA
 // If called multiple times, the ContentDigest field is set to the value of the last call.
 func (b *RunStatusApplyConfiguration) WithContentDigest(value string) *RunStatusApplyConfiguration {
 	b.ContentDigest = &value
+	return b
+}
+
+// WithArtifactURL sets the ArtifactURL field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ArtifactURL field is set to the value of the last call.
+func (b *RunStatusApplyConfiguration) WithArtifactURL(value string) *RunStatusApplyConfiguration {
+	b.ArtifactURL = &value
+	return b
+}
+
+// WithArtifactDigest sets the ArtifactDigest field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ArtifactDigest field is set to the value of the last call.
+func (b *RunStatusApplyConfiguration) WithArtifactDigest(value string) *RunStatusApplyConfiguration {
+	b.ArtifactDigest = &value
 	return b
 }
 
