@@ -63,6 +63,8 @@ func generate(r *rand.Rand) genRepo {
 		"modules/m1/main.tf": `output "v" { value = file("${path.module}/../../shared/c.txt") }`,
 		"modules/m2/main.tf": `output "v" { value = file("${path.module}/data.txt") }`,
 		"modules/m2/data.txt": "m2",
+		"modules/m3/main.tf":  `output "v" { value = file("${path.module}/data.txt") }`,
+		"modules/m3/data.txt": "m3",
 	}, relevant: []string{"envs/app/"}}
 	var inputs []string
 	var src strings.Builder
@@ -91,6 +93,10 @@ func generate(r *rand.Rand) genRepo {
 	if r.IntN(3) == 0 {
 		g.files["envs/app/extra.tf.json"] = `{"resource": {"terraform_data": {"json": {"input": "${file(\"${path.module}/../../shared/f.txt\")}"}}}}`
 		g.relevant = append(g.relevant, "shared/f.txt")
+	}
+	if r.IntN(3) == 0 {
+		g.files["envs/app/m3.tf.json"] = `{"module": [{"m3": [{"source": "..\\\\..\\\\modules\\\\m3"}]}], "resource": [{"terraform_data": {"m3": {"input": "${module.m3.v}"}}}]}`
+		g.relevant = append(g.relevant, "modules/m3/")
 	}
 	fmt.Fprintf(&src, "resource \"terraform_data\" \"reads\" {\n  input = [%s]\n}\n", strings.Join(inputs, ", "))
 	g.files["envs/app/main.tf"] = src.String()
@@ -130,7 +136,7 @@ func mutate(r *rand.Rand, g genRepo) mutation {
 	case strings.HasSuffix(name, ".tf"):
 		content += "\n# edited\n"
 	case strings.HasSuffix(name, ".tf.json"):
-		content = strings.Replace(content, `"json"`, `"json2"`, 1)
+		content += "\n"
 	case strings.HasSuffix(name, ".tftpl"):
 		content = "t2 ${x}"
 	default:
