@@ -28,14 +28,8 @@ var (
 	}, []string{"outcome"})
 )
 
-// Outcomes of a failed run (magos_workspace_retries_total).
-const (
-	RetryScheduled = "retried"
-	RetryStalled   = "stalled"
-	RetryExhausted = "exhausted"
-)
-
-// RecordRetry counts a failed run by its outcome.
+// RecordRetry counts a failed run by its outcome (decide.RetryScheduled,
+// RetryStalled or RetryExhausted in controllers/internal/workspace/decide).
 func RecordRetry(outcome string) { retries.WithLabelValues(outcome).Inc() }
 
 func init() {

@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/magos-dev/magos/controllers/internal/metrics"
-	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
 // Options says how one kind ends its reconcile.
@@ -46,7 +45,7 @@ type Options struct {
 // then (only when status is written or needed no write) flushes the
 // buffered events and runs AfterPatch; it records the reconcile metric and
 // returns what controller-runtime expects for res and err
-// (rerror.ForRuntimeResult): a wait (rerror.Wait) is no error, and
+// (forRuntimeResult): a wait (rerror.Wait) is no error, and
 // requeues after its duration or on a watch event.
 //
 // A failed patch (a conflict under the optimistic lock, or any other
@@ -73,7 +72,7 @@ func Finish(ctx context.Context, c client.StatusClient, obj, base client.Object,
 		}
 	}
 	metrics.RecordReconcile(opts.Kind, err)
-	return rerror.ForRuntimeResult(res, err)
+	return forRuntimeResult(res, err)
 }
 
 // patchStatus writes obj's status when it differs from base's, as a merge

@@ -3,8 +3,6 @@ package rerror
 import (
 	"errors"
 	"time"
-
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // Error is a reconcile error with a Reason for conditions and events. It is
@@ -59,36 +57,4 @@ func As(err error) (*Error, bool) {
 func IsWaiting(err error) bool {
 	e, ok := As(err)
 	return ok && e.Waiting
-}
-
-// ForRuntime maps err to what controller-runtime expects: stalling errors
-// become terminal (no requeue), waits become nil (not a failure: use
-// ForRuntimeResult to keep their requeue), others are returned for backoff.
-func ForRuntime(err error) error {
-	e, ok := As(err)
-	switch {
-	case ok && e.Stalling:
-		return reconcile.TerminalError(err)
-	case ok && e.Waiting:
-		return nil
-	}
-	return err
-}
-
-// ForRuntimeResult maps a reconcile's result and error together. A wait
-// returns no error and res with the wait's requeue (the sooner of the two
-// when both ask for one); any other error drops res, which controller-runtime
-// ignores beside an error; no error returns res as is.
-func ForRuntimeResult(res reconcile.Result, err error) (reconcile.Result, error) {
-	if err == nil {
-		return res, nil
-	}
-	e, ok := As(err)
-	if !ok || !e.Waiting {
-		return reconcile.Result{}, ForRuntime(err)
-	}
-	if d := e.RequeueAfter; d > 0 && (res.RequeueAfter == 0 || d < res.RequeueAfter) {
-		res.RequeueAfter = d
-	}
-	return res, nil
 }

@@ -11,7 +11,6 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/apis/plansummary"
-	"github.com/magos-dev/magos/controllers/internal/metrics"
 )
 
 // TestFold pins how a run that ended becomes status (fold's doc comment):
@@ -103,7 +102,7 @@ func TestFold(t *testing.T) {
 				retry:  &magosv1.RetryStatus{Attempts: 1, NextTime: at(time.Minute)},
 				events: []string{magosv1.ReasonRunFailed + ": The plan run ws-plan-3 failed: chunk 1 is missing"},
 				metrics: RunMetrics{Phase: magosv1.RunPlan, Result: magosv1.ResultFailed, Timed: true, Seconds: 30, Steps: &magosv1.RunSteps{Engine: 2},
-					Failed: true, Failure: magosv1.ReasonPlanCorrupt, RetryOutcome: metrics.RetryScheduled}}},
+					Failed: true, Failure: magosv1.ReasonPlanCorrupt, RetryOutcome: RetryScheduled}}},
 		{name: "a plan identity not revoked is a warning before the plan's event",
 			status: magosv1.WorkspaceStatus{CurrentRun: run(magosv1.RunPlan)},
 			end:    RunEnd{Name: "ws", Result: ok(magosv1.RunPlan), Seal: sealed, RevokeErr: errors.New("forbidden")},
@@ -204,7 +203,7 @@ func TestFold(t *testing.T) {
 			want: want{result: magosv1.ResultFailed, reason: magosv1.ReasonRunFailed, message: "boom", lock: lease,
 				retry:   &magosv1.RetryStatus{Attempts: 1, NextTime: at(time.Minute)},
 				events:  []string{magosv1.ReasonRunFailed + ": The apply run ws-apply-3 failed: boom"},
-				metrics: RunMetrics{Phase: magosv1.RunApply, Result: magosv1.ResultFailed, Timed: true, Seconds: 30, Failed: true, Failure: magosv1.ReasonRunFailed, RetryOutcome: metrics.RetryScheduled}}},
+				metrics: RunMetrics{Phase: magosv1.RunApply, Result: magosv1.ResultFailed, Timed: true, Seconds: 30, Failed: true, Failure: magosv1.ReasonRunFailed, RetryOutcome: RetryScheduled}}},
 		{name: "a failed fast run drops the plan (the state may have moved)",
 			status: magosv1.WorkspaceStatus{CurrentRun: run(magosv1.RunPlanApply), Plan: oldPlan},
 			end:    RunEnd{Result: failed(magosv1.RunPlanApply, magosv1.ReasonApplyFailed), Failure: magosv1.ReasonApplyFailed, Retry: retry},

@@ -6,7 +6,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/metrics"
+)
+
+// What follows a failed run (RunMetrics.RetryOutcome), the outcome label of
+// magos_workspace_retries_total.
+const (
+	// RetryScheduled: a retry is scheduled (status.retry.nextTime).
+	RetryScheduled = "retried"
+	// RetryStalled: the run failed with a reason no retry fixes.
+	RetryStalled = "stalled"
+	// RetryExhausted: spec.retry.maxAttempts failures in a row.
+	RetryExhausted = "exhausted"
 )
 
 // RetryPolicy is a Workspace's effective spec.retry.
@@ -79,9 +89,9 @@ func nextRetry(prev *magosv1.RetryStatus, last, cr *magosv1.RunStatus, p RetryPo
 func retryOutcome(rs *magosv1.RetryStatus, reason string) string {
 	switch {
 	case rs.NextTime != nil:
-		return metrics.RetryScheduled
+		return RetryScheduled
 	case stalls(OrDefault(reason, magosv1.ReasonRunFailed)):
-		return metrics.RetryStalled
+		return RetryStalled
 	}
-	return metrics.RetryExhausted
+	return RetryExhausted
 }

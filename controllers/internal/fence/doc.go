@@ -1,0 +1,8 @@
+// Package fence holds no code. Its test fences the pure packages (the
+// Workspace's decide and runjob, and the conditions and errors they use)
+// by their whole dependency sets, read with `go list -deps`: none may link
+// controller-runtime, client-go or Prometheus, or any package outside the
+// API module, apimachinery, the core API types and the Magos packages the
+// table allows. Lint's depguard rules (.golangci.yml) see only a file's
+// own imports, not what those imports link.
+package fence
