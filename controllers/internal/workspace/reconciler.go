@@ -201,7 +201,9 @@ func (r *Reconciler) resolveInputs(ctx context.Context, ws *magosv1.Workspace) (
 		return in, err
 	}
 	runnerEnvVars, _ := runjob.RunnerEnv(in.Runner.Env)
-	deps, err := r.checkStorageRefs(ctx, ws, append(secretRefs(append(slices.Clone(in.Env), runnerEnvVars...)), runnerSecretRefs(&in.Runner)...))
-	in.OutputReads = outputReads(in.Env, deps)
+	checked, err := r.checkStorageRefs(ctx, ws, append(secretRefs(append(slices.Clone(in.Env), runnerEnvVars...)), runnerSecretRefs(&in.Runner)...))
+	in.Env = withoutAbsent(in.Env, checked.Absent)
+	in.Runner.Env = runnerEnvWithout(in.Runner.Env, checked.Absent)
+	in.OutputReads = outputReads(in.Env, checked.Deps)
 	return in, err
 }

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
@@ -65,20 +66,35 @@ type secretRef struct {
 	Optional bool
 }
 
+// checkedRefs is what checkStorageRefs found of the Secrets a run reads.
+type checkedRefs struct {
+	// Deps are the dependencies whose outputs Secret is read, by the
+	// Secret's name.
+	Deps map[string]*magosv1.Workspace
+	// Absent are the Secrets that do not exist and that only optional
+	// references read: the run is started without those references
+	// (withoutAbsent), so the kubelet never reads a Secret of that name
+	// created after the check.
+	Absent map[string]bool
+}
+
 // checkStorageRefs refuses (Stalled, StorageReference) user input (env
 // entries, runner volumes and CLI configuration) that reads a Secret Magos
 // keeps for a Workspace, this one included, unless it is the outputs
 // Secret of a Workspace in spec.dependsOn; it returns those dependencies
 // by outputs Secret name. It reads only the Secrets' metadata, uncached. A
 // ServiceAccount token Secret is refused (Stalled); a missing Secret makes
-// the Workspace wait (SecretMissing) unless its references are optional or
-// it is a dependency's outputs Secret, so a Secret created later (another
-// Workspace's storage among them) is checked before a run reads it.
-func (r *Reconciler) checkStorageRefs(ctx context.Context, ws *magosv1.Workspace, refs []secretRef) (map[string]*magosv1.Workspace, error) {
+// the Workspace wait (SecretMissing) unless it is a dependency's outputs
+// Secret or its references are optional, so a Secret created later
+// (another Workspace's storage among them) is checked before a run reads
+// it: a missing Secret read only by optional references is returned as
+// absent, and the run goes without those references.
+func (r *Reconciler) checkStorageRefs(ctx context.Context, ws *magosv1.Workspace, refs []secretRef) (checkedRefs, error) {
 	deps := map[string]*magosv1.Workspace{}
+	absent := map[string]bool{}
 	for _, ref := range refs {
 		if ownStorage(ws, ref.Secret) {
-			return nil, rerror.Stall(magosv1.ReasonStorageReferenceNotAllowed, fmt.Errorf(
+			return checkedRefs{}, rerror.Stall(magosv1.ReasonStorageReferenceNotAllowed, fmt.Errorf(
 				"%s reads Secret %s, which Magos keeps for this Workspace's runs; a Workspace may read only the outputs Secret of a Workspace in spec.dependsOn",
 				ref.Entry, ref.Secret))
 		}
@@ -86,17 +102,21 @@ func (r *Reconciler) checkStorageRefs(ctx context.Context, ws *magosv1.Workspace
 		meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: ref.Secret}, meta)
 		if apierrors.IsNotFound(err) {
-			if ref.Optional || r.dependencyOutputs(ctx, ws, ref.Secret) {
-				continue // the kubelet starts without it; a dependency's wait covers its outputs
+			if ref.Optional {
+				absent[ref.Secret] = true // the run goes without it: nothing checked it
+				continue
 			}
-			return nil, rerror.Wait(magosv1.ReasonSecretMissing, fmt.Sprintf(
+			if r.dependencyOutputs(ctx, ws, ref.Secret) {
+				continue // a dependency's wait covers its outputs
+			}
+			return checkedRefs{}, rerror.Wait(magosv1.ReasonSecretMissing, fmt.Sprintf(
 				"%s reads Secret %s, which does not exist; the run waits until it does", ref.Entry, ref.Secret), secretMissingRecheck)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading the metadata of Secret %s: %w", ref.Secret, err)
+			return checkedRefs{}, fmt.Errorf("reading the metadata of Secret %s: %w", ref.Secret, err)
 		}
 		if sa, ok := meta.Annotations[serviceAccountNameAnnotation]; ok {
-			return nil, rerror.Stall(magosv1.ReasonServiceAccountTokenNotAllowed, fmt.Errorf(
+			return checkedRefs{}, rerror.Stall(magosv1.ReasonServiceAccountTokenNotAllowed, fmt.Errorf(
 				"%s reads Secret %s, a token of ServiceAccount %s; a run has its own identity and reads no other's token", ref.Entry, ref.Secret, sa))
 		}
 		owner, ok := storageOwner(meta)
@@ -105,19 +125,47 @@ func (r *Reconciler) checkStorageRefs(ctx context.Context, ws *magosv1.Workspace
 		}
 		dep, err := r.dependencyNamed(ctx, ws, owner)
 		if err != nil {
-			return nil, err
+			return checkedRefs{}, err
 		}
 		if why := outputsReadRefused(meta, owner, dep); why != "" {
-			return nil, rerror.Stall(magosv1.ReasonStorageReferenceNotAllowed, fmt.Errorf(
+			return checkedRefs{}, rerror.Stall(magosv1.ReasonStorageReferenceNotAllowed, fmt.Errorf(
 				"%s reads Secret %s, which Magos keeps for Workspace %s and %s; a Workspace may read only the outputs Secret of a Workspace in spec.dependsOn",
 				ref.Entry, ref.Secret, owner, why))
 		}
 		if err := outputConsentRefused(ws, dep); err != nil {
-			return nil, err
+			return checkedRefs{}, err
 		}
 		deps[ref.Secret] = dep
 	}
-	return deps, nil
+	return checkedRefs{Deps: deps, Absent: absent}, nil
+}
+
+// withoutAbsent is env without the optional references to the absent
+// Secrets: the kubelet would read a Secret of that name created between
+// the check and the container's start, which no check has seen.
+func withoutAbsent(env []corev1.EnvVar, absent map[string]bool) []corev1.EnvVar {
+	if len(absent) == 0 {
+		return env
+	}
+	return slices.DeleteFunc(slices.Clone(env), func(e corev1.EnvVar) bool {
+		return e.ValueFrom != nil && absentOptional(e.ValueFrom.SecretKeyRef, absent)
+	})
+}
+
+// runnerEnvWithout is withoutAbsent for the runner's env entries.
+func runnerEnvWithout(entries []magosv1.EnvEntry, absent map[string]bool) []magosv1.EnvEntry {
+	if len(absent) == 0 {
+		return entries
+	}
+	return slices.DeleteFunc(slices.Clone(entries), func(e magosv1.EnvEntry) bool {
+		return e.ValueFrom != nil && absentOptional(e.ValueFrom.SecretKeyRef, absent)
+	})
+}
+
+// absentOptional says whether ref is an optional reference to an absent
+// Secret.
+func absentOptional(ref *corev1.SecretKeySelector, absent map[string]bool) bool {
+	return ref != nil && ptr.Deref(ref.Optional, false) && absent[ref.Name]
 }
 
 // ownStorage says whether name is a Secret Magos keeps for ws's runs,

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -88,4 +89,55 @@ func TestOwnStorage(t *testing.T) {
 	} {
 		assert.Equal(t, own, ownStorage(ws, name), name)
 	}
+}
+
+func TestWithoutAbsentLeavesOutOnlyOptionalReadsOfAbsentSecrets(t *testing.T) {
+	ref := func(name string, optional *bool) *corev1.SecretKeySelector {
+		return &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: "k", Optional: optional}
+	}
+	env := func(name string, sel *corev1.SecretKeySelector) corev1.EnvVar {
+		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: sel}}
+	}
+	all := []corev1.EnvVar{
+		env("TF_VAR_later", ref("later", new(true))),
+		env("TF_VAR_present", ref("present", new(true))),
+		env("TF_VAR_required", ref("later", nil)),
+		{Name: "TF_VAR_literal", Value: "x"},
+		{Name: "TF_VAR_cm", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "later"}, Key: "k", Optional: new(true)}}},
+	}
+	tests := []struct {
+		name   string
+		absent map[string]bool
+		want   []string
+	}{
+		{"nothing absent", nil, []string{"TF_VAR_later", "TF_VAR_present", "TF_VAR_required", "TF_VAR_literal", "TF_VAR_cm"}},
+		{"an absent Secret's optional reads go", map[string]bool{"later": true},
+			[]string{"TF_VAR_present", "TF_VAR_required", "TF_VAR_literal", "TF_VAR_cm"}},
+		{"a Secret the check saw stays", map[string]bool{"other": true},
+			[]string{"TF_VAR_later", "TF_VAR_present", "TF_VAR_required", "TF_VAR_literal", "TF_VAR_cm"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var names []string
+			for _, e := range withoutAbsent(all, tt.absent) {
+				names = append(names, e.Name)
+			}
+			assert.Equal(t, tt.want, names)
+
+			var entries []magosv1.EnvEntry
+			for _, e := range all {
+				if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+					entries = append(entries, magosv1.EnvEntry{Name: e.Name, ValueFrom: &magosv1.VariableSource{SecretKeyRef: e.ValueFrom.SecretKeyRef}})
+				}
+			}
+			names = nil
+			for _, e := range runnerEnvWithout(entries, tt.absent) {
+				names = append(names, e.Name)
+			}
+			want := slices.DeleteFunc(slices.Clone(tt.want), func(n string) bool { return n == "TF_VAR_literal" || n == "TF_VAR_cm" })
+			assert.Equal(t, want, names, "runner env entries")
+		})
+	}
+	assert.Len(t, all, 5, "the input is not changed")
 }
