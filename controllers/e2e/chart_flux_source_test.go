@@ -50,9 +50,10 @@ func admits(t *testing.T, np *networkingv1.NetworkPolicy, nsLabels, podLabels ma
 
 // TestHelmChartFluxSourceAccess: with fluxSourceAccess enabled, the chart
 // installs, in the Flux namespace, a NetworkPolicy for source-controller's
-// Pods (Flux's labels) that admits to the artifact port the
-// workspace-controller's Pods (every unit) when they run the artifact proxy
-// (the default) and no runner; without the proxy it admits runner Pods (by
+// Pods (Flux's labels) that admits to the artifact port the Pods of the
+// controllers that download artifacts, the workspace-controller (every
+// unit) and the workspaceset-controller, and, with the artifact proxy (the
+// default), no runner; without the proxy it also admits runner Pods (by
 // the labels every runner Pod carries) from the namespaces the user
 // selects; disabled (the default) it renders nothing.
 func TestHelmChartFluxSourceAccess(t *testing.T) {
@@ -64,7 +65,7 @@ func TestHelmChartFluxSourceAccess(t *testing.T) {
 	release := "m" + rand.String(5)
 	proxied, proxiedObj := fluxSourcePolicy(t, release, "proxy", fluxNS, "--set", "workspace-controller.shards={a}")
 	magosNS := map[string]string{"kubernetes.io/metadata.name": "magos-system"}
-	for _, name := range []string{"workspace-controller", "workspace-controller-shard-a"} {
+	for _, name := range []string{"workspace-controller", "workspace-controller-shard-a", "workspaceset-controller"} {
 		assert.True(t, admits(t, proxied, magosNS, map[string]string{"app.kubernetes.io/name": name, "app.kubernetes.io/instance": release}),
 			"the controller Pods of unit %s", name)
 	}
@@ -74,7 +75,8 @@ func TestHelmChartFluxSourceAccess(t *testing.T) {
 	assert.False(t, admits(t, proxied, magosNS, runner), "a runner Pod in Magos's namespace")
 	installChart(t, []*unstructured.Unstructured{proxiedObj})
 
-	np, obj := fluxSourcePolicy(t, "m"+rand.String(5), "runners", fluxNS, "--set", "workspace-controller.artifactProxy.enabled=false",
+	release = "m" + rand.String(5)
+	np, obj := fluxSourcePolicy(t, release, "runners", fluxNS, "--set", "workspace-controller.artifactProxy.enabled=false",
 		"--set-string", "workspace-controller.fluxSourceAccess.runnerNamespaceSelector.matchLabels.magos\\.dev/runners=true")
 
 	assert.Equal(t, fluxNS, np.Namespace)
@@ -92,6 +94,10 @@ func TestHelmChartFluxSourceAccess(t *testing.T) {
 	assert.False(t, admits(t, np, map[string]string{}, runner), "a runner Pod in a namespace not selected")
 	assert.False(t, admits(t, np, tenant, map[string]string{"app": "web"}), "another Pod in a selected namespace")
 	assert.False(t, admits(t, np, tenant, map[string]string{magosv1.ManagedByLabel: magosv1.ManagedByValue}), "a Pod of no Workspace")
+	for _, name := range []string{"workspace-controller", "workspaceset-controller"} {
+		assert.True(t, admits(t, np, magosNS, map[string]string{"app.kubernetes.io/name": name, "app.kubernetes.io/instance": release}),
+			"the %s Pods, which read artifacts themselves", name)
+	}
 
 	installChart(t, []*unstructured.Unstructured{obj}) // the apiserver accepts it
 

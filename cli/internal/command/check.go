@@ -69,6 +69,7 @@ type checkResult struct {
 // checkOptions are check's flags.
 type checkOptions struct {
 	installNamespace string
+	fluxNamespace    string
 	images           bool
 	timeout          time.Duration
 }
@@ -76,13 +77,16 @@ type checkOptions struct {
 func newCheckCommand(f *factory) *cobra.Command {
 	o := checkOptions{}
 	cmd := &cobra.Command{
-		Use:   "check [--install-namespace NS] [--images [-n NS]]",
+		Use:   "check [--install-namespace NS] [--flux-namespace NS] [--images [-n NS]]",
 		Short: "Check that the cluster can run Magos and that Magos runs",
 		Long: `Check, before and after installing, what Magos needs: the Kubernetes
 version, the Magos CRDs, Flux's source CRDs and Kyverno's policy CRDs (both
 optional: the controllers start without them and pick them up once
-installed), the five controllers' Deployments and their leader Leases.
-With --images, it also pulls the images a run uses (the runner image and the
+installed), the five controllers' Deployments and their leader Leases,
+and whether the NetworkPolicies of Flux's namespace and of Magos's let the
+controllers that download Flux artifacts (workspace-controller,
+workspaceset-controller) reach source-controller: read from the policies,
+without sending any traffic. With --images, it also pulls the images a run uses (the runner image and the
 default engine's image, as the workspace-controller runs them) in a Pod in
 namespace -n, with the runner pull Secrets, as a run Pod does: a tenant
 namespace whose runs cannot pull them fails here first. Every check that is
@@ -96,6 +100,7 @@ Exit code 1 when a check fails; warnings (a missing optional CRD) leave it 0.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return check(cmd.Context(), f, o) },
 	}
 	cmd.Flags().StringVar(&o.installNamespace, "install-namespace", "magos-system", "the namespace Magos's controllers run in")
+	cmd.Flags().StringVar(&o.fluxNamespace, "flux-namespace", "", "the namespace of Flux's source-controller (default: where a Flux source's artifact URL points, else flux-system)")
 	cmd.Flags().BoolVar(&o.images, "images", false, "pull the runner and engine images in a Pod in namespace -n, as a run does")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 3*time.Minute, "how long --images waits for the node to pull the images")
 	return cmd
@@ -122,6 +127,11 @@ func check(ctx context.Context, f *factory, o checkOptions) error {
 		return err
 	}
 	results = append(results, controllers...)
+	access, err := checkFluxSourceAccess(ctx, c, o.installNamespace, o.fluxNamespace)
+	if err != nil {
+		return err
+	}
+	results = append(results, access...)
 	if o.images {
 		ns, err := f.namespace()
 		if err != nil {
