@@ -80,6 +80,11 @@ func TestReadIsBounded(t *testing.T) {
 	require.ErrorIs(t, err, ErrTooLarge)
 
 	limits = DefaultLimits()
+	limits.MaxNameBytes = 40
+	_, err = ReadLimited(bytes.NewReader(tarball(t, monorepo)), limits)
+	require.ErrorIs(t, err, ErrTooLarge, "names count against a budget of their own")
+
+	limits = DefaultLimits()
 	limits.MaxBytes = 10
 	_, err = ReadLimited(bytes.NewReader(tarball(t, monorepo)), limits)
 	require.ErrorIs(t, err, ErrTooLarge)

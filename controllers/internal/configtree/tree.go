@@ -70,6 +70,9 @@ type Limits struct {
 	MaxConfigFileBytes int
 	// MaxConfigBytes is the most configuration source kept in all.
 	MaxConfigBytes int
+	// MaxNameBytes is the most bytes of entry names and link targets kept
+	// in all (a PAX header can make one name a megabyte long).
+	MaxNameBytes int
 }
 
 // DefaultLimits are the runner's extraction bounds, and configuration
@@ -80,6 +83,7 @@ func DefaultLimits() Limits {
 		MaxBytes:           artifactdigest.MaxUnpackedBytes,
 		MaxConfigFileBytes: 512 << 10,
 		MaxConfigBytes:     32 << 20,
+		MaxNameBytes:       32 << 20,
 	}
 }
 
@@ -98,7 +102,7 @@ func ReadLimited(r io.Reader, limits Limits) (*Tree, error) {
 	}
 	t := &Tree{entries: map[string]*entry{}, config: map[string][]byte{}, analyses: map[string]*fileAnalysis{}}
 	tr := tar.NewReader(zr)
-	var count int
+	var count, names int
 	var total int64
 	configBytes := 0
 	links := map[string]bool{} // names a link shares with another entry
@@ -115,6 +119,9 @@ func ReadLimited(r io.Reader, limits Limits) (*Tree, error) {
 		}
 		if count++; limits.MaxEntries > 0 && count > limits.MaxEntries {
 			return nil, fmt.Errorf("%w: more than %d entries", ErrTooLarge, limits.MaxEntries)
+		}
+		if names += len(h.Name) + len(h.Linkname); limits.MaxNameBytes > 0 && names > limits.MaxNameBytes {
+			return nil, fmt.Errorf("%w: more than %d bytes of names", ErrTooLarge, limits.MaxNameBytes)
 		}
 		name, ok := cleanName(h.Name)
 		if !ok {
