@@ -37,8 +37,10 @@ for c in workspace project rollout variableset workspaceset; do
   extra=()
   if [ "${c}" = workspace ]; then
     # Runners fetch their artifact through the controller's artifact
-    # proxy, as the chart installs it.
-    extra=(--retry-interval 30s --artifact-proxy-bind-address 127.0.0.1:18443 --artifact-proxy-url http://127.0.0.1:18443)
+    # proxy, as the chart installs it; the local source serves artifacts on
+    # loopback, not at source-controller's Service.
+    extra=(--retry-interval 30s --artifact-proxy-bind-address 127.0.0.1:18443 --artifact-proxy-url http://127.0.0.1:18443
+      --artifact-hosts 127.0.0.1)
   fi
   "${root}/bin/${c}" --kubeconfig "${kubeconfig}" \
     --metrics-bind-address "127.0.0.1:${port}" --health-probe-bind-address "127.0.0.1:$((port + 100))" \

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -143,18 +144,28 @@ func startControllerTo(t testing.TB, out io.Writer, binDir, name, kubeconfig, le
 	return startControllerWithEnv(t, out, nil, binDir, name, kubeconfig, leaseNamespace, extra...)
 }
 
+// artifactReaders are the controllers that download Flux artifacts
+// (--artifact-hosts).
+var artifactReaders = []string{"workspace"}
+
 // startControllerWithEnv is startControllerTo with env added to the
 // process's environment.
 func startControllerWithEnv(t testing.TB, out io.Writer, env []string, binDir, name, kubeconfig, leaseNamespace string, extra ...string) *controllerProcess {
 	t.Helper()
 	p := &controllerProcess{name: name, metricsAddr: freeAddr(t), probeAddr: freeAddr(t)}
-	p.cmd = exec.Command(filepath.Join(binDir, name), append([]string{
+	args := []string{
 		"--kubeconfig", kubeconfig,
 		"--metrics-bind-address", p.metricsAddr,
 		"--health-probe-bind-address", p.probeAddr,
 		"--leader-elect=true",
 		"--leader-election-namespace", leaseNamespace,
-	}, extra...)...)
+	}
+	if slices.Contains(artifactReaders, name) {
+		// The tests' sources serve their artifacts on loopback, not at
+		// source-controller's Service in flux-system.
+		args = append(args, "--artifact-hosts=127.0.0.1")
+	}
+	p.cmd = exec.Command(filepath.Join(binDir, name), append(args, extra...)...)
 	p.cmd.Stdout, p.cmd.Stderr = out, out
 	p.cmd.Env = append(os.Environ(), env...)
 	require.NoError(t, p.cmd.Start())
@@ -170,7 +181,7 @@ func startControllerWithEnv(t testing.TB, out io.Writer, env []string, binDir, n
 	return p
 }
 
-// startChartControllers starts the four binaries, each impersonating the
+// startChartControllers starts the five binaries, each impersonating the
 // ServiceAccount the chart installed as release in ns gives it, with its
 // leader election Lease in ns and extra flags.
 func startChartControllers(t *testing.T, binDir, release, ns string, extra ...string) map[string]*controllerProcess {
@@ -205,7 +216,7 @@ func httpGet(url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// TestControllerBinariesStart runs the four binaries as processes, each
+// TestControllerBinariesStart runs the five binaries as processes, each
 // with the identity and RBAC the Helm chart gives it (its ServiceAccount,
 // impersonated), so the chart's RBAC is proven sufficient end to end.
 func TestControllerBinariesStart(t *testing.T) {

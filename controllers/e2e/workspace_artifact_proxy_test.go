@@ -25,10 +25,13 @@ import (
 
 // TestArtifactProxyServesEachRunOnlyItsOwnArtifact: runners fetch their
 // artifact from the workspace-controller's proxy, never from the source
-// server, and the proxy serves a token only what its Pod's Job may have:
+// server, and the proxy serves a token only what its Pod's run may have:
 // no token, a token for another audience, a token bound to no Pod or to a
-// Pod no Job controls, and a Job naming another namespace's artifact are
-// all refused; the same Job naming its Workspace's own artifact is served.
+// Pod no Job controls are refused, and so is a Job of the Workspace that
+// the controller did not create, whether it names another namespace's
+// artifact or the Workspace's own (the proxy serves only the run the
+// controller recorded; controllers/internal/artifactproxy tests each
+// check).
 func TestArtifactProxyServesEachRunOnlyItsOwnArtifact(t *testing.T) {
 	env.Require(t)
 	ctx := context.Background()
@@ -107,17 +110,20 @@ func TestArtifactProxyServesEachRunOnlyItsOwnArtifact(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, code, "a token bound to no Pod")
 	code, _ = fetch(requestToken(t, s.ns, sa, magosv1.ArtifactTokenAudience, loosePod))
 	assert.Equal(t, http.StatusForbidden, code, "a token of a Pod no Job controls")
+	// A Job the controller did not create is refused: 503 while it is new
+	// and the Workspace's status may not record it yet, 403 once the
+	// controller has adopted it (unvouched) or the wait is over.
+	refused := []int{http.StatusForbidden, http.StatusServiceUnavailable}
 	forgedToken := requestToken(t, s.ns, sa, magosv1.ArtifactTokenAudience, jobPod)
 	code, body := fetch(forgedToken)
-	assert.Equal(t, http.StatusForbidden, code, "another namespace's artifact: %s", body)
+	assert.Contains(t, refused, code, "another namespace's artifact: %s", body)
 
-	// The same Job naming its Workspace's own artifact: served.
+	// The same Job naming its Workspace's own artifact: refused all the same.
 	patch := client.MergeFrom(forged.DeepCopy())
 	forged.Annotations[magosv1.ArtifactURLAnnotation], forged.Annotations[magosv1.ArtifactDigestAnnotation] = own.URL, own.Digest
 	require.NoError(t, env.Client.Patch(ctx, forged, patch))
 	code, body = fetch(forgedToken)
-	require.Equal(t, http.StatusOK, code, "its own artifact: %s", body)
-	assert.Equal(t, own.Digest, sha256Digest(body), "the proxy serves the artifact's bytes")
+	assert.Contains(t, refused, code, "its own artifact, from a Job the controller did not create: %s", body)
 
 	// A finished run's Pod is refused.
 	jobPod.Status.Phase = corev1.PodSucceeded

@@ -145,6 +145,11 @@ spec:
             - --allowed-runner-pod-annotation-keys={{ join "," . }}
             {{- end }}
             {{- end }}
+            {{- if has .Chart.Name (list "workspace-controller") }}
+            {{- with $g.artifactHosts }}
+            - --artifact-hosts={{ join "," . }}
+            {{- end }}
+            {{- end }}
             {{- with .Values.artifactProxy }}
             {{- if .enabled }}
             - --artifact-proxy-bind-address=:{{ .port }}

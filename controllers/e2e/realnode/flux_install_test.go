@@ -94,6 +94,10 @@ func TestFluxInstallsAReleaseFromItsManifests(t *testing.T) {
 		"wait":      true,
 		"timeout":   "5m",
 		"interval":  "1h",
+		// The manifests download artifacts from source-controller's
+		// Service name in flux-system; the node's source-controller is
+		// at a ClusterIP (sourceControllerHost).
+		"patches": artifactHostPatches(),
 	}, "spec"))
 	began := time.Now()
 	require.NoError(t, k8s.Create(ctx, ks))
@@ -230,6 +234,20 @@ func startedAs(logs, name, version string) bool {
 		}
 	}
 	return false
+}
+
+// artifactHostPatches are Kustomization patches that add the node's
+// source-controller to the artifact hosts of the controllers that download
+// artifacts.
+func artifactHostPatches() []any {
+	var patches []any
+	for _, name := range []string{"workspace"} {
+		patches = append(patches, map[string]any{
+			"target": map[string]any{"kind": "Deployment", "name": "magos-" + name + "-controller"},
+			"patch":  "- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --artifact-hosts=" + sourceControllerHost + "\n",
+		})
+	}
+	return patches
 }
 
 // newKustomization is an empty Kustomization ns/name.

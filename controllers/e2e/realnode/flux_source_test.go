@@ -35,6 +35,16 @@ import (
 // installation.
 const fluxNamespace = "flux-system"
 
+// sourceControllerHost is the address source-controller's Service has on
+// the node (a fixed ClusterIP in the static band of realnode.ServiceCIDR,
+// which the apiserver gives no Service by itself) and its port: the host
+// of every artifact URL, which Magos is installed to download from
+// (global.artifactHosts), before source-controller is.
+const (
+	sourceControllerIP   = "10.215.0.9"
+	sourceControllerHost = sourceControllerIP + ":80"
+)
+
 var (
 	fluxOnce sync.Once
 	fluxErr  error
@@ -59,7 +69,8 @@ func requireSourceController(t testing.TB) {
 // advertises in artifact URLs. Flux advertises its Service's DNS name;
 // the node has no cluster DNS, so it is the Service's ClusterIP and port,
 // from the environment the kubelet gives a Pod for each Service of its
-// namespace.
+// namespace; the ClusterIP is fixed (sourceControllerIP), the one artifact
+// host Magos was installed with.
 func installSourceController() error {
 	root, err := testenv.RepoRoot()
 	if err != nil {
@@ -104,7 +115,12 @@ patches:
     - op: replace
       path: /spec/template/spec/containers/0/args/5
       value: --storage-adv-addr=$(SOURCE_CONTROLLER_SERVICE_HOST):$(SOURCE_CONTROLLER_SERVICE_PORT)
-`, fluxNamespace, base, version)
+- target: {version: v1, kind: Service, name: source-controller}
+  patch: |-
+    - op: add
+      path: /spec/clusterIP
+      value: %s
+`, fluxNamespace, base, version, sourceControllerIP)
 	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
 		return err
 	}

@@ -37,6 +37,16 @@ func TestOfSource(t *testing.T) {
 		"http://elsewhere.example/gitrepository/team-a/infra/abc.tar.gz":                      false,
 		"https://source-controller.flux-system/gitrepository/team-a/infra/abc.tar.gz":         false,
 		"http://u:p@source-controller.flux-system/gitrepository/team-a/infra/abc.tar.gz":      false,
+		// Artifact files only: never a directory (source-controller's file
+		// server lists it), a deeper path, another kind of file or a query.
+		"http://source-controller.flux-system/gitrepository/team-a/infra/":                 false,
+		"http://source-controller.flux-system/gitrepository/team-a/infra/sub/abc.tar.gz":   false,
+		"http://source-controller.flux-system/gitrepository/team-a/infra/sub/":             false,
+		"http://source-controller.flux-system/gitrepository/team-a/infra/abc":              false,
+		"http://source-controller.flux-system/gitrepository/team-a/infra/.tar.gz":          false,
+		"http://source-controller.flux-system/gitrepository/team-a/infra/abc.tar.gz?x=1":   false,
+		"http://source-controller.flux-system/gitrepository/team-a/infra/abc.tar.gz#x":     false,
+		"http://source-controller.flux-system/gitrepository/team-a/infra/abc-1.2_x.tar.gz": true,
 	} {
 		err := ofSource(context.Background(), reader, ws, url)
 		if ok {

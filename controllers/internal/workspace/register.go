@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"net"
-	"net/http"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -75,7 +74,7 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 	if err := mgr.Add(stopOnShutdown{evaluator}); err != nil {
 		return err
 	}
-	if err := addArtifactProxy(mgr, c.Options.ArtifactProxy); err != nil {
+	if err := addArtifactProxy(mgr, c.Options); err != nil {
 		return err
 	}
 	if err := mgr.Add(metrics.ObjectSource(magosv1.WorkspaceKind, workspaceSeries, mgr.GetCache())); err != nil {
@@ -92,7 +91,7 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 		Options:   c.Options,
 		APIReader: mgr.GetAPIReader(),
 		Shard:     opts.WatchLabelSelector,
-		Trees:     &configtree.Cache{Client: &http.Client{Timeout: time.Minute}, MaxBytes: artifactdigest.MaxArtifactBytes},
+		Trees:     &configtree.Cache{Client: c.Options.ArtifactHosts.Client(time.Minute), MaxBytes: artifactdigest.MaxArtifactBytes},
 	}
 	if l, rate := c.Options.RunLimits(), c.Options.PlanRate(); l != (runqueue.Limits{}) || rate != nil {
 		r.Runs = schedule.New(l, c.Options.RequestedPlanInterval, rate)
@@ -160,14 +159,17 @@ func (s stopOnShutdown) Start(ctx context.Context) error {
 func (stopOnShutdown) NeedLeaderElection() bool { return false }
 
 // addArtifactProxy serves the proxy on every replica (leader or not), when
-// a bind address is set.
-func addArtifactProxy(mgr ctrl.Manager, p config.ArtifactProxy) error {
+// a bind address is set. It applies the controller's guards on sources and
+// downloads from the artifact hosts only.
+func addArtifactProxy(mgr ctrl.Manager, o config.Options) error {
+	p := o.ArtifactProxy
 	if p.BindAddress == "" && p.Listener == nil {
 		return nil
 	}
 	s := &artifactproxy.Server{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
-		MaxBytes: artifactdigest.MaxArtifactBytes, Log: ctrl.Log.WithName("artifact-proxy"),
+		MaxBytes: artifactdigest.MaxArtifactBytes, Guards: o.Guards, Hosts: o.ArtifactHosts,
+		Log: ctrl.Log.WithName("artifact-proxy"),
 	}
 	return mgr.Add(proxyRunnable{s, p})
 }

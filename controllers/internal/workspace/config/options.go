@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/artifacthost"
 	"github.com/magos-dev/magos/controllers/internal/runqueue"
 	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 	"github.com/magos-dev/magos/controllers/internal/workspace/schedule"
@@ -119,6 +120,11 @@ type Options struct {
 	Guards Guards
 	// ArtifactProxy is how runners reach their artifact.
 	ArtifactProxy ArtifactProxy
+	// ArtifactHosts are the hosts the controller downloads artifacts from,
+	// for what a Workspace reads and through the artifact proxy; nil allows
+	// any (the flag's default is source-controller's Service in
+	// flux-system).
+	ArtifactHosts artifacthost.Hosts
 }
 
 // PlanRate is the bound on each namespace's plan starts; nil when there is
@@ -308,6 +314,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Part of a drift interval (0 to 1) by which a drift re-plan may come early, so Workspaces planned at the same time do not all re-plan at the same time.")
 	o.Guards.BindFlags(fs)
 	o.ArtifactProxy.BindFlags(fs)
+	o.ArtifactHosts.BindFlag(fs)
 }
 
 // Validate refuses option values no flag parser catches.
@@ -332,6 +339,9 @@ func (o Options) Validate() error {
 	}
 	if o.DriftJitter < 0 || o.DriftJitter > 1 {
 		return fmt.Errorf("--drift-jitter must be between 0 and 1, got %g", o.DriftJitter)
+	}
+	if err := o.ArtifactHosts.Validate(); err != nil {
+		return err
 	}
 	if err := o.ArtifactProxy.Validate(); err != nil {
 		return err
