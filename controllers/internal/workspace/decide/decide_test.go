@@ -11,13 +11,80 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
-// TestDecide pins the Workspace's decision table (decide's doc comment and
-// docs/architecture.md): for each set of facts, the phase, reason, whether
-// it stalls, and the one action.
+// decideCase is one row of TestDecide: facts, and the decision they make.
+type decideCase struct {
+	name string
+	f    Facts
+	want decideWant
+}
+
+// decideWant is what TestDecide checks of a decision: the reason and the
+// message (a part of it) only where set.
+type decideWant struct {
+	phase   magosv1.WorkspacePhase
+	reason  string
+	stalled bool
+	action  action
+	run     runjob.Run
+	after   time.Duration
+	event   string
+	message string
+	handles bool
+}
+
+// The clock, revision and inputs TestDecide decides every case at.
+var decideNow = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
+const decideRev, decideInputs = "main@sha1:b", "sha256:in"
+
+// decide is Decide on c's facts at decideNow, decideRev (unless the case
+// sets a revision) and decideInputs.
+func (c decideCase) decide() Decision {
+	f := c.f
+	f.Now = decideNow
+	if f.Revision == "" {
+		f.Revision = decideRev
+	}
+	f.Inputs = decideInputs
+	return Decide(f)
+}
+
+// TestDecide pins the Workspace's decision table (decide's doc comment,
+// and docs/architecture.md's table rendered from decisionTable): for each
+// set of facts, the phase, reason, whether it stalls, and the one action.
 func TestDecide(t *testing.T) {
-	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	for _, tt := range decideCases() {
+		t.Run(tt.name, func(t *testing.T) {
+			d := tt.decide()
+			assert.Equal(t, tt.want.phase, d.Phase, "phase")
+			if tt.want.reason != "" {
+				assert.Equal(t, tt.want.reason, d.Reason, "reason")
+			}
+			assert.Equal(t, tt.want.stalled, d.Stalled, "stalled")
+			assert.Equal(t, tt.want.action, d.Action, "action")
+			assert.Equal(t, tt.want.run, d.Run, "run")
+			assert.Equal(t, tt.want.after, d.After, "after")
+			if tt.want.event != "" {
+				if assert.NotNil(t, d.Event, "event") {
+					assert.Equal(t, tt.want.event, d.Event.Reason)
+				}
+			} else {
+				assert.Nil(t, d.Event, "event")
+			}
+			assert.Contains(t, d.Message, tt.want.message)
+			if tt.f.Deletion == nil {
+				assert.NotContains(t, d.Message, "being deleted", "only a deleted Workspace says it is being deleted")
+			}
+			assert.Equal(t, tt.want.handles, d.HandlesRequest, "handles the reconcile request")
+		})
+	}
+}
+
+// decideCases are TestDecide's rows.
+func decideCases() []decideCase {
+	now := decideNow
 	at := func(d time.Duration) *metav1.Time { return &metav1.Time{Time: now.Add(d)} }
-	const rev, in = "main@sha1:b", "sha256:in"
+	const rev, in = decideRev, decideInputs
 	plan := func(mut ...func(*magosv1.PlanStatus)) *magosv1.PlanStatus {
 		p := &magosv1.PlanStatus{ID: "p2", Revision: rev, InputsDigest: in, Digest: "sha256:plan", HasChanges: true, Add: 1, Time: at(-time.Hour)}
 		for _, m := range mut {
@@ -48,22 +115,8 @@ func TestDecide(t *testing.T) {
 	}
 	appliedA := &magosv1.AppliedStatus{PlanID: "p2", Revision: "main@sha1:a"}
 
-	type want struct {
-		phase   magosv1.WorkspacePhase
-		reason  string
-		stalled bool
-		action  action
-		run     runjob.Run
-		after   time.Duration
-		event   string
-		message string
-		handles bool
-	}
-	tests := []struct {
-		name string
-		f    Facts
-		want want
-	}{
+	type want = decideWant
+	return []decideCase{
 		// 1. Runs in progress.
 		{name: "a plan in progress", f: Facts{Running: &magosv1.RunStatus{Job: "ws-plan-1", Phase: magosv1.RunPlan, Revision: rev}},
 			want: want{phase: magosv1.PhasePlanning, reason: magosv1.ReasonPlanning, message: "Run ws-plan-1 (plan) of revision " + rev + " is in progress"}},
@@ -338,37 +391,6 @@ func TestDecide(t *testing.T) {
 			want: want{phase: magosv1.PhaseIdle, action: ActWait, after: time.Minute, message: "; the drift plan is queued: this controller runs at most 4 runs at once"}},
 		{name: "the queue holds no decision that starts nothing", f: Facts{Plan: plan(), Gate: passed, Approval: magosv1.ApprovalManual, Held: &HeldRun{After: time.Minute, Bound: "x"}},
 			want: want{phase: magosv1.PhaseAwaitingApproval, reason: magosv1.ReasonAwaitingApproval, event: magosv1.ReasonAwaitingApproval}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := tt.f
-			f.Now = now
-			if f.Revision == "" {
-				f.Revision = rev
-			}
-			f.Inputs = in
-			d := Decide(f)
-			assert.Equal(t, tt.want.phase, d.Phase, "phase")
-			if tt.want.reason != "" {
-				assert.Equal(t, tt.want.reason, d.Reason, "reason")
-			}
-			assert.Equal(t, tt.want.stalled, d.Stalled, "stalled")
-			assert.Equal(t, tt.want.action, d.Action, "action")
-			assert.Equal(t, tt.want.run, d.Run, "run")
-			assert.Equal(t, tt.want.after, d.After, "after")
-			if tt.want.event != "" {
-				if assert.NotNil(t, d.Event, "event") {
-					assert.Equal(t, tt.want.event, d.Event.Reason)
-				}
-			} else {
-				assert.Nil(t, d.Event, "event")
-			}
-			assert.Contains(t, d.Message, tt.want.message)
-			if tt.f.Deletion == nil {
-				assert.NotContains(t, d.Message, "being deleted", "only a deleted Workspace says it is being deleted")
-			}
-			assert.Equal(t, tt.want.handles, d.HandlesRequest, "handles the reconcile request")
-		})
 	}
 }
 
