@@ -1,4 +1,6 @@
-// Package reconciletail is the end of every Magos Reconcile: it computes
+// Package reconciletail is every Magos Reconcile's skeleton (Reconcile:
+// get the object, keep the patch base, run the kind's Body) and its end
+// (Finish, called once Body returned, not deferred): Finish computes
 // status, writes it only when it changed (with the optimistic lock where
 // status carries state across reconciles), then emits the events buffered
 // during the reconcile and runs the caller's after-patch hook, records the
@@ -8,18 +10,24 @@
 // reconcile whose patch conflicts emits nothing, and its retry records the
 // same events again, so none is emitted twice.
 //
-//	func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
-//		obj := &magosv1.Project{}
-//		// get obj ...
-//		base, ev, obs := obj.DeepCopy(), &reconciletail.EventBuffer{}, observation{}
-//		defer func() {
-//			res, err = reconciletail.Finish(ctx, r.Client, obj, base, res, err, reconciletail.Options{
-//				Kind:     magosv1.ProjectKind,
-//				Status:   func(err error) { obs.Err = err; computeStatus(obj, obs) },
-//				Events:   ev,
-//				Recorder: r.Events,
-//			})
-//		}()
-//		// sub-reconcilers record events into ev ...
+//	func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+//		obs := observation{}
+//		ev := &reconciletail.EventBuffer{}
+//		return reconciletail.Reconcile(ctx, r.Client, req, &magosv1.Project{}, reconciletail.Skeleton[*magosv1.Project]{
+//			// Body handles deletion, the finalizer and suspend, then runs the
+//			// sub-reconcilers, which fill obs and record events into ev.
+//			Body: func(ctx context.Context, p, base *magosv1.Project) (ctrl.Result, error) {
+//				return r.reconcile(ctx, p, &obs, ev)
+//			},
+//			// Finish runs once Body returned, whatever it returned.
+//			Tail: func(p, base *magosv1.Project) reconciletail.Options {
+//				return reconciletail.Options{
+//					Kind:     magosv1.ProjectKind,
+//					Status:   func(err error) { obs.Err = err; computeStatus(p, obs) },
+//					Events:   ev,
+//					Recorder: r.Events,
+//				}
+//			},
+//		})
 //	}
 package reconciletail

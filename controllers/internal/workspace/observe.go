@@ -134,8 +134,8 @@ func (r *Reconciler) gatherPlanFacts(ctx context.Context, ws *magosv1.Workspace,
 }
 
 // gatePending says whether decide will ask the policy gate and the Rollout
-// about f.Plan: it is the current plan (planCurrent; while deleting, the
-// destroy plan of this revision and inputs), and its changes are not
+// about f.Plan: it is the current plan (Facts.PlanCurrent; while deleting,
+// the destroy plan of this revision and inputs), and its changes are not
 // applied (a destroy plan is gated until it is applied and the Workspace
 // goes).
 func gatePending(f decide.Facts) bool {

@@ -19,8 +19,8 @@ import (
 )
 
 // runnerRulesAnnotation marks a runner Role whose rules this version wrote:
-// get and update by name only (runnerVerbs). Roles made by earlier versions
-// lack it and granted create and delete.
+// get and update by name only (runjob.Verbs). Roles made by earlier
+// versions lack it and granted create and delete.
 const (
 	runnerRulesAnnotation = "magos.dev/runner-rules"
 	runnerRulesByName     = "get-update-by-name"

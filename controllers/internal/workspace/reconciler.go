@@ -61,9 +61,9 @@ type Reconciler struct {
 }
 
 // Reconcile drives one Workspace in the shared skeleton
-// (reconciletail.Reconcile), its status patch deferred
-// with events and metrics, deletion, finalizer, suspend, then inputs →
-// source → runs (gather facts, decide, act).
+// (reconciletail.Reconcile): deletion, finalizer, suspend, then inputs →
+// source → runs (gather facts, decide, act); then, whatever they returned,
+// status, and after its patch the events and metrics.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	rr := r.forReconcile()
 	obs := decide.Observation{}

@@ -78,17 +78,17 @@ type checkedRefs struct {
 	Absent map[string]bool
 }
 
-// checkStorageRefs refuses (Stalled, StorageReference) user input (env
-// entries, runner volumes and CLI configuration) that reads a Secret Magos
-// keeps for a Workspace, this one included, unless it is the outputs
-// Secret of a Workspace in spec.dependsOn; it returns those dependencies
-// by outputs Secret name. It reads only the Secrets' metadata, uncached. A
+// checkStorageRefs refuses (Stalled, StorageReferenceNotAllowed) user input
+// (env entries, runner volumes and CLI configuration) that reads a Secret
+// Magos keeps for a Workspace, this one included, unless it is the outputs
+// Secret of a Workspace in spec.dependsOn; it returns those dependencies by
+// outputs Secret name. It reads only the Secrets' metadata, uncached. A
 // ServiceAccount token Secret is refused (Stalled); a missing Secret makes
 // the Workspace wait (SecretMissing) unless it is a dependency's outputs
-// Secret or its references are optional, so a Secret created later
-// (another Workspace's storage among them) is checked before a run reads
-// it: a missing Secret read only by optional references is returned as
-// absent, and the run goes without those references.
+// Secret or its references are optional, so a Secret created later (another
+// Workspace's storage among them) is checked before a run reads it: a
+// missing Secret read only by optional references is returned as absent,
+// and the run goes without those references.
 func (r *Reconciler) checkStorageRefs(ctx context.Context, ws *magosv1.Workspace, refs []secretRef) (checkedRefs, error) {
 	deps := map[string]*magosv1.Workspace{}
 	absent := map[string]bool{}

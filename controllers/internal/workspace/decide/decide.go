@@ -25,9 +25,9 @@ import (
 //     (RetriesExhausted); else Failed and retrying at
 //     status.retry.nextTime (backoff per spec.retry), then planned again.
 //  5. Deletion (destroyOnDelete): see decideDeletion.
-//  6. No current plan (planCurrent: for this revision and inputs, in the
-//     mode's plan mode, and made for the pending plan request if there is
-//     one): plan (a destroy plan in mode Destroy, with the pending plan
+//  6. No current plan (Facts.PlanCurrent: for this revision and inputs, in
+//     the mode's plan mode, and made for the pending plan request if there
+//     is one): plan (a destroy plan in mode Destroy, with the pending plan
 //     request's addresses). Where nothing decides on the plan (gatedBy is
 //     ""), the plan is the fast path instead: planned and applied in one
 //     run (Applying), recorded as applied without a gate. Every plan of
@@ -59,11 +59,11 @@ import (
 // deleted, waits (DependentsExist) until the Workspaces depending on it are
 // gone.
 //
-// A run that would then start is held by the run queue (Held, asked once
-// a decision starts a run, scheduler.admit): over the controller's, the
-// namespace's or the Project's bound on runs in progress, or a plan over
-// the namespace's plan rate, it waits without a Job (Waiting, Queued; a
-// held drift re-plan leaves an applied Workspace Idle and Ready) until a
+// A run that would then start is held by the run queue (Held, asked once a
+// decision starts a run, schedule.Scheduler.Admit): over the controller's,
+// the namespace's or the Project's bound on runs in progress, or a plan
+// over the namespace's plan rate, it waits without a Job (Waiting, Queued;
+// a held drift re-plan leaves an applied Workspace Idle and Ready) until a
 // slot or the rate frees.
 //
 // A decision that starts a plan stalls (ConfigurationRefused) when a

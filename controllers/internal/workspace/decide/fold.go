@@ -34,10 +34,10 @@ type RunEnd struct {
 	// RevokeErr: the identity of a finished plan run was not revoked.
 	RevokeErr error
 	// Reserved is what reserving the plan Secrets a plan ran out of did;
-	// nil unless the run needs it (needsReservation).
+	// nil unless the run needs it (NeedsReservation).
 	Reserved *ChunkReservation
 	// Lock is the state lock's holder, read after a run failed or found
-	// the state locked (needsLock); nil when no one holds it.
+	// the state locked (NeedsLock); nil when no one holds it.
 	Lock *magosv1.LockStatus
 }
 
@@ -135,8 +135,8 @@ func NeedsLock(res magosv1.RunResult) bool {
 //     destroy apply clears them: Destroyed); a destroy run without a plan
 //     is Destroyed.
 //   - A plan that ran out of plan Secrets: beyond --max-plan-chunks the run
-//     failed (PlanStorageLimit); else the Secrets are reserved and the
-//     Workspace plans again, or, when none was missing, the run failed.
+//     failed (PlanStorageLimitExceeded); else the Secrets are reserved and
+//     the Workspace plans again, or, when none was missing, the run failed.
 //   - Any other stale plan is dropped and made again (PlanStale).
 //   - State the run could not write back (StateNotSaved) is recorded for a
 //     person to restore.
