@@ -41,6 +41,8 @@ for c in workspace project rollout variableset workspaceset; do
     # loopback, not at source-controller's Service.
     extra=(--retry-interval 30s --artifact-proxy-bind-address 127.0.0.1:18443 --artifact-proxy-url http://127.0.0.1:18443
       --artifact-hosts 127.0.0.1)
+  elif [ "${c}" = workspaceset ]; then
+    extra=(--artifact-hosts 127.0.0.1)
   fi
   "${root}/bin/${c}" --kubeconfig "${kubeconfig}" \
     --metrics-bind-address "127.0.0.1:${port}" --health-probe-bind-address "127.0.0.1:$((port + 100))" \

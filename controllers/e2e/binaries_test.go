@@ -146,7 +146,7 @@ func startControllerTo(t testing.TB, out io.Writer, binDir, name, kubeconfig, le
 
 // artifactReaders are the controllers that download Flux artifacts
 // (--artifact-hosts).
-var artifactReaders = []string{"workspace"}
+var artifactReaders = []string{"workspace", "workspaceset"}
 
 // startControllerWithEnv is startControllerTo with env added to the
 // process's environment.

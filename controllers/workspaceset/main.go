@@ -11,5 +11,5 @@ import (
 )
 
 func main() {
-	os.Exit(setup.Run("workspaceset", &magosv1.WorkspaceSet{}, setup.RegisterFunc(workspaceset.Register)))
+	os.Exit(setup.Run("workspaceset", &magosv1.WorkspaceSet{}, workspaceset.NewController()))
 }

@@ -145,7 +145,7 @@ spec:
             - --allowed-runner-pod-annotation-keys={{ join "," . }}
             {{- end }}
             {{- end }}
-            {{- if has .Chart.Name (list "workspace-controller") }}
+            {{- if has .Chart.Name (list "workspace-controller" "workspaceset-controller") }}
             {{- with $g.artifactHosts }}
             - --artifact-hosts={{ join "," . }}
             {{- end }}

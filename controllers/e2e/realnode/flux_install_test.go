@@ -241,7 +241,7 @@ func startedAs(logs, name, version string) bool {
 // artifacts.
 func artifactHostPatches() []any {
 	var patches []any
-	for _, name := range []string{"workspace"} {
+	for _, name := range []string{"workspace", "workspaceset"} {
 		patches = append(patches, map[string]any{
 			"target": map[string]any{"kind": "Deployment", "name": "magos-" + name + "-controller"},
 			"patch":  "- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --artifact-hosts=" + sourceControllerHost + "\n",

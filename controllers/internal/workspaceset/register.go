@@ -2,7 +2,6 @@ package workspaceset
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/magos-dev/magos/apis/artifactdigest"
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/artifacthost"
 	"github.com/magos-dev/magos/controllers/internal/configtree"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
@@ -33,8 +33,14 @@ import (
 // Register wires the WorkspaceSet reconciler into mgr: the sets, the
 // Workspaces they own (an edit, a Ready change), namespaces (their
 // labels) and Flux sources (their artifacts, once Flux's CRDs are
-// served).
-func Register(mgr ctrl.Manager, opts setup.Options) error {
+// served). Its directories generator downloads artifacts from any host;
+// the workspaceset-controller runs a Controller, whose --artifact-hosts
+// bound them.
+func Register(mgr ctrl.Manager, opts setup.Options) error { return register(mgr, opts, nil) }
+
+// register is Register with the directories generator downloading from
+// hosts only (nil: any).
+func register(mgr ctrl.Manager, opts setup.Options, hosts artifacthost.Hosts) error {
 	series := metrics.ConditionSeries(magosv1.WorkspaceSetKind, func() client.ObjectList { return &magosv1.WorkspaceSetList{} })
 	if err := mgr.Add(metrics.ObjectSource(magosv1.WorkspaceSetKind, series, mgr.GetCache())); err != nil {
 		return err
@@ -44,11 +50,9 @@ func Register(mgr ctrl.Manager, opts setup.Options) error {
 		return err
 	}
 	r := &Reconciler{
-		Client: mgr.GetClient(),
-		Events: rec,
-		Sources: sourceReader{client: mgr.GetClient(), trees: treeCache{
-			&configtree.Cache{Client: &http.Client{Timeout: time.Minute}, MaxBytes: artifactdigest.MaxArtifactBytes},
-		}},
+		Client:  mgr.GetClient(),
+		Events:  rec,
+		Sources: newSources(mgr.GetClient(), hosts),
 	}
 	ctl, err := ctrl.NewControllerManagedBy(mgr).
 		Named("workspaceset").
@@ -73,6 +77,14 @@ func Register(mgr ctrl.Manager, opts setup.Options) error {
 		})
 	}
 	return setup.WatchWhenServed(mgr, ctl, "workspaceset", optional, setup.OptionalKindInterval)
+}
+
+// newSources reads sources with c, and their artifacts' directories
+// (downloaded once per digest) from hosts only (nil: any).
+func newSources(c client.Reader, hosts artifacthost.Hosts) sourceReader {
+	return sourceReader{client: c, trees: treeCache{
+		&configtree.Cache{Client: hosts.Client(time.Minute), MaxBytes: artifactdigest.MaxArtifactBytes},
+	}}
 }
 
 // treeCache reads an artifact's directories through a configtree.Cache.
