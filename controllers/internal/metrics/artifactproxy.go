@@ -13,10 +13,13 @@ const (
 	// ArtifactUnauthenticated: no token, or one the apiserver did not
 	// accept for the proxy's audience.
 	ArtifactUnauthenticated = "unauthenticated"
-	// ArtifactForbidden: a valid token, but not of a run in progress, or a
-	// run whose artifact is not its Workspace's source's.
+	// ArtifactForbidden: a valid token, but not of the run in progress the
+	// controller recorded, or a run whose source the guards refuse, or
+	// whose artifact is not an artifact file of its Workspace's source on
+	// an artifact host.
 	ArtifactForbidden = "forbidden"
-	// ArtifactFailed: the apiserver or source-controller failed, or the
+	// ArtifactFailed: the apiserver or source-controller failed, a Job was
+	// not recorded yet (answered 503, which the runner retries), or the
 	// bytes did not have the run's digest.
 	ArtifactFailed = "failed"
 )
