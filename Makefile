@@ -500,10 +500,15 @@ $(IMAGE_BINS)/engine-install $(IMAGE_BINS)/git-submodule: $(IMAGE_BINS)/%: runne
 
 .PHONY: demo
 demo: ## Start a local control plane with the five controllers and apply deploy/examples.
-	@$(MAKE) --no-print-directory -j$(TOOL_JOBS) $(DEMO_TOOLS)
+	@$(MAKE) --no-print-directory -j$(TOOL_JOBS) $(DEMO_TOOLS) demo-binaries
+	bash hack/demo.sh
+
+# The demo's own programs build beside the tools (cold, the module downloads
+# and links of one overlap the compiles of the other).
+.PHONY: demo-binaries
+demo-binaries:
 	go build -o $(BIN)/ $(addprefix ./controllers/,$(CONTROLLERS)) ./controllers/policy-engine ./cli/kubectl-magos ./runner ./tools/harness/cmd/localcp ./tools/harness/cmd/executor ./tools/harness/cmd/localsource
 	ln -sf policy-engine $(BIN)/magos-policy-engine
-	bash hack/demo.sh
 
 .PHONY: demo-stop
 demo-stop: ## Stop what `make demo` started.
