@@ -165,7 +165,7 @@ func TestHelmChartNamespacedRBAC(t *testing.T) {
 	})
 }
 
-// TestControllerBinariesNamespacedRBAC runs the four binaries with the RBAC
+// TestControllerBinariesNamespacedRBAC runs the five binaries with the RBAC
 // the chart renders for rbac.namespaced and one watched namespace: a
 // Workspace there applies; one in another namespace is never touched, and
 // the controllers could not write there if they tried.

@@ -29,7 +29,7 @@ func newGetCommand(f *factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "get [KIND] [NAME]",
 		Aliases: []string{"status"},
-		Short:   "List Workspaces, Projects or Rollouts with their status",
+		Short:   "List Workspaces, Projects, Rollouts or WorkspaceSets with their status",
 		Long: `List Workspaces (the default), Projects or Rollouts with what they are doing:
 a Workspace's phase, source revision, plan (+add ~change -destroy), policy
 verdict, stuck lock holder, last run and Ready message.`,

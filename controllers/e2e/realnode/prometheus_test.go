@@ -30,7 +30,7 @@ import (
 const prometheusAddr = "127.0.0.1:19090"
 
 // TestPrometheusScrapesMagos: a real Prometheus (built by `make node` from
-// its Go module, run in the node's network namespace) scrapes the four
+// its Go module, run in the node's network namespace) scrapes the five
 // controller Pods of the chart under the job names the chart's monitors
 // give them, and loads the shipped alert rules (their `for` durations cut
 // to seconds, their expressions as shipped). After a journey through the
@@ -118,8 +118,8 @@ func TestPrometheusScrapesMagos(t *testing.T) {
 		}
 	}
 	assert.Empty(t, dead, "dashboard panels without data after the journey")
-	t.Logf("realnode: Prometheus scraped 4 controllers, evaluated %d alert rules, saw %d alerts fire and %d dashboard queries return data",
-		len(rules), len(firing), len(panels)-len(dead))
+	t.Logf("realnode: Prometheus scraped %d controllers, evaluated %d alert rules, saw %d alerts fire and %d dashboard queries return data",
+		len(controllerNames), len(rules), len(firing), len(panels)-len(dead))
 }
 
 // prometheus is the test's Prometheus server.

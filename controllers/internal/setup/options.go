@@ -53,7 +53,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.RetryPeriod, "leader-election-retry-period", 2*time.Second, "Duration between leader election attempts.")
 	fs.IntVar(&o.Concurrency, "concurrent", 4, "Number of objects reconciled in parallel.")
 	fs.StringVar(&o.EventsAddr, "events-addr", "", "Address of Flux's notification-controller event receiver to forward events to; empty forwards none.")
-	fs.Func("watch-label-selector", "Label selector of the objects of the controller's own kind (Workspace, Project, Rollout or VariableSet) it reconciles, e.g. "+
+	fs.Func("watch-label-selector", "Label selector of the objects of the controller's own kind (Workspace, Project, Rollout, VariableSet or WorkspaceSet) it reconciles, e.g. "+
 		ShardKeyLabel+"=a for shard a and !"+ShardKeyLabel+" for the default shard; empty reconciles all. The other kinds it reads are not filtered.",
 		func(v string) (err error) {
 			o.WatchLabelSelector, err = parseWatchLabelSelector(v)
