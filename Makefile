@@ -111,7 +111,7 @@ help: ## Show this help.
 ##@ Development
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Regenerate deepcopy, CRDs, RBAC, clients, third-party CRDs, API docs, docs/reasons.md and the decision tables of docs/architecture.md, and the chart's versions, schemas, README and copies of the alerts and dashboards.
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy, CRDs, RBAC, clients, third-party CRDs, API docs, docs/reasons.md, the decision tables of docs/architecture.md and the CLI's command lists of docs/cli.md and README.md, and the chart's versions, schemas, README and copies of the alerts and dashboards.
 	cd apis && $(CONTROLLER_GEN) object:headerFile=../hack/boilerplate.go.txt paths=./...
 	rm -f charts/magos-crds/crds/*.yaml
 	cd apis && $(CONTROLLER_GEN) crd paths=./... output:crd:artifacts:config=../charts/magos-crds/crds
@@ -125,6 +125,7 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy, CRDs, RBAC, clients, third-p
 	cd tools && GOWORK=off go run ./apidocs -out ../docs/api-reference.md ../apis/magos/v1alpha1
 	cd apis && MAGOS_UPDATE_DOCS=1 go test -count=1 -run TestReasonsDoc ./magos/v1alpha1/ >/dev/null
 	cd controllers && MAGOS_UPDATE_DOCS=1 go test -count=1 -run TestDecisionTableDoc ./internal/workspace/decide/ >/dev/null
+	cd cli && MAGOS_UPDATE_DOCS=1 go test -count=1 -run 'TestCLIDocCommandList|TestREADMEStatusCLIRow' ./internal/command/ >/dev/null
 	cd tools && GOWORK=off go run ./chartgen -root ..
 
 .PHONY: chart-files
