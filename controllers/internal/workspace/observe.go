@@ -8,7 +8,6 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,8 +16,8 @@ import (
 	"github.com/magos-dev/magos/apis/planstore"
 	"github.com/magos-dev/magos/apis/plansummary"
 	"github.com/magos-dev/magos/controllers/internal/approvalrules"
-	"github.com/magos-dev/magos/controllers/internal/configtree"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
+	"github.com/magos-dev/magos/controllers/internal/configtree"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/policy"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
@@ -181,10 +180,10 @@ func (r *Reconciler) admissionOf(ctx context.Context, ws *magosv1.Workspace, pla
 }
 
 // reviewOf reviews the pending plan under the approval rules at now (the
-// Workspace's, and its Project's as a floor) and records in status which
-// rules govern it (an AutoApproved event the first time they apply it
-// without approval). The stored plan is read only where a rule reads
-// plan.resources.
+// Workspace's, and its Project's as a floor); it writes nothing: status
+// records the review (decide.ComputeStatus, through the observation) and
+// the AutoApproved event follows from it (decide.ReviewNotes). The stored
+// plan is read only where a rule reads plan.resources.
 func (r *Reconciler) reviewOf(ctx context.Context, ws *magosv1.Workspace, s settings, plan *magosv1.PlanStatus, now time.Time) (decide.Review, error) {
 	p := approvalrules.Plan{
 		Add: int64(plan.Add), Change: int64(plan.Change), Destroy: int64(plan.Destroy),
@@ -209,10 +208,6 @@ func (r *Reconciler) reviewOf(ctx context.Context, ws *magosv1.Workspace, s sett
 		}
 		rv = rv.WithFloor(decide.ReviewPlan(floor, plan, ws.Spec.Approvals, ws.Spec.ApprovedPlan, now, s.ApprovalMaxAge))
 	}
-	if rv.AutoApproved() && !plan.AutoApproved {
-		r.event(ws, corev1.EventTypeNormal, magosv1.ReasonAutoApproved, "Plan %s (%s) is applied without approval: approval rule %s governs it", plan.ID, decide.PlanSummary(plan), rv.RuleNames())
-	}
-	plan.ApprovalRule, plan.AutoApproved = rv.RuleNames(), rv.AutoApproved()
 	return rv, nil
 }
 

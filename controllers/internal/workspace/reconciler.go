@@ -95,9 +95,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	})
 }
 
-// noteTransition records decision d's event when the Workspace enters d:
-// its phase or Ready reason changed.
+// noteTransition records the events of the status going from base to ws:
+// the approval rules' (decide.ReviewNotes), and decision d's event when
+// the Workspace enters d: its phase or Ready reason changed.
 func (r *Reconciler) noteTransition(base, ws *magosv1.Workspace, d decide.Decision) {
+	for _, n := range decide.ReviewNotes(base.Status.Plan, ws.Status.Plan) {
+		r.event(ws, n.Type, n.Reason, "%s", n.Message)
+	}
 	if d.Event == nil {
 		return
 	}

@@ -40,7 +40,7 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 	}
 	for {
 		d := decide.Decide(f)
-		obs.Decision = d
+		obs.Decision, obs.Review = d, planReview(f)
 		if d.HandlesRequest && d.Action != decide.ActStart {
 			handled(ws)
 		}
@@ -112,6 +112,15 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 			return ctrl.Result{}, r.finishDeletion(ctx, ws, d)
 		}
 	}
+}
+
+// planReview is the approval rules' review of f's plan for status, nil
+// when the facts hold none.
+func planReview(f decide.Facts) *decide.PlanReview {
+	if f.Review == nil || f.Plan == nil {
+		return nil
+	}
+	return &decide.PlanReview{Plan: f.Plan.ID, Review: *f.Review}
 }
 
 // handled records the reconcile request as handled.

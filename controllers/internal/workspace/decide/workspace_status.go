@@ -26,14 +26,18 @@ type Observation struct {
 	Revision string
 	// Decision is what decide made of the facts.
 	Decision Decision
+	// Review is the approval rules' review of the pending plan, if the
+	// decision asked for one.
+	Review *PlanReview
 	// Err is the reconcile error, if any.
 	Err error
 }
 
-// ComputeStatus sets phase, conditions and observedGeneration from the
-// observation and the run data already in ws.Status. It is pure. A
-// Workspace waiting for a source artifact, its Project or a VariableSet
-// has o.Err a rerror.Wait.
+// ComputeStatus sets phase, conditions, observedGeneration and the
+// approval rules governing the plan (recordReview) from the observation
+// and the run data already in ws.Status. It is pure. A Workspace waiting
+// for a source artifact, its Project or a VariableSet has o.Err a
+// rerror.Wait.
 //
 // kstatus reads the result as: Current when Ready=True, and also while
 // suspended or awaiting approval or promotion (Ready=False without
@@ -46,6 +50,7 @@ func ComputeStatus(ws *magosv1.Workspace, o Observation) {
 	if d.Phase != "" {
 		st.Phase = d.Phase
 	}
+	recordReview(st.Plan, o.Review)
 	setPlanned(ws, o)
 	setApplied(ws)
 	setDrifted(ws)
