@@ -95,6 +95,7 @@ not ok says what to do.
 Exit code 1 when a check fails; warnings (a missing optional CRD) leave it 0.`,
 		Example: `  kubectl magos check
   kubectl magos check --install-namespace platform-system
+  kubectl magos check --flux-namespace flux  # Flux's source-controller runs in namespace flux
   kubectl magos check --images -n team-a     # can team-a's runs pull their images?`,
 		Args: args(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return check(cmd.Context(), f, o) },
