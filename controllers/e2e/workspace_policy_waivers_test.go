@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
@@ -43,6 +46,7 @@ func TestPolicyWaivers(t *testing.T) {
 	s.gitRepository("infra", dir)
 	label := rand.String(8)
 	denying := validatingPolicy(t, "v1", label, "Deny", forbidsSecret, "secrets must not be modelled as terraform_data")
+	allowWaivers(t, denying)
 	s.newWorkspace("waived", "infra", selecting(label))
 	blocked := func(ws *magosv1.Workspace) bool {
 		return ws.Status.Plan != nil && ws.Status.Plan.Policy != nil && !ws.Status.Plan.Policy.Passed && ws.Status.Phase == magosv1.PhaseFailed
@@ -112,6 +116,54 @@ func TestPolicyWaivers(t *testing.T) {
 	ws = s.waitWorkspace("expiring", time.Minute, "is blocked again when the waiver expires", blocked)
 	assert.Contains(t, ws.Status.Plan.Policy.Message, "expired at")
 	assert.Nil(t, ws.Status.LastApplied, "nothing was applied")
+}
+
+// TestClusterPolicyWaiversNeedTheAdminsConsent: a waiver lives in the
+// Workspace's namespace, where a tenant may be able to create
+// PolicyExceptions. It does not lift a cluster ValidatingPolicy unless the
+// policy allows waivers (magos.dev/waivable: "true"): the plan stays
+// blocked, the verdict and a WaiverNotAllowed event name the waiver, and
+// once the admin annotates the policy the same waiver lets the plan
+// through.
+func TestClusterPolicyWaiversNeedTheAdminsConsent(t *testing.T) {
+	env.Require(t)
+	ctx := context.Background()
+	s := newStack(t)
+	s.gitRepository("infra", copyConfig(t, "hello"))
+	label := rand.String(8)
+	denying := validatingPolicy(t, "v1", label, "Deny", forbidsSecret, "secrets must not be modelled as terraform_data")
+	s.newWorkspace("tenant", "infra", selecting(label))
+	blocked := func(ws *magosv1.Workspace) bool {
+		return ws.Status.Plan != nil && ws.Status.Plan.Policy != nil && !ws.Status.Plan.Policy.Passed && ws.Status.Phase == magosv1.PhaseFailed
+	}
+	ws := s.waitWorkspace("tenant", 3*time.Minute, "is denied", blocked)
+	plan := ws.Status.Plan
+
+	require.NoError(t, env.Client.Create(ctx, waiverObject(t, s.ns, "self-waiver", denying.GetName(), "tenant", plan.Digest, "mallory", time.Hour)))
+	refusal := s.ns + "/self-waiver: ValidatingPolicy " + denying.GetName() + " is cluster-wide and does not allow waivers"
+	ws = s.waitWorkspace("tenant", time.Minute, "names the waiver it did not apply", func(ws *magosv1.Workspace) bool {
+		return blocked(ws) && strings.Contains(ws.Status.Plan.Policy.Message, refusal)
+	})
+	require.Len(t, ws.Status.Plan.Policy.Violations, 1)
+	assert.Empty(t, ws.Status.Plan.Policy.Violations[0].WaivedBy, "the denial stands")
+	assert.Contains(t, ws.Status.Plan.Policy.Message, "PolicyExceptions not applied: ")
+	requireEvent(t, s.ns, "tenant", magosv1.ReasonWaiverNotAllowed)
+	assert.Contains(t, eventMessage(t, s.ns, "tenant", magosv1.ReasonWaiverNotAllowed), refusal)
+	assert.Nil(t, ws.Status.LastApplied, "nothing was applied")
+
+	allowWaivers(t, denying)
+	ws = s.waitWorkspace("tenant", 3*time.Minute, "applies the plan once the policy allows waivers", func(ws *magosv1.Workspace) bool {
+		return ws.Status.LastApplied != nil && ws.Status.LastApplied.PlanID == plan.ID
+	})
+	assert.Equal(t, []string{s.ns + "/self-waiver"}, ws.Status.Plan.Policy.Violations[0].WaivedBy)
+}
+
+// allowWaivers lets waivers lift the cluster policy u (the admin's
+// consent).
+func allowWaivers(t *testing.T, u *unstructured.Unstructured) {
+	t.Helper()
+	patch := []byte(`{"metadata":{"annotations":{"` + magosv1.WaivableAnnotation + `":"true"}}}`)
+	require.NoError(t, env.Client.Patch(context.Background(), u, client.RawPatch(types.MergePatchType, patch)))
 }
 
 // waiverObject is a PolicyException waiving policy for plan digest of

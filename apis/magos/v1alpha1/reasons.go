@@ -61,6 +61,7 @@ const (
 	ReasonPlanTooLarge            = "PlanTooLarge"
 	ReasonNamespacedPolicyIgnored = "NamespacedPolicyIgnored"
 	ReasonPolicyWaived            = "PolicyWaived"
+	ReasonWaiverNotAllowed        = "WaiverNotAllowed"
 
 	// Workspace: inputs, references and dependencies.
 	ReasonSourceNotReady         = "SourceNotReady"
@@ -255,6 +256,7 @@ var reasonTable = []ReasonInfo{
 	{ReasonPolicyDenied, ReasonSettles, workspaceOnly, "The policy gate refused a plan (counted in magos_workspace_run_failures_total)."},
 	{ReasonPlanTooLarge, ReasonStalls, workspaceOnly, "The stored plan is over the gate's size bounds and can never be evaluated; a new plan or a change of policies helps."},
 	{ReasonPolicyWaived, ReasonProgresses, workspaceOnly, "A policy denied the plan and a PolicyException bound to the Workspace and the plan's digest waives it: the apply goes on; the event names the policies and the exceptions."},
+	{ReasonWaiverNotAllowed, ReasonSettles, workspaceOnly, "A PolicyException bound to the plan names a cluster ValidatingPolicy that does not allow waivers (annotation magos.dev/waivable: \"true\"): it lifts nothing (a Warning event and the verdict's message name it)."},
 	{ReasonNamespacedPolicyIgnored, ReasonSettles, workspaceOnly, "NamespacedValidatingPolicies select the Workspace, but its namespace may not gate with them (--namespaced-policies-namespace-selector): a Warning event."},
 
 	// Workspace: inputs, references and dependencies.

@@ -21,3 +21,12 @@ const (
 	// WaiverReasonProperty says why.
 	WaiverReasonProperty = "magos.dev/reason"
 )
+
+// WaivableAnnotation, set to "true" on a cluster ValidatingPolicy, lets
+// waivers lift its denials. A waiver lives in the Workspace's namespace,
+// where the admin may not control who creates PolicyExceptions, so it
+// lifts a NamespacedValidatingPolicy of that namespace, and a cluster
+// policy only where whoever wrote the policy allows it with this
+// annotation. A waiver naming any other policy is not applied (a Warning
+// event with reason WaiverNotAllowed names it).
+const WaivableAnnotation = "magos.dev/waivable"

@@ -46,6 +46,29 @@ func (e Exception) Refers(p Policy) bool {
 	})
 }
 
+// Lifts says why the exception may not lift policy p's denials, or "". A
+// waiver lives in the Workspace's namespace, where whoever may create
+// PolicyExceptions writes it (a tenant, where the admin did not keep that
+// right): it lifts a NamespacedValidatingPolicy of its own namespace, and
+// a cluster ValidatingPolicy only where the policy allows waivers
+// (magosv1.WaivableAnnotation: "true"), that is where the admin who wrote
+// it does.
+func (e Exception) Lifts(p Policy) string {
+	if e.Object == nil || p.Object == nil {
+		return "no policy"
+	}
+	if ns := p.Object.GetNamespace(); ns != "" {
+		if ns != e.Object.Namespace {
+			return fmt.Sprintf("%s %s is not of namespace %s", p.Kind(), p.Name(), e.Object.Namespace)
+		}
+		return ""
+	}
+	if p.Object.GetAnnotations()[magosv1.WaivableAnnotation] != "true" {
+		return fmt.Sprintf("%s %s is cluster-wide and does not allow waivers (annotation %s: \"true\")", p.Kind(), p.Name(), magosv1.WaivableAnnotation)
+	}
+	return ""
+}
+
 // Describe says who created the exception, why, and until when.
 func (e Exception) Describe() string {
 	props := e.Object.Spec.Properties
@@ -123,14 +146,41 @@ func ListWaivers(ctx context.Context, c client.Reader, namespace, workspace, pla
 	return out, nil
 }
 
-// WithWaivers attaches to each policy the live waivers that refer to it.
+// WithWaivers attaches to each policy the live waivers that refer to it
+// and may lift it (Exception.Lifts). The gate and the policy engine
+// process both attach them so: the engine is sent every waiver a policy
+// carries, and attaches them again.
 func WithWaivers(policies []Policy, waivers []Exception) []Policy {
 	out := slices.Clone(policies)
 	for i := range out {
 		out[i].Exceptions = nil
 		for _, e := range waivers {
-			if e.Refers(out[i]) {
+			if e.Refers(out[i]) && e.Lifts(out[i]) == "" {
 				out[i].Exceptions = append(out[i].Exceptions, e)
+			}
+		}
+	}
+	return out
+}
+
+// RefusedWaiver is a waiver that names a policy it may not lift.
+type RefusedWaiver struct {
+	Exception Exception
+	// Why says which policy and why, after the exception's name.
+	Why string
+}
+
+// RefusedWaivers are the waivers that refer to one of policies they may
+// not lift (Exception.Lifts), once per waiver and policy, in order.
+func RefusedWaivers(policies []Policy, waivers []Exception) []RefusedWaiver {
+	var out []RefusedWaiver
+	for _, e := range waivers {
+		for _, p := range policies {
+			if !e.Refers(p) {
+				continue
+			}
+			if why := e.Lifts(p); why != "" {
+				out = append(out, RefusedWaiver{Exception: e, Why: e.Name() + ": " + why})
 			}
 		}
 	}

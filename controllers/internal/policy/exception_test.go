@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/policy"
 	"github.com/magos-dev/magos/controllers/internal/policy/policytest"
 )
@@ -77,11 +78,15 @@ func TestListWaivers(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, none.Live, "a plan without a digest is never waived")
 
-	policies := policy.WithWaivers([]policy.Policy{
+	gate := []policy.Policy{
 		policytest.JSONPolicy(t, "no-secrets", policytest.SpecAlwaysPass),
 		policytest.JSONPolicy(t, "no-destroy", policytest.SpecAlwaysPass),
 		policytest.JSONPolicy(t, "tags", policytest.SpecAlwaysPass),
-	}, w.Live)
+	}
+	for _, p := range gate {
+		p.Object.SetAnnotations(map[string]string{magosv1.WaivableAnnotation: "true"})
+	}
+	policies := policy.WithWaivers(gate, w.Live)
 	require.Len(t, policies[0].Exceptions, 1)
 	assert.Equal(t, ns+"/live", policies[0].Exceptions[0].Name())
 	require.Len(t, policies[1].Exceptions, 1)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/apis/policyprotocol"
 	"github.com/magos-dev/magos/controllers/internal/policy"
 	"github.com/magos-dev/magos/controllers/internal/policy/policytest"
@@ -45,24 +46,37 @@ spec:
 // and whose matchConditions hold on the plan waives the denial (the plan
 // passes, the violation is kept and names the exception); one whose
 // conditions do not hold, or that names another policy, waives nothing;
-// an exception that cannot be evaluated waives nothing and says why. The
-// same holds through the engine protocol.
+// an exception that cannot be evaluated waives nothing and says why; a
+// cluster policy that does not allow waivers is not waived. The same
+// holds through the engine protocol.
 func TestEvaluateWaivers(t *testing.T) {
 	e, err := NewEvaluator()
 	require.NoError(t, err)
 	p := plan(t, tfUntagged)
-	denying := func() []policy.Policy {
-		return policiesOf(jsonPolicySpec{"require-env", policytest.SpecRequireEnv}, jsonPolicySpec{"fine", policytest.SpecAlwaysPass})(t)
+	policies := func(waivable string) []policy.Policy {
+		ps := policiesOf(jsonPolicySpec{"require-env", policytest.SpecRequireEnv}, jsonPolicySpec{"fine", policytest.SpecAlwaysPass})(t)
+		for _, p := range ps {
+			if waivable != "" {
+				p.Object.SetAnnotations(map[string]string{magosv1.WaivableAnnotation: waivable})
+			}
+		}
+		return ps
 	}
+	denying := func() []policy.Policy { return policies("true") }
 	v := e.Evaluate(context.Background(), denying(), p)
 	require.False(t, v.Passed, v.Message)
 
 	cases := []struct {
 		name       string
+		policies   []policy.Policy
 		exceptions []policy.Exception
 		waivedBy   []string
 		message    string
 	}{
+		{name: "a cluster policy that does not allow waivers is not waived", policies: policies(""),
+			exceptions: []policy.Exception{exception(t, "waive", "require-env", "")}},
+		{name: "nor one that refuses them", policies: policies("false"),
+			exceptions: []policy.Exception{exception(t, "waive", "require-env", "")}},
 		{name: "an exception for the policy waives it",
 			exceptions: []policy.Exception{exception(t, "waive", "require-env", "")}, waivedBy: []string{"team-a/waive"}},
 		{name: "matchConditions that hold on the plan waive it",
@@ -81,7 +95,11 @@ func TestEvaluateWaivers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			policies := policy.WithWaivers(denying(), tc.exceptions)
+			gate := tc.policies
+			if gate == nil {
+				gate = denying()
+			}
+			policies := policy.WithWaivers(gate, tc.exceptions)
 			for _, got := range []policyprotocol.Verdict{e.Evaluate(context.Background(), policies, p), viaProtocol(t, policies, p)} {
 				require.False(t, got.Errored, got.Message)
 				require.Len(t, got.Violations, 1, got.Message)

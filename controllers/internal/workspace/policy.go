@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -47,8 +48,11 @@ func policySelectors(cluster *metav1.LabelSelector, ws *magosv1.Workspace, proje
 }
 
 // policiesDigest identifies a set of policy versions and the waivers
-// bound to each.
-func policiesDigest(ps []policy.Policy) string {
+// bound to each, and the waivers refused (so that a verdict names a
+// refused waiver once it exists). A policy's annotations are not in its
+// generation: whether it allows waivers is read from the waivers each
+// carries.
+func policiesDigest(ps []policy.Policy, refused []policy.RefusedWaiver) string {
 	ids := make([]string, 0, len(ps))
 	for _, p := range ps {
 		u := p.Object
@@ -56,6 +60,9 @@ func policiesDigest(ps []policy.Policy) string {
 		for _, e := range p.Exceptions {
 			ids = append(ids, fmt.Sprintf("%s/%s/%s/%s/%d/%s", p.Kind(), u.GetName(), policy.KindPolicyException, e.Name(), e.Object.Generation, e.Object.UID))
 		}
+	}
+	for _, w := range refused {
+		ids = append(ids, fmt.Sprintf("refused/%s/%d/%s: %s", policy.KindPolicyException, w.Exception.Object.Generation, w.Exception.Object.UID, w.Why))
 	}
 	sort.Strings(ids)
 	h := sha256.New()
@@ -94,15 +101,18 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace,
 		return r.recordVerdict(ws, policyprotocol.Verdict{Errored: true, Message: fmt.Sprintf("reading PolicyExceptions: %v", err)}, "", decide.GateErrored, magosv1.ReasonPolicyError), nil
 	}
 	selected := policy.WithWaivers(selection.Policies, waivers.Live)
-	digest := policiesDigest(selected)
+	refused := policy.RefusedWaivers(selection.Policies, waivers.Live)
+	digest := policiesDigest(selected, refused)
 	if v := plan.Policy; v != nil && v.PoliciesDigest == digest && (v.Passed || len(v.Violations) > 0) {
 		if v.Passed {
 			return decide.GateVerdict{Outcome: decide.GatePassed, Message: v.Message, Until: timeOf(v.WaiversExpire)}, nil
 		}
 		return decide.GateVerdict{Outcome: decide.GateBlocked, Reason: magosv1.ReasonPolicyViolation, Message: v.Message}, nil
 	}
-	// A verdict is recorded below: say which policies it leaves out.
+	// A verdict is recorded below: say which policies and waivers it
+	// leaves out.
 	r.reportIgnoredPolicies(ws, selection.Ignored)
+	r.reportRefusedWaivers(ws, refused)
 	if len(selected) == 0 {
 		return r.recordVerdict(ws, policyprotocol.Verdict{Passed: true, Message: "No policy selects this Workspace" + ignoredNote(selection.Ignored)}, digest, decide.GatePassed, ""), nil
 	}
@@ -128,7 +138,7 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace,
 			digest, decide.GateStalePlan, magosv1.ReasonPolicyError), nil
 	}
 	v := r.Policies.Evaluate(ctx, ws.Namespace, selected, stored.JSON)
-	note := ignoredNote(selection.Ignored) + ignoredWaiversNote(waivers.Ignored)
+	note := ignoredNote(selection.Ignored) + ignoredWaiversNote(append(slices.Clone(waivers.Ignored), refusedWhy(refused)...))
 	switch {
 	case v.Passed && waived(v):
 		expires := metav1.NewTime(waivers.Expires())
@@ -178,6 +188,26 @@ func timeOf(t *metav1.Time) *time.Time {
 		return nil
 	}
 	return &t.Time
+}
+
+// reportRefusedWaivers emits a Warning event naming the waivers that name
+// a policy they may not lift.
+func (r *Reconciler) reportRefusedWaivers(ws *magosv1.Workspace, refused []policy.RefusedWaiver) {
+	if len(refused) == 0 {
+		return
+	}
+	r.event(ws, corev1.EventTypeWarning, magosv1.ReasonWaiverNotAllowed,
+		"PolicyExceptions not applied: %s; a waiver lifts a cluster ValidatingPolicy only where the policy carries the annotation %s: \"true\"",
+		policyprotocol.Truncate(strings.Join(refusedWhy(refused), "; "), policyprotocol.MessageLimit), magosv1.WaivableAnnotation)
+}
+
+// refusedWhy says of each refused waiver which policy it may not lift.
+func refusedWhy(refused []policy.RefusedWaiver) []string {
+	out := make([]string, 0, len(refused))
+	for _, w := range refused {
+		out = append(out, w.Why)
+	}
+	return out
 }
 
 // reportIgnoredPolicies emits a Warning event naming the

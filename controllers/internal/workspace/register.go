@@ -134,7 +134,7 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 		optional = append(optional, setup.OptionalWatch{
 			Kind:       kind,
 			Handler:    handler.EnqueueRequestsFromMapFunc(r.workspacesWithPendingPlans),
-			Predicates: []predicate.Predicate{predicate.GenerationChangedPredicate{}},
+			Predicates: []predicate.Predicate{policyChanged},
 			Lacking:    "no " + kind.Kind + " is evaluated until Kyverno's CRDs are installed",
 		})
 	}

@@ -45,6 +45,18 @@ func (r *Reconciler) workspacesWithPendingPlans(ctx context.Context, o client.Ob
 	return reqs
 }
 
+// policyChanged passes the policy changes the gate reads: its spec (a new
+// generation), and whether a cluster policy allows waivers, which is an
+// annotation.
+var policyChanged = predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectOld.GetAnnotations()[magosv1.WaivableAnnotation] != e.ObjectNew.GetAnnotations()[magosv1.WaivableAnnotation]
+	},
+})
+
 // projectChangedForMembers passes the Project changes its Workspaces read:
 // every create and delete, and an update of anything but the roll-up of
 // its members (status.workspaces) and the detail of its conditions (a

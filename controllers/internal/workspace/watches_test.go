@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
@@ -51,4 +52,33 @@ func TestProjectChangedForMembers(t *testing.T) {
 	}
 	assert.True(t, projectChangedForMembers.Create(event.CreateEvent{Object: base()}))
 	assert.True(t, projectChangedForMembers.Delete(event.DeleteEvent{Object: base()}))
+}
+
+// TestPolicyChanged: the gate evaluates again when a policy's spec
+// changes or a cluster policy starts or stops allowing waivers, not on
+// other metadata.
+func TestPolicyChanged(t *testing.T) {
+	policy := func(generation int64, annotations map[string]string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetName("no-destroy")
+		u.SetGeneration(generation)
+		u.SetAnnotations(annotations)
+		return u
+	}
+	tests := []struct {
+		name     string
+		old, new *unstructured.Unstructured
+		passes   bool
+	}{
+		{"a new spec", policy(1, nil), policy(2, nil), true},
+		{"waivers allowed", policy(1, nil), policy(1, map[string]string{magosv1.WaivableAnnotation: "true"}), true},
+		{"waivers no longer allowed", policy(1, map[string]string{magosv1.WaivableAnnotation: "true"}), policy(1, nil), true},
+		{"another annotation", policy(1, nil), policy(1, map[string]string{"team": "platform"}), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.passes, policyChanged.Update(event.UpdateEvent{ObjectOld: tt.old, ObjectNew: tt.new}))
+		})
+	}
+	assert.True(t, policyChanged.Create(event.CreateEvent{Object: policy(1, nil)}))
 }
