@@ -40,11 +40,11 @@ func chromium(t *testing.T) string {
 }
 
 // startUI starts `kubectl magos ui --no-browser` with extra flags and
-// returns the URL it prints (with its token).
+// returns the URL it prints (with its one-time code).
 func (s *stack) startUI(t *testing.T, extra ...string) string {
 	t.Helper()
 	out := s.magosInBackground(append([]string{"ui", "--no-browser"}, extra...)...)
-	link := regexp.MustCompile(`http://127\.0\.0\.1:\d+/\?token=[0-9a-f]+`)
+	link := regexp.MustCompile(`http://127\.0\.0\.1:\d+/\?code=[0-9a-f]+`)
 	require.Eventually(t, func() bool { return link.MatchString(out.String()) }, 30*time.Second, 50*time.Millisecond, "the UI prints its URL: %s", out)
 	return link.FindString(out.String())
 }
@@ -92,7 +92,8 @@ func clickUntil(t *testing.T, ctx context.Context, button, want string) {
 // apiserver and controllers. The overview lists the Workspaces and the
 // Rollout; a Workspace's page shows its plan; clicking Approve applies it;
 // a user whose RBAC does not allow patching Workspaces sees the
-// apiserver's refusal; a request without the token, or a write without
+// apiserver's refusal; a request without the session, a code used twice,
+// a session for another Host, or a write without
 // the page's CSRF token or from another origin, is refused; the pages fit
 // a phone-sized window.
 func TestUIInABrowser(t *testing.T) {
@@ -212,13 +213,13 @@ func TestUIInABrowser(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	token := strings.SplitN(link, "token=", 2)[1]
-	cookie := "magos_ui=" + token
-	assert.Equal(t, http.StatusForbidden, post(origin+"/act", nil), "no token")
-	assert.Equal(t, http.StatusForbidden, post(origin+"/act", map[string]string{"Cookie": cookie}), "the token but not the page's CSRF token")
-	meta, err := chromedp.Run(ctx, chromedp.AttributeValue(`meta[name="magos-csrf"]`, "content"))
-	require.NoError(t, err)
-	csrf := meta.Value
+	// A UI of its own, whose code this client exchanges: the browser's
+	// code is used up.
+	link = s.startUI(t)
+	origin = strings.SplitN(link, "/?", 2)[0]
+	cookie, csrf := uiSession(t, link)
+	assert.Equal(t, http.StatusForbidden, post(origin+"/act", nil), "no session")
+	assert.Equal(t, http.StatusForbidden, post(origin+"/act", map[string]string{"Cookie": cookie}), "the session but not the page's CSRF token")
 	assert.Equal(t, http.StatusForbidden, post(origin+"/act", map[string]string{"Cookie": cookie, "X-Magos-CSRF": csrf, "Origin": "http://evil.example"}),
 		"another origin")
 	assert.Equal(t, http.StatusForbidden, post(origin+"/act", map[string]string{"Cookie": cookie, "X-Magos-CSRF": csrf, "Sec-Fetch-Site": "cross-site"}),
@@ -228,8 +229,20 @@ func TestUIInABrowser(t *testing.T) {
 	resp, err := http.Get(origin + "/")
 	require.NoError(t, err)
 	resp.Body.Close()
-	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "a page without the token")
-	req, err := http.NewRequest(http.MethodGet, origin+"/workspaces/"+s.ns+"/dev-a/logs?run=0", nil)
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "a page without the session")
+	resp, err = http.Get(link)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "the code works once")
+	req, err := http.NewRequest(http.MethodGet, origin+"/", nil)
+	require.NoError(t, err)
+	req.Header.Set("Cookie", cookie)
+	req.Host = strings.Replace(strings.TrimPrefix(origin, "http://"), "127.0.0.1", "localhost", 1)
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "the session for another Host")
+	req, err = http.NewRequest(http.MethodGet, origin+"/workspaces/"+s.ns+"/dev-a/logs?run=0", nil)
 	require.NoError(t, err)
 	req.Header.Set("Cookie", cookie)
 	resp, err = http.DefaultClient.Do(req)
@@ -243,4 +256,34 @@ func TestUIInABrowser(t *testing.T) {
 	r := s.magos("ui", "--address", "0.0.0.0", "--no-browser")
 	assert.Equal(t, 2, r.code, "only loopback without --allow-remote: %s", r)
 	assert.Contains(t, r.stderr, "is not a loopback address")
+}
+
+// uiSession exchanges the code of a URL the UI printed for its session,
+// as a browser does on the first visit, and returns the Cookie header that
+// carries it and the CSRF token of the UI's pages.
+func uiSession(t *testing.T, link string) (cookie, csrf string) {
+	t.Helper()
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(link)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, "the code is exchanged")
+	require.Len(t, resp.Cookies(), 1)
+	c := resp.Cookies()[0]
+	assert.True(t, c.HttpOnly)
+	assert.Equal(t, http.SameSiteStrictMode, c.SameSite)
+	assert.NotContains(t, link, c.Value, "the session is not the URL's code")
+	cookie = c.Name + "=" + c.Value
+	origin := strings.SplitN(link, "/?", 2)[0]
+	req, err := http.NewRequest(http.MethodGet, origin+"/", nil)
+	require.NoError(t, err)
+	req.Header.Set("Cookie", cookie)
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	m := regexp.MustCompile(`<meta name="magos-csrf" content="([0-9a-f]+)">`).FindSubmatch(page)
+	require.NotNil(t, m, "the page carries its CSRF token")
+	return cookie, string(m[1])
 }

@@ -15,15 +15,18 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // The local UI: `kubectl magos ui` serves pages and actions on the user's
 // own machine, acting with the user's own kubeconfig, so the apiserver's
 // RBAC decides everything; nothing is installed in the cluster.
 //
-// It listens on loopback only (another address needs --allow-remote). A
-// random token, given once in the URL, is exchanged for a cookie
-// (HttpOnly, SameSite=Strict); every request needs it. Every write is a
+// It listens on loopback only (another address needs --allow-remote) and
+// answers only requests for its own host:port. The URL it prints carries
+// a random code, exchanged once and within minutes for a session cookie
+// (HttpOnly, SameSite=Strict, named for the port); every request needs
+// the cookie, and the session never appears in a URL. Every write is a
 // POST that must carry the page's CSRF token in a header and come from the
 // UI's own origin (Origin and Sec-Fetch-Site checked).
 
@@ -42,8 +45,8 @@ func newUICommand(f *factory) *cobra.Command {
 		Short: "Serve a local web UI for plans, approvals and Rollouts, with your own credentials",
 		Long: `Serve a web UI on 127.0.0.1 that reads and acts with your kubeconfig's
 credentials: the apiserver's RBAC decides what you see and may do, as with
-kubectl. Open the URL it prints (it carries a token for this run only);
---no-browser does not open it for you.
+kubectl. Open the URL it prints: its code opens a session once, within 5
+minutes; --no-browser does not open it for you.
 
 Pages: an overview of Projects, Rollouts and Workspaces; each Workspace's
 plan, policy verdict, run history, outputs (names only) and events; each
@@ -53,7 +56,7 @@ Pages follow changes as they happen (server-sent events).
 
 Only loopback addresses are served; --address with another one also needs
 --allow-remote, which exposes your credentials to whoever reaches the port
-and holds the token: do not.`,
+and holds the session: do not.`,
 		Example: `  kubectl magos ui                 # opens the browser
   kubectl magos ui -A --no-browser # every namespace; print the URL only`,
 		Args: args(0, 0),
@@ -92,8 +95,7 @@ func (o *uiOptions) run(ctx context.Context, f *factory) error {
 	if err != nil {
 		return err
 	}
-	s := &uiServer{f: f, c: c, namespace: ns, token: randomToken(), csrf: randomToken(), origin: "http://" + ln.Addr().String()}
-	link := s.origin + "/?token=" + url.QueryEscape(s.token)
+	s, link := newUIServer(f, c, ns, ln.Addr().String(), time.Now)
 	fmt.Fprintf(f.streams.Out, "Magos UI on %s (Ctrl-C stops it)\n%s\n", s.origin, link)
 	if !o.noBrowser {
 		openBrowser(link)
@@ -109,6 +111,19 @@ func (o *uiOptions) run(ctx context.Context, f *factory) error {
 		return err
 	}
 	return nil
+}
+
+// newUIServer is the UI of one run listening on addr (host:port), and the
+// URL that opens it: it carries a code that is exchanged once, within
+// uiCodeLifetime, for the session cookie.
+func newUIServer(f *factory, c client.WithWatch, namespace, addr string, now func() time.Time) (*uiServer, string) {
+	s := &uiServer{
+		f: f, c: c, namespace: namespace, now: now,
+		addr: addr, origin: "http://" + addr, cookie: uiCookieName(addr),
+		session: randomToken(), csrf: randomToken(),
+		code: &uiCode{value: randomToken(), expires: now().Add(uiCodeLifetime)},
+	}
+	return s, s.origin + "/?code=" + url.QueryEscape(s.code.value)
 }
 
 // randomToken is 32 random bytes, hex.
@@ -132,18 +147,6 @@ func openBrowser(url string) {
 	_ = cmd.Start()
 }
 
-// cookieName holds the token once exchanged.
-const cookieName = "magos_ui"
-
-// authorized reports whether r carries the run's token, as the cookie or
-// (the first visit) the token parameter.
-func (s *uiServer) authorized(r *http.Request) bool {
-	if c, err := r.Cookie(cookieName); err == nil && equal(c.Value, s.token) {
-		return true
-	}
-	return equal(r.URL.Query().Get("token"), s.token)
-}
-
 // sameOrigin reports whether a write comes from the UI's own pages: its
 // CSRF header, and Origin and Sec-Fetch-Site when the browser sends them.
 func (s *uiServer) sameOrigin(r *http.Request) bool {
@@ -161,24 +164,35 @@ func equal(a, b string) bool {
 	return a != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
 }
 
-// guard lets only authorized requests through; a token given in the URL
-// becomes the cookie, and the page is loaded again without it.
+// guard lets only requests to the UI's own host:port with the run's
+// session through; the code of the printed URL becomes the session
+// cookie, and the page is loaded again without it.
 func (s *uiServer) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Frame-Options", "DENY")
 		w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
 		w.Header().Set("Referrer-Policy", "no-referrer")
-		if !s.authorized(r) {
-			http.Error(w, "forbidden: open the URL kubectl magos ui printed (it carries this run's token)", http.StatusForbidden)
+		w.Header().Set("Cache-Control", "no-store")
+		if !ownHost(r.Host, s.addr) {
+			http.Error(w, "forbidden: this UI answers only at "+s.origin, http.StatusForbidden)
 			return
 		}
-		if r.URL.Query().Has("token") {
-			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		if q := r.URL.Query(); q.Has("code") {
+			switch {
+			case s.code.redeem(q.Get("code"), s.now()):
+				http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: s.session, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			case !s.authorized(r):
+				http.Error(w, "forbidden: this URL's code was used or has expired: run kubectl magos ui again", http.StatusForbidden)
+				return
+			}
 			clean := *r.URL
-			q := clean.Query()
-			q.Del("token")
+			q.Del("code")
 			clean.RawQuery = q.Encode()
-			http.Redirect(w, r, clean.String(), http.StatusSeeOther)
+			http.Redirect(w, r, clean.RequestURI(), http.StatusSeeOther)
+			return
+		}
+		if !s.authorized(r) {
+			http.Error(w, "forbidden: open the URL kubectl magos ui printed", http.StatusForbidden)
 			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead && !s.sameOrigin(r) {

@@ -32,9 +32,13 @@ type uiServer struct {
 	f         *factory
 	c         client.WithWatch
 	namespace string // "" for all namespaces
-	token     string
+	now       func() time.Time
+	addr      string  // the host:port it listens on, the only Host it answers
+	origin    string  // "http://" + addr
+	cookie    string  // the session cookie's name, uiCookieName(addr)
+	session   string  // the session cookie's value
+	code      *uiCode // the printed URL's code, exchanged once for the session
 	csrf      string
-	origin    string
 }
 
 func (s *uiServer) routes() http.Handler {
