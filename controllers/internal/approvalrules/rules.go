@@ -46,8 +46,14 @@ var env = sync.OnceValues(func() (*cel.Env, error) {
 	)
 })
 
-// programs caches compiled expressions, which are safe to share.
-var programs sync.Map // expression → cel.Program
+// maxPrograms bounds the compiled expressions kept: every Workspace and
+// Project may bring rules of its own, and a rule edited again and again
+// leaves its old expressions behind.
+const maxPrograms = 1024
+
+// programs caches compiled expressions, which are safe to share, the
+// least recently used evicted beyond maxPrograms.
+var programs = newLRU[cel.Program](maxPrograms, maxPrograms)
 
 // Compile compiles rules; field names them in errors (e.g.
 // "spec.approvalRules").
@@ -67,8 +73,8 @@ func Compile(rules []magosv1.ApprovalRule, field string) (*Rules, error) {
 }
 
 func compile(expr string) (cel.Program, error) {
-	if p, ok := programs.Load(expr); ok {
-		return p.(cel.Program), nil
+	if p, ok := programs.get(expr); ok {
+		return p, nil
 	}
 	e, err := env()
 	if err != nil {
@@ -85,7 +91,7 @@ func compile(expr string) (cel.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	programs.Store(expr, prg)
+	programs.add(expr, prg, 1)
 	return prg, nil
 }
 

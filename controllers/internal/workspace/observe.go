@@ -211,10 +211,22 @@ func (r *Reconciler) reviewOf(ctx context.Context, ws *magosv1.Workspace, s sett
 	return rv, nil
 }
 
+// planResourceCache keeps what planResources read, by bundle digest: a
+// plan awaiting approval is reviewed on every reconcile.
+var planResourceCache = approvalrules.NewResourceCache(256, 100_000)
+
 // planResources are the resource changes of the stored plan, read as the
 // policy gate reads it (bounded, and only the bundle recorded with the
-// plan). A plan too large to read stalls: the same plan never fits.
+// plan), once per bundle digest (planResourceCache). A plan too large to
+// read stalls: the same plan never fits.
 func (r *Reconciler) planResources(ctx context.Context, ws *magosv1.Workspace, plan *magosv1.PlanStatus) ([]plansummary.ResourceChange, error) {
+	return planResourceCache.Resources(plan.BundleDigest, func() ([]plansummary.ResourceChange, error) {
+		return r.readPlanResources(ctx, ws, plan)
+	})
+}
+
+// readPlanResources reads the resource changes of the stored plan.
+func (r *Reconciler) readPlanResources(ctx context.Context, ws *magosv1.Workspace, plan *magosv1.PlanStatus) ([]plansummary.ResourceChange, error) {
 	stored, err := planstore.LoadJSONSealed(ctx, r.planGetter(ws.Namespace), ws.Name, r.Options.PlanJSONLimit(), plan.BundleDigest)
 	switch {
 	case errors.Is(err, planstore.ErrTooLarge):
