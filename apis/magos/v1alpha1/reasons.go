@@ -2,7 +2,7 @@ package v1alpha1
 
 import "slices"
 
-// Reasons of the conditions and events of the four kinds, besides the
+// Reasons of the conditions and events of the five kinds, besides the
 // shared ones (condition_types.go) and a run's (run_contract.go).
 // ReasonTable says what each means and how it recovers.
 const (
