@@ -277,7 +277,7 @@ func (r *renderer) resource(rc resourceChange, act action) {
 	if moved && act != noOp {
 		note("(moved from " + prev + ")")
 	}
-	if imp := rc.Change.Importing; imp != nil && !(act == noOp && !moved) {
+	if imp := rc.Change.Importing; imp != nil && (act != noOp || moved) {
 		note("(imported from " + r.quote(imp.ID) + ")")
 	}
 	keyword := "resource"

@@ -279,7 +279,7 @@ func (r *renderer) attrName(k string) string {
 		return r.quote(k)
 	}
 	for i, c := range k {
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && (c == '-' || c >= '0' && c <= '9')) {
+		if !identifierRune(c, i == 0) {
 			return r.quote(k)
 		}
 	}
@@ -330,4 +330,17 @@ func (r *renderer) clean(s string) string {
 		i += size
 	}
 	return b.String()
+}
+
+// identifierRune says whether c may stand at its place in an unquoted
+// object key: a letter or underscore, and after the first also a digit or
+// a dash.
+func identifierRune(c rune, first bool) bool {
+	switch {
+	case c == '_', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		return true
+	case first:
+		return false
+	}
+	return c == '-' || c >= '0' && c <= '9'
 }
