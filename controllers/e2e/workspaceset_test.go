@@ -140,13 +140,19 @@ func TestWorkspaceSetGenerators(t *testing.T) {
 	assert.Equal(t, "large", sized["sized-prod"].Annotations["example.com/size"])
 
 	team := "t" + rand.String(6)
-	label := func(name string) {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"magos-test-team": team}}}
+	labelled := func(name string, granted bool) {
+		labels := map[string]string{"magos-test-team": team}
+		if granted {
+			labels[magosv1.WorkspaceSetGrantLabelPrefix+s.ns] = "true"
+		}
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 		require.NoError(t, env.Client.Create(ctx, ns))
 		t.Cleanup(func() { _ = env.Client.Delete(context.Background(), ns) })
 	}
+	label := func(name string) { labelled(name, true) }
 	label(team + "-a")
 	label(team + "-b")
+	labelled(team+"-hidden", false)
 	s.newWorkspaceSet("teams", "mono", func(set *magosv1.WorkspaceSet) {
 		set.Spec.Generators = []magosv1.WorkspaceSetGenerator{{Namespaces: &magosv1.NamespacesGenerator{
 			Selector: metav1.LabelSelector{MatchLabels: map[string]string{"magos-test-team": team}}}}}
@@ -159,6 +165,7 @@ func TestWorkspaceSetGenerators(t *testing.T) {
 	s.waitSet("teams", time.Minute, "adds the namespace labelled later", setGenerated(3))
 	teams := s.generated("teams")
 	require.Contains(t, teams, "infra-"+team+"-c")
+	assert.NotContains(t, teams, "infra-"+team+"-hidden", "a namespace not granted to the set's is not revealed")
 	assert.Equal(t, team+"-c", *teams["infra-"+team+"-c"].Spec.Vars[0].Value)
 }
 

@@ -11,6 +11,13 @@ const WorkspaceSetKind = "WorkspaceSet"
 // set (a Rollout's stage may select them by it).
 const WorkspaceSetLabel = "magos.dev/workspaceset"
 
+// WorkspaceSetGrantLabelPrefix, followed by a namespace's name, is the
+// label an admin puts on a Namespace, with the value "true", to let the
+// namespaces generators of the WorkspaceSets in that namespace yield it.
+// A set's own namespace needs no grant; no other namespace is revealed
+// without one.
+const WorkspaceSetGrantLabelPrefix = "workspacesets.magos.dev/"
+
 // DefaultMaxElements bounds the elements of a WorkspaceSet whose
 // spec.maxElements is unset.
 const DefaultMaxElements = 1000
@@ -57,10 +64,13 @@ type DirectoriesGenerator struct {
 }
 
 // NamespacesGenerator yields one element per namespace whose labels match
-// the selector. Parameters: namespace, and namespace.labels.KEY for each
-// of its labels.
+// the selector and that the set may see: its own namespace, and those an
+// admin granted to it with the label workspacesets.magos.dev/NS: "true",
+// NS the set's namespace. Parameters: namespace, and namespace.labels.KEY
+// for each of its labels but the grants.
 type NamespacesGenerator struct {
-	// Selector selects the namespaces; empty selects none.
+	// Selector selects the namespaces, among the set's own and those
+	// granted to its namespace; empty selects none.
 	Selector metav1.LabelSelector `json:"selector"`
 }
 

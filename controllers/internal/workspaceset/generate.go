@@ -144,15 +144,29 @@ func base(ctx context.Context, src sources, namespace string, g magosv1.Workspac
 		}
 		out := make([]element, 0, len(nss))
 		for _, ns := range nss {
+			if !namespaceVisible(namespace, ns) {
+				continue
+			}
 			e := element{"namespace": ns.Name}
 			for k, v := range ns.Labels {
-				e["namespace.labels."+k] = v
+				if !strings.HasPrefix(k, magosv1.WorkspaceSetGrantLabelPrefix) {
+					e["namespace.labels."+k] = v
+				}
 			}
 			out = append(out, e)
 		}
 		return out, nil
 	}
 	return nil, fmt.Errorf("no generator set")
+}
+
+// namespaceVisible says whether a namespaces generator of a set in
+// setNamespace may yield ns: its own namespace, or one an admin granted to
+// it (magosv1.WorkspaceSetGrantLabelPrefix + setNamespace: "true"). A
+// tenant's selector matching every namespace reveals no other: their
+// names and labels are not the set's to read.
+func namespaceVisible(setNamespace string, ns corev1.Namespace) bool {
+	return ns.Name == setNamespace || ns.Labels[magosv1.WorkspaceSetGrantLabelPrefix+setNamespace] == "true"
 }
 
 // directoryElements are the directories an include glob matches and no

@@ -40,7 +40,7 @@ func setOf(gens ...magosv1.WorkspaceSetGenerator) *magosv1.WorkspaceSet {
 func TestGenerate(t *testing.T) {
 	src := fakeSources{
 		dirs: []string{"envs", "envs/dev", "envs/dev/eu", "envs/prod", "envs/prod/eu", "envs/prod/us", "modules", "modules/net"},
-		nss:  []corev1.Namespace{{ObjectMeta: metav1.ObjectMeta{Name: "team-a", Labels: map[string]string{"tier": "gold"}}}},
+		nss:  []corev1.Namespace{{ObjectMeta: metav1.ObjectMeta{Name: "team-a", Labels: map[string]string{"tier": "gold", magosv1.WorkspaceSetGrantLabelPrefix + "ns": "true"}}}},
 	}
 	dirs := &magosv1.DirectoriesGenerator{Include: []string{"envs/*/*"}, Exclude: []string{"envs/dev/*"}}
 	for _, tt := range []struct {
