@@ -305,7 +305,7 @@ var reasonTable = []ReasonInfo{
 	{ReasonGenerated, ReasonSettles, setOnly, "Every element's Workspace is generated and up to date with the template."},
 	{ReasonGenerating, ReasonProgresses, setOnly, "Workspaces are being created or updated, a bounded number per second."},
 	{ReasonGeneratorFailed, ReasonStalls, setOnly, "A generator could not produce its elements (an artifact that cannot be read, a selector that is not valid): nothing was changed."},
-	{ReasonInvalidTemplate, ReasonStalls, setOnly, "The template names a parameter an element lacks, or renders an invalid Workspace or two of one name: nothing was changed."},
+	{ReasonInvalidTemplate, ReasonStalls, setOnly, "An element lacks a parameter the template names, or renders a name, label or annotation the API would not take or Magos or Kubernetes own, or a name another element renders too: those elements are not applied, the others are, and no Workspace is removed meanwhile."},
 	{ReasonTooManyElements, ReasonStalls, setOnly, "The generators yield more elements than spec.maxElements: nothing was changed."},
 	{ReasonWorkspaceConflict, ReasonStalls, setOnly, "A Workspace of a generated name exists and the set does not own it: nothing was changed."},
 	{ReasonWorkspaceReverted, ReasonSettles, setOnly, "Someone edited a field of a generated Workspace that the template sets; the set put it back (a Warning event)."},

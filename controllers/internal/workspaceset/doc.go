@@ -6,10 +6,12 @@
 // same verified, bounded fetch the workspace-controller uses, namespaces,
 // matrix and merge), the template is rendered for each (template.go:
 // {{param}} replaced in every string, a parameter an element lacks
-// refused), and only when every element rendered does the set change
-// anything (plan.go decides, purely, what to create, update, orphan or
-// delete). A generator or template error changes nothing and stalls the
-// set.
+// refused), and plan.go decides, purely, what to create, update, orphan or
+// delete. A generator error changes nothing and stalls the set; an
+// element that lacks a parameter or renders an identity the API would not
+// take or another element's name (values from repositories: checked,
+// never rewritten) is refused alone: the set stalls, the others are
+// applied, and nothing is removed until every element renders.
 //
 // Generated Workspaces are applied server-side with the set's field
 // manager and owned by the set: a manual edit of a field the template

@@ -31,8 +31,9 @@ type changes struct {
 
 // planChanges compares the rendered Workspaces with the live ones: owned
 // are those the set owns by name, others the names of Workspaces it does
-// not own. It is pure.
-func planChanges(desired []rendered, owned map[string]*magosv1.Workspace, others map[string]bool) changes {
+// not own. With holdRemovals (an element is refused: which Workspace it
+// would keep is not known) it removes nothing. It is pure.
+func planChanges(desired []rendered, owned map[string]*magosv1.Workspace, others map[string]bool, holdRemovals bool) changes {
 	var c changes
 	want := map[string]bool{}
 	for _, d := range desired {
@@ -50,13 +51,55 @@ func planChanges(desired []rendered, owned map[string]*magosv1.Workspace, others
 		}
 	}
 	for name := range owned {
-		if !want[name] {
+		if !want[name] && !holdRemovals {
 			c.Remove = append(c.Remove, name)
 		}
 	}
 	slices.Sort(c.Remove)
 	slices.Sort(c.Conflicts)
 	return c
+}
+
+// refusal is an element the set does not apply, and why.
+type refusal struct {
+	// Element describes the element (describe).
+	Element string
+	// Name is the Workspace name it renders, "" when it renders none.
+	Name   string
+	Reason string
+}
+
+// renderAll renders tpl for every element: those that render, and those
+// refused (a parameter missing, an identity the API would not take, a
+// name another element renders too, each of them refused). A refused
+// element stalls itself, not the others. It is pure.
+func renderAll(tpl magosv1.WorkspaceTemplate, els []element) ([]rendered, []refusal) {
+	var ok []rendered
+	var refused []refusal
+	var from []element
+	for _, e := range els {
+		d, err := render(tpl, e)
+		if err != nil {
+			refused = append(refused, refusal{Element: describe(e), Name: d.Name, Reason: err.Error()})
+			continue
+		}
+		ok = append(ok, d)
+		from = append(from, e)
+	}
+	dup := duplicateNames(ok)
+	if len(dup) == 0 {
+		return ok, refused
+	}
+	kept := ok[:0:0]
+	for i, d := range ok {
+		if slices.Contains(dup, d.Name) {
+			refused = append(refused, refusal{Element: describe(from[i]), Name: d.Name, Reason: fmt.Sprintf(
+				"more than one element renders the Workspace name %s: use a parameter that tells them apart in metadata.name", d.Name)})
+			continue
+		}
+		kept = append(kept, d)
+	}
+	return kept, refused
 }
 
 // duplicateNames are the names more than one element renders.

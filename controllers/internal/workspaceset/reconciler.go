@@ -46,12 +46,15 @@ const burstInterval = time.Second
 // observation is what one reconcile saw and did.
 type observation struct {
 	Elements, Owned, Ready, Deferred int
+	// Refused counts the elements not applied (renderAll).
+	Refused int
 }
 
 // Reconcile generates one set's Workspaces in the shared skeleton
 // (reconciletail.Reconcile): finalizer, generate and
-// render (nothing changes unless every element renders), plan the
-// changes, act, status.
+// render (a refused element stalls the set but only itself is not
+// applied, and nothing is removed meanwhile), plan the changes, act,
+// status.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var obs observation
 	evs := &reconciletail.EventBuffer{}
@@ -81,16 +84,16 @@ func (r *Reconciler) reconcile(ctx context.Context, set *magosv1.WorkspaceSet, o
 			return ctrl.Result{}, err
 		}
 	}
-	desired, err := r.desired(ctx, set)
+	desired, refused, err := r.desired(ctx, set)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	obs.Elements = len(desired)
+	obs.Elements, obs.Refused = len(desired)+len(refused), len(refused)
 	owned, others, err := r.live(ctx, set, desired)
 	if err != nil {
 		return ctrl.Result{}, rerror.Retry(magosv1.ReasonListFailed, err)
 	}
-	c := planChanges(desired, owned, others)
+	c := planChanges(desired, owned, others, len(refused) > 0)
 	if len(c.Conflicts) > 0 {
 		return ctrl.Result{}, rerror.Stall(magosv1.ReasonWorkspaceConflict, fmt.Errorf(
 			"workspaces %s exist and this set does not own them: rename them or the template; nothing was changed", strings.Join(c.Conflicts, ", ")))
@@ -126,7 +129,35 @@ func (r *Reconciler) reconcile(ctx context.Context, set *magosv1.WorkspaceSet, o
 	if c.Deferred > 0 {
 		return ctrl.Result{RequeueAfter: burstInterval}, nil
 	}
+	if len(refused) > 0 {
+		return ctrl.Result{}, rerror.Stall(magosv1.ReasonInvalidTemplate, refusedError(refused, len(desired)))
+	}
 	return ctrl.Result{}, nil
+}
+
+// maxRefusalsShown bounds the refused elements a message names.
+const maxRefusalsShown = 5
+
+// refusedError says which elements are refused and why, and what the set
+// does meanwhile with the applied ones.
+func refusedError(refused []refusal, applied int) error {
+	var b strings.Builder
+	if applied == 0 {
+		fmt.Fprintf(&b, "spec.template: every element is refused; nothing was changed: ")
+	} else {
+		fmt.Fprintf(&b, "spec.template: %d of %d elements are refused; the other %d are applied, and no Workspace is removed until every element renders: ",
+			len(refused), len(refused)+applied, applied)
+	}
+	for i, r := range refused[:min(len(refused), maxRefusalsShown)] {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "element (%s): %s", r.Element, r.Reason)
+	}
+	if len(refused) > maxRefusalsShown {
+		fmt.Fprintf(&b, "; and %d more", len(refused)-maxRefusalsShown)
+	}
+	return errors.New(b.String())
 }
 
 // untilNextBurst is how long set must wait before it creates again (0:
@@ -145,34 +176,24 @@ func (r *Reconciler) untilNextBurst(set *magosv1.WorkspaceSet, creating bool) ti
 	return 0
 }
 
-// desired renders the template for every element, or says why it cannot:
-// a generator error, too many elements, a template error, two elements of
-// one name. Each stalls the set and changes nothing.
-func (r *Reconciler) desired(ctx context.Context, set *magosv1.WorkspaceSet) ([]rendered, error) {
+// desired renders the template for every element: those that render and
+// those refused (renderAll), or says why there are no elements: a
+// generator error or too many elements, which stall the set and change
+// nothing.
+func (r *Reconciler) desired(ctx context.Context, set *magosv1.WorkspaceSet) ([]rendered, []refusal, error) {
 	els, err := generate(ctx, r.Sources, set)
 	var ge generateError
 	var tm tooManyError
 	switch {
 	case errors.As(err, &ge):
-		return nil, rerror.Stall(magosv1.ReasonGeneratorFailed, fmt.Errorf("%s; nothing was changed", ge.msg))
+		return nil, nil, rerror.Stall(magosv1.ReasonGeneratorFailed, fmt.Errorf("%s; nothing was changed", ge.msg))
 	case errors.As(err, &tm):
-		return nil, rerror.Stall(magosv1.ReasonTooManyElements, fmt.Errorf("%s; nothing was changed", tm.msg))
+		return nil, nil, rerror.Stall(magosv1.ReasonTooManyElements, fmt.Errorf("%s; nothing was changed", tm.msg))
 	case err != nil:
-		return nil, err
+		return nil, nil, err
 	}
-	out := make([]rendered, 0, len(els))
-	for _, e := range els {
-		d, err := render(set.Spec.Template, e)
-		if err != nil {
-			return nil, rerror.Stall(magosv1.ReasonInvalidTemplate, fmt.Errorf("spec.template: %w; nothing was changed", err))
-		}
-		out = append(out, d)
-	}
-	if dup := duplicateNames(out); len(dup) > 0 {
-		return nil, rerror.Stall(magosv1.ReasonInvalidTemplate, fmt.Errorf(
-			"spec.template: more than one element renders the Workspace name %s: use a parameter that tells them apart in metadata.name; nothing was changed", strings.Join(dup, ", ")))
-	}
-	return out, nil
+	out, refused := renderAll(set.Spec.Template, els)
+	return out, refused, nil
 }
 
 // live returns the Workspaces the set owns, by name, and the names of the
@@ -212,10 +233,11 @@ func (r *Reconciler) apply(ctx context.Context, set *magosv1.WorkspaceSet, d ren
 	if err != nil {
 		return err
 	}
-	labels := map[string]any{magosv1.WorkspaceSetLabel: set.Name}
+	labels := map[string]any{}
 	for k, v := range d.Labels {
 		labels[k] = v
 	}
+	labels[magosv1.WorkspaceSetLabel] = set.Name
 	meta := map[string]any{
 		"name": d.Name, "namespace": set.Namespace, "labels": labels,
 		"ownerReferences": []any{map[string]any{

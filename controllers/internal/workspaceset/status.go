@@ -13,8 +13,10 @@ import (
 // reconcile saw and its error. It is pure.
 //
 //   - An error: Stalled for a generator, template, bound or conflict error
-//     (nothing was changed), else retried (conditions.MarkError); the
-//     counts keep their last values.
+//     (nothing was changed, or for refused elements only the others were
+//     applied), else retried (conditions.MarkError); the counts keep their
+//     last values, but where elements were refused they count what the
+//     reconcile did.
 //   - Creates left for the next reconcile: Reconciling (Generating).
 //   - Otherwise Ready: every element has its Workspace, up to date with
 //     the template.
@@ -22,6 +24,9 @@ func computeStatus(set *magosv1.WorkspaceSet, o observation, err error) {
 	st := &set.Status
 	st.ObservedGeneration = set.Generation
 	if err != nil {
+		if o.Refused > 0 {
+			st.Elements, st.Workspaces, st.Ready = int32(o.Elements), int32(o.Owned), int32(o.Ready)
+		}
 		conditions.MarkError(set, err)
 		return
 	}

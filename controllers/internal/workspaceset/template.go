@@ -3,9 +3,12 @@ package workspaceset
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -50,9 +53,71 @@ func render(tpl magosv1.WorkspaceTemplate, e element) (rendered, error) {
 		return rendered{}, fmt.Errorf("the rendered template is not a Workspace: %w", err)
 	}
 	if errs := validation.IsDNS1123Subdomain(out.Metadata.Name); len(errs) > 0 || len(out.Metadata.Name) > 63 {
-		return rendered{}, fmt.Errorf("the rendered name %q is not a Workspace name (at most 63 lowercase letters, digits, '-' and '.')", out.Metadata.Name)
+		return rendered{}, fmt.Errorf("the rendered name %s is not a Workspace name (at most 63 lowercase letters, digits, '-' and '.')", clip(out.Metadata.Name))
+	}
+	if err := checkMetadata(out.Metadata); err != nil {
+		return rendered{Name: out.Metadata.Name}, err
 	}
 	return rendered{Name: out.Metadata.Name, Labels: out.Metadata.Labels, Annotations: out.Metadata.Annotations, Spec: out.Spec}, nil
+}
+
+// checkMetadata refuses rendered labels and annotations the API would not
+// take, or that would set what is not the template's to set: Magos's own
+// keys (magos.dev and its subdomains: the set's label, a person's unlock
+// or adoption) and Kubernetes' (kubernetes.io, k8s.io). Parameters that
+// come from a repository (directory names) flow into them; they are
+// refused, never rewritten to fit, since two values rewritten alike
+// would collide.
+func checkMetadata(m magosv1.WorkspaceTemplateMetadata) error {
+	for _, k := range slices.Sorted(maps.Keys(m.Labels)) {
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return fmt.Errorf("label key %s is not a label key: %s", clip(k), errs[0])
+		}
+		if owner := reservedKey(k); owner != "" {
+			return fmt.Errorf("label key %s is %s own: a template cannot set it", clip(k), owner)
+		}
+		if errs := validation.IsValidLabelValue(m.Labels[k]); len(errs) > 0 {
+			return fmt.Errorf("label %s: value %s is not a label value (at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit)", k, clip(m.Labels[k]))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.Annotations)) {
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return fmt.Errorf("annotation key %s is not an annotation key: %s", clip(k), errs[0])
+		}
+		if owner := reservedKey(k); owner != "" {
+			return fmt.Errorf("annotation key %s is %s own: a template cannot set it", clip(k), owner)
+		}
+	}
+	return nil
+}
+
+// reservedKey names whose a label or annotation key is when a template
+// may not set it ("Magos's", "Kubernetes'"), "" when it may.
+func reservedKey(key string) string {
+	prefix, _, ok := strings.Cut(key, "/")
+	if !ok {
+		return ""
+	}
+	under := func(domain string) bool { return prefix == domain || strings.HasSuffix(prefix, "."+domain) }
+	switch {
+	case under("magos.dev"):
+		return "Magos's"
+	case under("kubernetes.io"), under("k8s.io"):
+		return "Kubernetes'"
+	}
+	return ""
+}
+
+// clipLen bounds what a message quotes of a value from an element.
+const clipLen = 40
+
+// clip quotes s for a message, cut to clipLen characters: values come
+// from repositories (directory names of any length and bytes).
+func clip(s string) string {
+	if r := []rune(s); len(r) > clipLen {
+		s = string(r[:clipLen-1]) + "…"
+	}
+	return strconv.Quote(s)
 }
 
 // substitute replaces the parameters of every string in v, recording the
@@ -83,16 +148,24 @@ func substitute(v any, e element, missing *[]string) any {
 	return v
 }
 
-// describe renders an element for messages, its parameters sorted.
+// describeLen bounds an element's description.
+const describeLen = 100
+
+// describe renders an element for messages, its parameters sorted, a
+// value quoted where it is not plain text or longer than clipLen, the
+// whole at most describeLen characters.
 func describe(e element) string {
-	keys := make([]string, 0, len(e))
-	for k := range e {
-		keys = append(keys, k)
+	parts := make([]string, 0, len(e))
+	for _, k := range slices.Sorted(maps.Keys(e)) {
+		v := e[k]
+		if len(v) > clipLen || strings.ContainsFunc(v, func(r rune) bool { return !unicode.IsGraphic(r) || r == ',' }) {
+			v = clip(v)
+		}
+		parts = append(parts, k+"="+v)
 	}
-	slices.Sort(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, k+"="+e[k])
+	out := strings.Join(parts, ", ")
+	if r := []rune(out); len(r) > describeLen {
+		out = string(r[:describeLen-1]) + "…"
 	}
-	return strings.Join(parts, ", ")
+	return out
 }

@@ -129,7 +129,7 @@ func TestPlanChanges(t *testing.T) {
 			"b":    live("b", "edited"),
 			"gone": live("gone", "envs/gone"),
 		},
-		map[string]bool{"taken": true})
+		map[string]bool{"taken": true}, false)
 	assert.Equal(t, []string{"c"}, namesOf(c.Create), "a missing Workspace is created")
 	assert.Equal(t, []string{"b"}, namesOf(c.Revert), "an edited field the template sets is reverted; a field it leaves unset is not compared")
 	assert.Equal(t, []string{"gone"}, c.Remove)
@@ -139,7 +139,7 @@ func TestPlanChanges(t *testing.T) {
 	for i := range createBurst + 5 {
 		many = append(many, r(fmt.Sprintf("w%d", i), "p"))
 	}
-	c = planChanges(many, nil, nil)
+	c = planChanges(many, nil, nil, false)
 	assert.Len(t, c.Create, createBurst, "creates are bounded per reconcile")
 	assert.Equal(t, 5, c.Deferred)
 	assert.Equal(t, []string{"dup"}, duplicateNames([]rendered{r("dup", ""), r("x", ""), r("dup", "")}))
