@@ -154,8 +154,8 @@ func TestHelmChartNamespacedRBAC(t *testing.T) {
 		assert.Contains(t, args, "--allow-destroy-skip-gate=false", "destroys go through the gate by default")
 		assert.NotContains(t, args, "--watch-namespaces=", "all namespaces are watched by default")
 		assert.Contains(t, args, "--allowed-runner-images=ghcr.io/magos-dev/magos-runner:"+appVersion+
-			",ghcr.io/magos-dev/magos-runner:*,ghcr.io/magos-dev/magos-runner@*,ghcr.io/magos-dev/magos-engine-*",
-			"only Magos's own runner and engine images run by default")
+			",ghcr.io/magos-dev/magos-engine-*:*",
+			"only this release's runner and Magos's engine images run by default")
 		for _, a := range args {
 			if strings.HasPrefix(a, "--allowed-runner-images=") {
 				continue

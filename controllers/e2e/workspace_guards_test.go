@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,7 +118,7 @@ func TestGuardRunnerImageAllowList(t *testing.T) {
 	env.Require(t)
 	ctx := context.Background()
 	s := newStackWith(t, stackOptions{Workspace: func(o *config.Options) {
-		o.Guards.AllowedRunnerImages = []string{"magos-runner:*", "registry.example/magos/runner@sha256:*"}
+		o.Guards.AllowedRunnerImages = []string{"magos-runner:*", "registry.example/magos/runner@sha256:" + strings.Repeat("0", 64)}
 	}})
 	s.gitRepository("infra", copyConfig(t, "hello"))
 	require.NoError(t, env.Client.Create(ctx, &magosv1.Project{ObjectMeta: metav1.ObjectMeta{Name: "miners", Namespace: s.ns},
@@ -127,11 +128,15 @@ func TestGuardRunnerImageAllowList(t *testing.T) {
 		ws.Spec.Runner = &magosv1.RunnerSpec{Image: "evil.example/miner:1"}
 	})
 	s.newWorkspace("project-image", "infra", withProject("miners"))
+	s.newWorkspace("other-digest", "infra", func(ws *magosv1.Workspace) {
+		ws.Spec.Runner = &magosv1.RunnerSpec{Image: "magos-runner:v2@sha256:" + strings.Repeat("1", 64)}
+	})
 	s.newWorkspace("allowed-image", "infra", func(ws *magosv1.Workspace) {
 		ws.Spec.Runner = &magosv1.RunnerSpec{Image: "magos-runner:v2"}
 	})
 	s.requireRefused("own-image", magosv1.ReasonRunnerImageNotAllowed, `"evil.example/miner:1"`)
 	s.requireRefused("project-image", magosv1.ReasonRunnerImageNotAllowed, `"evil.example/miner:2"`)
+	s.requireRefused("other-digest", magosv1.ReasonRunnerImageNotAllowed, "magos-runner:v2@sha256:1111")
 	require.Eventually(t, func() bool { return planJobs(t, s.ns, "allowed-image") > 0 }, time.Minute, 250*time.Millisecond,
 		"an allowed image runs")
 }

@@ -118,7 +118,7 @@ spec:
             {{- range . }}
             {{- $patterns = append $patterns (include "magos.releaseImage" (dict "ref" . "ctx" $root)) }}
             {{- end }}
-            - --allowed-runner-images={{ join "," $patterns }}
+            - --allowed-runner-images={{ join "," (uniq $patterns) }}
             {{- end }}
             {{- with .namespacedPoliciesNamespaceSelector }}
             - --namespaced-policies-namespace-selector={{ . }}

@@ -3,7 +3,6 @@ package config
 import (
 	"flag"
 	"fmt"
-	"path"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,8 +24,9 @@ type Guards struct {
 	// NoCrossNamespaceRefs refuses a sourceRef into another namespace, even
 	// one a Project's allow-list names.
 	NoCrossNamespaceRefs bool
-	// AllowedRunnerImages are patterns (path.Match) the effective runner
-	// image must match; empty allows any image.
+	// AllowedRunnerImages are the entries the effective runner image must
+	// match (imageMatches): a repository pattern (path.Match) with a tag
+	// pattern or an exact digest; empty allows any image.
 	AllowedRunnerImages []string
 	// ClusterPolicySelector selects ValidatingPolicies every plan is
 	// checked against, in addition to the Workspace's and Project's.
@@ -65,7 +65,9 @@ func (g *Guards) BindFlags(fs *flag.FlagSet) {
 	fs.Func("require-project-namespace-selector", "Refuse Workspaces without spec.projectRef in namespaces whose labels match this label selector (e.g. 'magos.dev/tenant').",
 		namespaceSelectorFlag(&g.RequireProjectIn))
 	fs.BoolVar(&g.NoCrossNamespaceRefs, "no-cross-namespace-refs", true, "Refuse Workspaces whose sourceRef names another namespace (as Flux's flag of that name; set =false to allow them).")
-	fs.Func("allowed-runner-images", "Comma-separated glob patterns (path.Match) the runner image must match, e.g. 'ghcr.io/magos-dev/magos-runner:*' (repeatable; empty allows any image).",
+	fs.Func("allowed-runner-images", "Comma-separated entries the runner image must match: a repository glob (path.Match) with a tag pattern or an exact digest, "+
+		"e.g. 'ghcr.io/magos-dev/magos-runner:0.1.0' or 'registry.example/runner@sha256:<64 hex>'; an image with a digest matches only an entry naming that digest "+
+		"(repeatable; empty allows any image).",
 		appendPatterns(&g.AllowedRunnerImages))
 	fs.Func("cluster-policy-selector", "Label selector of ValidatingPolicies every Workspace's plans must pass, whatever its own and its Project's policy selectors say.",
 		func(v string) error {
@@ -130,8 +132,8 @@ func (g *Guards) SkipsDestroyGate(gate magosv1.DestroyGate) (skip, refused bool)
 // Workspace later.
 func (g *Guards) Validate(defaultImage string) error {
 	for _, p := range g.AllowedRunnerImages {
-		if _, err := path.Match(p, ""); err != nil {
-			return fmt.Errorf("--allowed-runner-images: %q is not a valid pattern: %w", p, err)
+		if err := validImagePattern(p); err != nil {
+			return fmt.Errorf("--allowed-runner-images: %w", err)
 		}
 	}
 	if err := g.Placement.Validate(); err != nil {
@@ -148,9 +150,18 @@ func (g *Guards) Validate(defaultImage string) error {
 	return nil
 }
 
-// imageAllowed reports whether image matches the allow-list.
+// imageAllowed reports whether an entry of the allow-list admits image
+// (imageMatches).
 func (g *Guards) imageAllowed(image string) bool {
-	return len(g.AllowedRunnerImages) == 0 || matchesAny(g.AllowedRunnerImages, image)
+	if len(g.AllowedRunnerImages) == 0 {
+		return true
+	}
+	for _, p := range g.AllowedRunnerImages {
+		if imageMatches(p, image) {
+			return true
+		}
+	}
+	return false
 }
 
 // CheckRunner applies the guards on the effective runner rs's spec: its

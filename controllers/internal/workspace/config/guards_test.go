@@ -2,6 +2,7 @@ package config
 
 import (
 	"flag"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -73,10 +74,11 @@ func TestGuardsValidate(t *testing.T) {
 }
 
 func TestRunnerImageAllowList(t *testing.T) {
-	g := Guards{AllowedRunnerImages: []string{"ghcr.io/magos-dev/magos-runner:*", "registry.example/runner@sha256:*"}}
+	digest := "sha256:" + strings.Repeat("0123abcd", 8)
+	g := Guards{AllowedRunnerImages: []string{"ghcr.io/magos-dev/magos-runner:*", "registry.example/runner@" + digest}}
 	tests := map[string]bool{
 		"ghcr.io/magos-dev/magos-runner:0.1.0":          true,
-		"registry.example/runner@sha256:0123abcd":       true,
+		"registry.example/runner@" + digest:             true,
 		"ghcr.io/magos-dev/magos-runner-evil:0.1.0":     false,
 		"ghcr.io/magos-dev/magos-runner:0.1.0/../other": false,
 		"registry.example/runner:latest":                false,
