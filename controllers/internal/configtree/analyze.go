@@ -273,12 +273,25 @@ func pathParts(expr hclsyntax.Expression) ([]pathPart, bool) {
 	return nil, false
 }
 
-// staticString is expr's value when it is a string known without any
-// variable or function.
+// staticString is expr's value when it is a string literal, or a
+// template of string literals only. It is decided by the expression's
+// shape, never by evaluating it: evaluating a long chain costs time
+// quadratic in its length.
 func staticString(expr hcl.Expression) (string, bool) {
-	v, diags := expr.Value(nil)
-	if diags.HasErrors() || v.IsNull() || !v.IsKnown() || !v.Type().Equals(cty.String) {
+	e, ok := expr.(hclsyntax.Expression)
+	if !ok {
 		return "", false
 	}
-	return v.AsString(), true
+	parts, ok := pathParts(e)
+	if !ok {
+		return "", false
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p.ref != "" {
+			return "", false
+		}
+		b.WriteString(p.lit)
+	}
+	return b.String(), true
 }

@@ -21,6 +21,11 @@ const (
 	// maxConditionals is the most "?" and template directives in one
 	// source: each nested one costs a whole expression's recursion.
 	maxConditionals = 1_000
+	// maxChainTokens is the most tokens that extend an expression without
+	// nesting it (traversal steps, index and splat brackets, binary
+	// operators): the parser, and walks over what it builds, recurse once
+	// per link of such a chain (a[*][*]…, 1+1+…).
+	maxChainTokens = 20_000
 )
 
 // RefusedError means a configuration file is beyond what the controller
@@ -43,7 +48,7 @@ func checkBounds(name string, src []byte, template bool) error {
 	} else {
 		tokens, _ = hclsyntax.LexConfig(src, name, hcl.InitialPos)
 	}
-	depth, operators, conditionals := 0, 0, 0
+	depth, operators, conditionals, chains := 0, 0, 0, 0
 	for _, tok := range tokens {
 		switch tok.Type {
 		case hclsyntax.TokenOBrace, hclsyntax.TokenOBrack, hclsyntax.TokenOParen,
@@ -61,6 +66,16 @@ func checkBounds(name string, src []byte, template bool) error {
 			operators++
 		case hclsyntax.TokenQuestion:
 			conditionals++
+		case hclsyntax.TokenDot, hclsyntax.TokenStar, hclsyntax.TokenEllipsis, hclsyntax.TokenPlus, hclsyntax.TokenSlash,
+			hclsyntax.TokenPercent, hclsyntax.TokenAnd, hclsyntax.TokenOr, hclsyntax.TokenEqualOp, hclsyntax.TokenNotEqual,
+			hclsyntax.TokenLessThan, hclsyntax.TokenLessThanEq, hclsyntax.TokenGreaterThan, hclsyntax.TokenGreaterThanEq:
+			chains++
+		}
+		if tok.Type == hclsyntax.TokenOBrack || tok.Type == hclsyntax.TokenMinus {
+			chains++
+		}
+		if chains > maxChainTokens {
+			return &RefusedError{File: name, Why: fmt.Sprintf("it has more than %d traversal steps, index brackets and binary operators", maxChainTokens)}
 		}
 		if operators > maxPrefixOperators {
 			return &RefusedError{File: name, Why: fmt.Sprintf("it has more than %d prefix operators", maxPrefixOperators)}

@@ -23,6 +23,11 @@ var hostile = map[string]string{
 	"conditionals":        "locals { x = " + strings.Repeat("true ? 1 : ", 40_000) + "1 }",
 	"template directives": `locals { x = "` + strings.Repeat("%{ if true }", 40_000) + `" }`,
 	"blocks":              strings.Repeat("a {\n", 100_000),
+	"splats":              "locals { x = a" + strings.Repeat("[*]", 160_000) + " }",
+	"traversals":          "locals { x = a" + strings.Repeat(".b", 200_000) + " }",
+	"indexes":             `module "m" { source = a` + strings.Repeat("[b]", 150_000) + " }",
+	"sums":                `module "m" { source = 1` + strings.Repeat("+1", 200_000) + " }",
+	"products":            "locals { x = 1" + strings.Repeat("*1", 200_000) + " }",
 }
 
 var hostileJSON = map[string]string{
@@ -31,6 +36,7 @@ var hostileJSON = map[string]string{
 	"a template":      `{"locals": {"x": "` + strings.Repeat("${[", 100_000) + `"}}`,
 	"a template key":  `{"locals": {"x": {"` + strings.Repeat("${(", 100_000) + `": 1}}}`,
 	"a module source": `{"module": {"m": {"source": "` + strings.Repeat("${[", 100_000) + `"}}}`,
+	"a splat":         `{"locals": {"x": "${a` + strings.Repeat("[*]", 160_000) + `}"}}`,
 }
 
 func TestHostileConfigurationStallsOnlyWhatReadsIt(t *testing.T) {
