@@ -31,9 +31,9 @@ var monorepo = map[string]string{
 type outcome int
 
 const (
-	same    outcome = iota // the digest stays: the revision may be carried
-	changes                // the digest changes: the revision is planned
-	unknownDigest          // the digest is unknown: the revision is planned
+	same          outcome = iota // the digest stays: the revision may be carried
+	changes                      // the digest changes: the revision is planned
+	unknownDigest                // the digest is unknown: the revision is planned
 )
 
 func (o outcome) String() string { return [...]string{"same", "changes", "unknown"}[o] }

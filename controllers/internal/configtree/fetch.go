@@ -19,7 +19,7 @@ type Cache struct {
 
 	mu      sync.Mutex
 	entries map[string]*cacheEntry // by artifact digest
-	order   []string          // digests, oldest first
+	order   []string               // digests, oldest first
 }
 
 // cacheSize is how many artifacts' Trees a Cache keeps.

@@ -50,7 +50,7 @@ func TestHostileConfigurationStallsOnlyWhatReadsIt(t *testing.T) {
 
 func hostileCase(t *testing.T, file, src string) {
 	files := edit(monorepo, map[string]string{
-		file:               src,
+		file:                src,
 		"envs/uses/main.tf": `module "bad" { source = "../bad" }`,
 	})
 	tree := read(t, files)
