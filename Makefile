@@ -68,6 +68,9 @@ IMAGE_BINS := $(IMAGES)/bin
 MAGOS_IMAGE := $(BIN)/magos-image
 MAGOS_IMAGE_SOURCES := $(shell find tools/images -name '*.go' ! -name '*_test.go' ! -path '*/cmd/*') tools/images/go.mod tools/images/go.sum
 STATIC_GO_BUILD := CGO_ENABLED=0 go build -trimpath
+# The policy engine is always built without cgo: with it, the engine cannot
+# sandbox every thread, and the workspace-controller refuses to start it.
+POLICY_ENGINE_BUILD := CGO_ENABLED=0 go build
 CONTROLLER_SOURCES := $(shell find apis controllers -name '*.go' ! -name '*_test.go') apis/go.mod controllers/go.mod controllers/go.sum
 RUNNER_SOURCES := $(shell find apis runner -name '*.go' ! -name '*_test.go') runner/go.mod runner/go.sum
 IMAGE_ARCHIVES = $(addprefix $(IMAGES)/,$(addsuffix -controller.tar,$(CONTROLLERS)) magos-runner.tar \
@@ -155,7 +158,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint on every workspace module.
 
 .PHONY: build
 build: ## Build the controller, runner and kubectl-magos binaries into bin/, check every module builds alone and that go install installs the CLI.
-	cd controllers && go build -o $(BIN)/ $(addprefix ./,$(CONTROLLERS)) ./policy-engine && ln -sf policy-engine $(BIN)/magos-policy-engine
+	cd controllers && go build -o $(BIN)/ $(addprefix ./,$(CONTROLLERS)) && $(POLICY_ENGINE_BUILD) -o $(BIN)/ ./policy-engine && ln -sf policy-engine $(BIN)/magos-policy-engine
 	cd cli && go build -o $(BIN)/ ./kubectl-magos
 	cd runner && go build -o $(BIN)/runner .
 	@for m in $(filter-out cli,$(WORK_MODULES)) tools; do echo "build (GOWORK=off): $$m"; (cd $$m && GOWORK=off go build -o /dev/null ./...); done
@@ -508,7 +511,8 @@ demo: ## Start a local control plane with the five controllers and apply deploy/
 # and links of one overlap the compiles of the other).
 .PHONY: demo-binaries
 demo-binaries:
-	go build -o $(BIN)/ $(addprefix ./controllers/,$(CONTROLLERS)) ./controllers/policy-engine ./cli/kubectl-magos ./runner ./tools/harness/cmd/localcp ./tools/harness/cmd/executor ./tools/harness/cmd/localsource
+	go build -o $(BIN)/ $(addprefix ./controllers/,$(CONTROLLERS)) ./cli/kubectl-magos ./runner ./tools/harness/cmd/localcp ./tools/harness/cmd/executor ./tools/harness/cmd/localsource
+	$(POLICY_ENGINE_BUILD) -o $(BIN)/ ./controllers/policy-engine
 	ln -sf policy-engine $(BIN)/magos-policy-engine
 
 .PHONY: demo-stop

@@ -38,7 +38,9 @@ import (
 var controllerNames = []string{"workspace", "project", "rollout", "variableset", "workspaceset"}
 
 // buildControllers compiles the controller binaries, and the policy engine
-// the workspace-controller finds next to itself, into a temp dir.
+// the workspace-controller finds next to itself, into a temp dir, without
+// cgo as the images are (a policy engine with cgo cannot sandbox itself,
+// and the workspace-controller refuses it).
 func buildControllers(t testing.TB) string {
 	t.Helper()
 	env.Require(t)
@@ -50,6 +52,7 @@ func buildControllers(t testing.TB) string {
 	args = append(args, "./"+config.PolicyEngineBinary)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = filepath.Join(env.Root, "controllers")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	b, err := cmd.CombinedOutput()
 	require.NoError(t, err, "go build: %s", b)
 	return out

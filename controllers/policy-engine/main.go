@@ -12,6 +12,10 @@
 // (policyengine.Sandbox): no file can be opened, no TCP connection made. `policy-engine sandbox-check
 // FILE HOST:PORT` shows it: it opens FILE and dials HOST:PORT, sandboxes
 // itself, tries both again and exits 0 only if both now fail.
+// `policy-engine sandbox-status` sandboxes itself the same way and writes
+// what the sandbox took (policyprotocol.Sandbox) on stdout: on a kernel
+// before Linux 6.7 it cannot restrict TCP, before 5.13 nothing. The
+// workspace-controller runs it at start.
 package main
 
 import (
@@ -23,12 +27,16 @@ import (
 	"time"
 	_ "time/tzdata" // named time zones for CEL: the sandboxed engine cannot read the system's zone files
 
+	"github.com/magos-dev/magos/apis/policyprotocol"
 	"github.com/magos-dev/magos/controllers/internal/policyengine"
 )
 
 func main() {
 	if len(os.Args) == 4 && os.Args[1] == "sandbox-check" {
 		os.Exit(sandboxCheck(os.Args[2], os.Args[3]))
+	}
+	if len(os.Args) == 2 && os.Args[1] == policyprotocol.SandboxStatusCommand {
+		os.Exit(sandboxStatus())
 	}
 	if len(os.Args) > 1 {
 		fmt.Fprintln(os.Stderr, "usage: policy-engine (started by the workspace-controller; it reads requests on stdin)")
@@ -38,16 +46,34 @@ func main() {
 	if err := os.WriteFile("/proc/self/oom_score_adj", []byte("1000"), 0); err != nil {
 		fmt.Fprintln(os.Stderr, "policy-engine: not first for the out-of-memory killer:", err)
 	}
-	if err := policyengine.Sandbox(); errors.Is(err, policyengine.ErrNoSandbox) {
+	if sb, err := policyengine.Sandbox(); errors.Is(err, policyengine.ErrNoSandbox) {
 		fmt.Fprintln(os.Stderr, "policy-engine: running without a sandbox:", err)
 	} else if err != nil {
 		fmt.Fprintln(os.Stderr, "policy-engine:", err)
 		os.Exit(1)
+	} else if !sb.Complete() {
+		fmt.Fprintln(os.Stderr, "policy-engine: running with an incomplete sandbox:", sb.Missing)
 	}
 	if err := policyengine.Serve(context.Background(), os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "policy-engine:", err)
 		os.Exit(1)
 	}
+}
+
+// sandboxStatus sandboxes the process and writes what the sandbox took;
+// it returns 1 only when sandboxing failed half-way (the process may then
+// be restricted in part, which no report describes).
+func sandboxStatus() int {
+	sb, err := policyengine.Sandbox()
+	if err != nil && !errors.Is(err, policyengine.ErrNoSandbox) {
+		fmt.Fprintln(os.Stderr, "policy-engine:", err)
+		return 1
+	}
+	if err := policyprotocol.WriteSandbox(os.Stdout, sb); err != nil {
+		fmt.Fprintln(os.Stderr, "policy-engine:", err)
+		return 1
+	}
+	return 0
 }
 
 // sandboxCheck reads file and dials addr before and after Sandbox, prints
@@ -68,7 +94,7 @@ func sandboxCheck(file, addr string) int {
 		fmt.Println("before the sandbox:", r, d)
 		return 1
 	}
-	if err := policyengine.Sandbox(); err != nil {
+	if _, err := policyengine.Sandbox(); err != nil {
 		fmt.Println("sandbox:", err)
 		return 1
 	}

@@ -35,8 +35,38 @@ var (
 	})
 )
 
+// Restrictions of the policy engine's sandbox, the values of the
+// restriction label of magos_policy_sandbox_enforced.
+const (
+	// SandboxFiles: the engine can open no file.
+	SandboxFiles = "files"
+	// SandboxNetwork: the engine can bind or connect no TCP socket.
+	SandboxNetwork = "network"
+)
+
+// policySandboxEnforced has no series until the workspace-controller has
+// asked its policy engine at start: the other controllers run no engine.
+var policySandboxEnforced = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "magos_policy_sandbox_enforced",
+	Help: "1 when the policy engine's sandbox takes that right from it (restriction: files, network), 0 when this kernel or build cannot; set at the workspace-controller's start.",
+}, []string{"restriction"})
+
+// SetPolicySandbox records what the policy engine's sandbox takes from it.
+func SetPolicySandbox(files, network bool) {
+	policySandboxEnforced.WithLabelValues(SandboxFiles).Set(boolValue(files))
+	policySandboxEnforced.WithLabelValues(SandboxNetwork).Set(boolValue(network))
+}
+
+// boolValue is 1 for true, 0 for false.
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func init() {
-	ctrlmetrics.Registry.MustRegister(policyEvaluations, policyViolations, policyEvaluationDuration)
+	ctrlmetrics.Registry.MustRegister(policyEvaluations, policyViolations, policyEvaluationDuration, policySandboxEnforced)
 	// Start every known series at zero so dashboards and rate() see them
 	// before the first evaluation.
 	for _, r := range []string{PolicyResultPassed, PolicyResultFailed, PolicyResultError} {

@@ -6,6 +6,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/magos-dev/magos/apis/policyprotocol"
 )
 
 // Sandbox takes from this process, every thread of it, the right to open
@@ -16,31 +18,40 @@ import (
 // controller's ServiceAccount token; sandboxed, a policy (or a flaw in its
 // evaluation) cannot read that token or reach the apiserver or anything
 // else. It needs Landlock (Linux 5.13) and a binary without cgo
-// (AllThreadsSyscall); ErrNoSandbox says it is not there.
-func Sandbox() error {
+// (AllThreadsSyscall); ErrNoSandbox says it is not there. It returns what
+// the sandbox took, which an older kernel makes less than both: the
+// engine reports it (policyprotocol.SandboxStatusCommand), and the
+// workspace-controller exports it and refuses to start with less unless
+// allowed.
+func Sandbox() (policyprotocol.Sandbox, error) {
 	abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
 	if errno != 0 {
-		return fmt.Errorf("%w: Landlock: %v", ErrNoSandbox, errno)
+		return none(fmt.Errorf("%w: Landlock: %v", ErrNoSandbox, errno))
 	}
 	attr := unix.LandlockRulesetAttr{Access_fs: filesystemRights(int(abi))}
-	if abi >= 4 {
+	if abi >= landlockNetABI {
 		attr.Access_net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
 	}
 	// A ruleset with no rule: every handled access is denied everywhere.
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if errno != 0 {
-		return fmt.Errorf("%w: creating the Landlock ruleset: %v", ErrNoSandbox, errno)
+		return none(fmt.Errorf("%w: creating the Landlock ruleset: %v", ErrNoSandbox, errno))
 	}
 	defer unix.Close(int(fd))
 	// Landlock restricts the calling thread: every thread of the Go
 	// runtime must call it (and may not gain privileges first).
 	if _, _, errno := syscall.AllThreadsSyscall(syscall.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0); errno != 0 {
-		return fmt.Errorf("%w: no_new_privs: %v", ErrNoSandbox, errno)
+		return none(fmt.Errorf("%w: no_new_privs: %v", ErrNoSandbox, errno))
 	}
 	if _, _, errno := syscall.AllThreadsSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); errno != 0 {
-		return fmt.Errorf("restricting the policy engine with Landlock: %v", errno)
+		return none(fmt.Errorf("restricting the policy engine with Landlock: %v", errno))
 	}
-	return nil
+	return landlockSandbox(int(abi)), nil
+}
+
+// none is the sandbox that took nothing, with err as what is missing.
+func none(err error) (policyprotocol.Sandbox, error) {
+	return policyprotocol.Sandbox{Missing: err.Error()}, err
 }
 
 // filesystemRights are every filesystem access right Landlock ABI abi

@@ -65,6 +65,9 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 	if err := c.Options.Validate(); err != nil {
 		return err
 	}
+	if err := checkPolicySandbox(context.Background(), c.Options); err != nil {
+		return err
+	}
 	// The policy engine runs in its own process, started on first use, so
 	// a controller whose Workspaces no policy selects never loads it.
 	evaluator := policy.NewEngineClient(c.Options.PolicyEngine())

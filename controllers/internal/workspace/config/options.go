@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/apis/policyprotocol"
 	"github.com/magos-dev/magos/controllers/internal/artifacthost"
 	"github.com/magos-dev/magos/controllers/internal/runqueue"
 	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
@@ -82,6 +83,10 @@ type Options struct {
 	// PolicyEnginePath is the policy-engine binary, started the first time
 	// a plan has policies to pass; empty means DefaultPolicyEnginePath.
 	PolicyEnginePath string
+	// AllowIncompletePolicySandbox lets the controller start when the
+	// policy engine cannot sandbox itself fully on this kernel or build
+	// (CheckPolicySandbox).
+	AllowIncompletePolicySandbox bool
 	// MaxPlanJSONBytes is the most plan JSON the policy gate unpacks;
 	// zero means DefaultMaxPlanJSONBytes. A bigger plan fails the gate.
 	MaxPlanJSONBytes int64
@@ -217,6 +222,23 @@ func DefaultPolicyEnginePath() string {
 	return filepath.Join(filepath.Dir(self), PolicyEngineBinary)
 }
 
+// CheckPolicySandbox refuses to start with a policy engine whose sandbox
+// (as it reported it, or probeErr when it could not) does not take both
+// files and TCP from it, unless AllowIncompletePolicySandbox. The engine
+// evaluates policies over plans config code shapes, in the controller's
+// container, beside its ServiceAccount token.
+func (o Options) CheckPolicySandbox(s policyprotocol.Sandbox, probeErr error) error {
+	if o.AllowIncompletePolicySandbox || (probeErr == nil && s.Complete()) {
+		return nil
+	}
+	why := s.Missing
+	if probeErr != nil {
+		why = "its sandbox cannot be checked: " + probeErr.Error()
+	}
+	return fmt.Errorf("the policy engine cannot sandbox itself fully (%s); "+
+		"run on Linux 6.7 or later with a binary built without cgo, or start with --allow-incomplete-policy-sandbox", why)
+}
+
 // PolicyEngine is PolicyEnginePath or its default.
 func (o Options) PolicyEngine() string {
 	if o.PolicyEnginePath == "" {
@@ -286,6 +308,10 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.PolicyTimeout, "policy-timeout", 30*time.Second, "Deadline of one policy evaluation of a plan; a plan not evaluated in time is blocked.")
 	fs.StringVar(&o.PolicyEnginePath, "policy-engine-path", DefaultPolicyEnginePath(),
 		"The policy-engine binary, started the first time a plan has policies to pass (default: policy-engine next to this binary).")
+	fs.BoolVar(&o.AllowIncompletePolicySandbox, "allow-incomplete-policy-sandbox", false,
+		"Start even when the policy engine cannot sandbox itself fully (Landlock restricts files from Linux 5.13, TCP from 6.7; a build with cgo, nothing): "+
+			"policies are then evaluated by a process that may read the controller's ServiceAccount token or reach the network. "+
+			"magos_policy_sandbox_enforced says what the sandbox takes.")
 	fs.Func("max-plan-json-size", "Most plan JSON the policy gate unpacks (default 32Mi); a bigger plan is blocked.",
 		sizeFlag(func(q resource.Quantity) { o.MaxPlanJSONBytes = q.Value() }))
 	o.RunnerRequests = DefaultRunnerRequests.DeepCopy()
