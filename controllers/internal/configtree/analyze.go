@@ -22,6 +22,9 @@ type fileAnalysis struct {
 // moduleCall is a module block's literal source and version.
 type moduleCall struct {
 	name, source, version string
+	// pathArgs names an argument that passes the module a path (a
+	// reference to path.*, or a literal "./…" or "../…"), "" if none.
+	pathArgs string
 }
 
 // readKind is how a path is read.
@@ -33,9 +36,12 @@ const (
 	// readTemplate reads a template that is itself evaluated
 	// (templatefile).
 	readTemplate
-	// readTree reads a file or everything under a directory (fileset, a
-	// provider attribute naming a file or directory).
+	// readTree reads a file or everything under a directory (a provider
+	// attribute naming a file or directory).
 	readTree
+	// readFileset reads the files a pattern matches under a path
+	// (fileset).
+	readFileset
 )
 
 // pathRead is a path a configuration reads: literals and references to
@@ -43,7 +49,9 @@ const (
 type pathRead struct {
 	kind  readKind
 	parts []pathPart
-	what  string // for messages: "file()", "local_file.x filename"
+	// pattern is fileset's literal pattern.
+	pattern string
+	what    string // for messages: "file()", "local_file.x filename"
 }
 
 // pathPart is a literal, or "module"/"root" for path.module/path.root.
@@ -74,7 +82,7 @@ var pathFunctions = map[string]readKind{
 	"filemd5": readFile, "filesha1": readFile, "filesha256": readFile, "filesha512": readFile,
 	"filebase64sha256": readFile, "filebase64sha512": readFile,
 	"templatefile": readTemplate,
-	"fileset":      readTree,
+	"fileset":      readFileset,
 }
 
 // unfollowableFunctions read what no analysis of the source can see.
@@ -91,7 +99,8 @@ var fileProviders = []string{"local_", "archive_", "external", "template_"}
 // provider names a local file or directory the provider reads.
 func pathAttribute(name string) bool {
 	switch name {
-	case "filename", "file", "source_file", "source_dir", "working_dir", "program", "config_path", "config_paths":
+	case "filename", "file", "source", "source_file", "source_dir", "working_dir", "program", "config_path", "config_paths",
+		"chart", "context", "playbook":
 		return true
 	}
 	return strings.HasSuffix(name, "_file") || strings.HasSuffix(name, "_filename") || strings.HasSuffix(name, "_dir")
@@ -120,13 +129,24 @@ func analyzeNative(name string, src []byte) *fileAnalysis {
 	for _, b := range body.Blocks {
 		a.block(name, b)
 	}
-	_ = hclsyntax.VisitAll(body, func(n hclsyntax.Node) hcl.Diagnostics {
-		if call, ok := n.(*hclsyntax.FunctionCallExpr); ok {
-			a.call(name, call.Name, call.Args)
+	a.visit(name, body)
+	return a
+}
+
+// visit records the function calls under node, and that a for expression
+// binding "path" hides path.module and path.root.
+func (a *fileAnalysis) visit(file string, node hclsyntax.Node) {
+	_ = hclsyntax.VisitAll(node, func(n hclsyntax.Node) hcl.Diagnostics {
+		switch e := n.(type) {
+		case *hclsyntax.FunctionCallExpr:
+			a.call(file, e.Name, e.Args)
+		case *hclsyntax.ForExpr:
+			if e.KeyVar == "path" || e.ValVar == "path" {
+				a.markUnknown("%s: a for expression names its variable path, which hides path.module and path.root", file)
+			}
 		}
 		return nil
 	})
-	return a
 }
 
 // block records a top-level block's module call, or the files a
@@ -137,7 +157,13 @@ func (a *fileAnalysis) block(file string, b *hclsyntax.Block) {
 		call := moduleCall{name: strings.Join(b.Labels, ".")}
 		src, ok := b.Body.Attributes["source"]
 		if !ok {
+			a.markUnknown("%s: module %q has no source (an override file may change its version)", file, call.name)
 			return
+		}
+		for argName, arg := range b.Body.Attributes {
+			if !moduleMetaArgument[argName] && passesPath(arg.Expr) {
+				call.pathArgs = "argument " + argName
+			}
 		}
 		if call.source, ok = staticString(src.Expr); !ok {
 			a.markUnknown("%s: the source of module %q is not a literal string", file, call.name)
@@ -222,7 +248,53 @@ func (a *fileAnalysis) call(file, name string, args []hclsyntax.Expression) {
 	if !ok || len(args) == 0 {
 		return
 	}
+	if kind == readFileset {
+		pattern, lit := "", len(args) > 1
+		if lit {
+			pattern, lit = staticString(args[1])
+		}
+		if !lit {
+			a.markUnknown("%s: fileset() matches a pattern that is not a literal", file)
+			return
+		}
+		parts, ok := pathParts(args[0])
+		if !ok {
+			a.markUnknown("%s: fileset() reads a path that is not a literal relative to path.module or path.root", file)
+			return
+		}
+		a.reads = append(a.reads, pathRead{kind: kind, parts: parts, pattern: pattern, what: file + ": fileset()"})
+		return
+	}
 	a.read(file, kind, name+"()", args[0])
+}
+
+// moduleMetaArgument are a module block's arguments that are not passed
+// to the module.
+var moduleMetaArgument = map[string]bool{"source": true, "version": true, "count": true, "for_each": true, "depends_on": true, "providers": true}
+
+// passesPath says whether expr may pass a path of the artifact: it
+// references path.module, path.root or path.cwd, or holds a literal that
+// starts "./" or "../" (or is "." or "..").
+func passesPath(expr hclsyntax.Expression) bool {
+	found := false
+	_ = hclsyntax.VisitAll(expr, func(n hclsyntax.Node) hcl.Diagnostics {
+		switch e := n.(type) {
+		case *hclsyntax.ScopeTraversalExpr:
+			found = found || e.Traversal.RootName() == "path"
+		case *hclsyntax.LiteralValueExpr:
+			if e.Val.Type() == cty.String && !e.Val.IsNull() {
+				found = found || pathLiteral(e.Val.AsString())
+			}
+		}
+		return nil
+	})
+	return found
+}
+
+// pathLiteral says whether s reads as a relative path of the artifact.
+func pathLiteral(s string) bool {
+	return s == "." || s == ".." || strings.HasPrefix(s, "./") || strings.HasPrefix(s, "../") ||
+		strings.HasPrefix(s, `.\`) || strings.HasPrefix(s, `..\`)
 }
 
 // read records the path expr names, or that it is not a literal path.

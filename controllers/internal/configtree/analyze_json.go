@@ -202,12 +202,7 @@ func (a *fileAnalysis) template(file, s string) {
 		a.markUnknown("%s: a template does not parse", file)
 		return
 	}
-	_ = hclsyntax.VisitAll(expr, func(n hclsyntax.Node) hcl.Diagnostics {
-		if call, ok := n.(*hclsyntax.FunctionCallExpr); ok {
-			a.call(file, call.Name, call.Args)
-		}
-		return nil
-	})
+	a.visit(file, expr)
 }
 
 // jsonString parses a JSON string value as the template it is.
@@ -240,9 +235,29 @@ func (a *fileAnalysis) jsonModule(file, name string, body *jsonValue) {
 	what := fmt.Sprintf("module %q", name)
 	src, ok := a.attr(file, what, "source", body)
 	if !ok {
+		a.markUnknown("%s: %s has no source (an override file may change its version)", file, what)
 		return
 	}
 	call := moduleCall{name: name}
+	for _, p := range body.obj {
+		if moduleMetaArgument[p.key] {
+			continue
+		}
+		stack := []*jsonValue{p.val}
+		for len(stack) > 0 && call.pathArgs == "" {
+			v := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if v.str != nil {
+				if expr, ok := jsonString(file, v); ok && passesPath(expr) {
+					call.pathArgs = "argument " + p.key
+				}
+			}
+			for _, q := range v.obj {
+				stack = append(stack, q.val)
+			}
+			stack = append(stack, v.arr...)
+		}
+	}
 	expr, ok := jsonString(file, src)
 	if ok {
 		call.source, ok = staticString(expr)

@@ -9,6 +9,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // Content is what a Workspace reads in an artifact.
@@ -101,6 +104,12 @@ func (c *contentWalk) walk(dir string, triggers []string) error {
 		return unknown("path %s is not a directory of the artifact", displayPath(rel))
 	}
 	c.cwd = cwd
+	if t.rejected != "" {
+		return unknown("the runner refuses the artifact: %s", t.rejected)
+	}
+	if e := t.entries[joinPath(cwd, ".terraform/modules/modules.json")]; e != nil {
+		return unknown("%s holds a module manifest, which the engine may follow instead of the configuration", joinPath(cwd, ".terraform"))
+	}
 	queue := []module{{lexical: ".", real: cwd}}
 	seen := map[string]bool{".": true}
 	for i := 0; i < len(queue); i++ {
@@ -140,7 +149,7 @@ func (c *contentWalk) module(m module) ([]module, error) {
 	}
 	var calls []module
 	for _, name := range t.children(m.real) {
-		if !isConfigFile(name) {
+		if !isConfigFile(name) || ignoredFile(path.Base(name)) {
 			continue
 		}
 		real, err := t.resolve(m.real, path.Base(name), c.fx)
@@ -157,12 +166,18 @@ func (c *contentWalk) module(m module) ([]module, error) {
 			case sourceUnpinned:
 				return nil, unknown("%s: module %q has source %q, whose content can change while it stays the same (pin a version or a commit)", name, call.name, call.source)
 			case sourceLocal:
-				lexical := path.Clean(path.Join(m.lexical, local))
-				real, err := t.resolve(c.cwd, lexical, c.fx)
+				real, err := t.resolve(c.cwd, path.Clean(path.Join(m.lexical, local)), c.fx)
 				if err != nil {
 					return nil, fmt.Errorf("%s: module %q: %w", name, call.name, err)
 				}
-				calls = append(calls, module{lexical: lexical, real: real})
+				// The engine resolves a module directory's links
+				// (filepath.EvalSymlinks): its path.module, and the paths
+				// of the modules it calls, start from the real directory.
+				calls = append(calls, module{lexical: relPath(c.cwd, real), real: real})
+			case sourcePinned:
+				if call.pathArgs != "" {
+					return nil, unknown("%s: module %q has the remote source %q and passes it %s, a path it may read", name, call.name, call.source, call.pathArgs)
+				}
 			}
 		}
 		for _, r := range a.reads {
@@ -178,7 +193,17 @@ func (c *contentWalk) module(m module) ([]module, error) {
 func (c *contentWalk) pathRead(m module, r pathRead) error {
 	t := c.tree
 	p := r.render(m.lexical)
-	if p == "" || path.IsAbs(p) || strings.HasPrefix(p, "~") {
+	if r.kind == readFileset {
+		// The engine joins the pattern to the path and cleans it: read
+		// everything under the pattern's part before its first
+		// wildcard, which may leave the path.
+		pattern := r.pattern
+		if i := strings.IndexAny(pattern, "*?[{\\"); i >= 0 {
+			pattern = pattern[:i]
+		}
+		p = path.Join(p, path.Dir(pattern+"x"))
+	}
+	if p == "" || path.IsAbs(p) || strings.HasPrefix(p, "~") || path.IsAbs(r.pattern) {
 		return unknown("%s reads %q, outside the artifact's relative paths", r.what, p)
 	}
 	real, err := t.resolve(c.cwd, path.Clean(p), c.fx)
@@ -191,10 +216,78 @@ func (c *contentWalk) pathRead(m module, r pathRead) error {
 		return t.readTree(real, c.fx, c.visited)
 	case readTemplate:
 		if e := t.entries[real]; e != nil && e.kind == kindFile && e.mayCall {
-			return unknown("%s: the template %s may call a function that reads a path", r.what, displayPath(real))
+			if err := t.checkTemplate(real); err != nil {
+				return fmt.Errorf("%s: %w", r.what, err)
+			}
 		}
+	case readFileset:
+		return t.readTree(real, c.fx, c.visited)
 	}
 	return t.readPath(real, c.fx)
+}
+
+// relPath is the slash path from directory from to to (both real, ""
+// the root), "." when they are the same.
+func relPath(from, to string) string {
+	split := func(p string) []string {
+		if p == "" {
+			return nil
+		}
+		return strings.Split(p, "/")
+	}
+	f, g := split(from), split(to)
+	i := 0
+	for i < len(f) && i < len(g) && f[i] == g[i] {
+		i++
+	}
+	parts := make([]string, 0, len(f)-i+len(g)-i)
+	for range f[i:] {
+		parts = append(parts, "..")
+	}
+	parts = append(parts, g[i:]...)
+	if len(parts) == 0 {
+		return "."
+	}
+	return strings.Join(parts, "/")
+}
+
+// ignoredFile says whether the engine skips a configuration file by its
+// name (OpenTofu's configs.IsIgnoredFile: hidden files, editor backups).
+func ignoredFile(base string) bool {
+	return strings.HasPrefix(base, ".") || strings.HasSuffix(base, "~") ||
+		strings.HasPrefix(base, "#") && strings.HasSuffix(base, "#")
+}
+
+// checkTemplate parses a template a configuration evaluates (templatefile)
+// and says whether it may read a path: any call of a path-reading
+// function, templatefile, templatestring or a provider function.
+func (t *Tree) checkTemplate(p string) error {
+	src, kept := t.templates[p]
+	if !kept {
+		return unknown("the template %s may call a function that reads a path", displayPath(p))
+	}
+	parseMu.Lock()
+	defer parseMu.Unlock()
+	if err := checkBounds(p, src, true); err != nil {
+		return err
+	}
+	expr, diags := hclsyntax.ParseTemplate(src, p, hcl.InitialPos)
+	if diags.HasErrors() {
+		return unknown("the template %s does not parse", displayPath(p))
+	}
+	var reads error
+	_ = hclsyntax.VisitAll(expr, func(n hclsyntax.Node) hcl.Diagnostics {
+		call, ok := n.(*hclsyntax.FunctionCallExpr)
+		if !ok || reads != nil {
+			return nil
+		}
+		name := strings.TrimPrefix(call.Name, "core::")
+		if _, path := pathFunctions[name]; path || name == "templatestring" || strings.Contains(name, "::") {
+			reads = unknown("the template %s calls %s(), which may read a path", displayPath(p), name)
+		}
+		return nil
+	})
+	return reads
 }
 
 // trigger records a file a trigger path matches.
@@ -265,7 +358,10 @@ func (f *facts) digest() string {
 	slices.Sort(keys)
 	h := sha256.New()
 	for _, k := range keys {
-		fmt.Fprintf(h, "%s\x00%s\n", k, f.m[k])
+		// Length-prefixed: a name or link target holding a newline cannot
+		// shift bytes from one fact to the next.
+		v := f.m[k]
+		fmt.Fprintf(h, "%d:%s%d:%s", len(k), k, len(v), v)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

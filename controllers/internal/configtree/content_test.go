@@ -1,6 +1,9 @@
 package configtree
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"maps"
 	"strings"
 	"testing"
@@ -119,7 +122,7 @@ func TestContentFollowsWhatTheEngineReads(t *testing.T) {
 		{name: "filebase64sha512()", files: cfg(`locals { x = filebase64sha512("${path.module}/../../shared/x.txt") }`), want: changes},
 		{name: "fileexists() of a file that appears", files: cfg(`locals { x = fileexists("${path.module}/../../shared/y.txt") }`), edit: map[string]string{"shared/y.txt": "now"}, want: changes},
 		{name: "templatefile()", files: cfg(`locals { x = templatefile("${path.module}/../../shared/x.txt", {}) }`), want: changes},
-		{name: "templatefile() of a template that calls file()", files: withFile(cfg(`locals { x = templatefile("${path.module}/../../shared/t.tftpl", {}) }`), "shared/t.tftpl", `${file("x.txt")}`), want: unknownDigest, reason: "may call a function that reads a path"},
+		{name: "templatefile() of a template that calls file()", files: withFile(cfg(`locals { x = templatefile("${path.module}/../../shared/t.tftpl", {}) }`), "shared/t.tftpl", `${file("x.txt")}`), want: unknownDigest, reason: "calls file(), which may read a path"},
 		{name: "fileset(): a new file matches", files: cfg(`locals { x = fileset("${path.module}/../../shared", "*.txt") }`), edit: map[string]string{"shared/z.txt": "new"}, want: changes},
 		{name: "fileset(): a file's content", files: cfg(`locals { x = [for f in fileset("${path.module}/../../shared", "*.txt") : file("${path.module}/../../shared/${f}")] }`), want: unknownDigest, reason: "not a literal"},
 		{name: "file() in a variable's validation", files: cfg(`variable "v" {` + "\n" + `default = "a"` + "\n" + `validation {` + "\n" + `condition = var.v != file("${path.module}/../../shared/x.txt")` + "\n" + `error_message = "no"` + "\n" + `}` + "\n" + `}`), want: changes},
@@ -178,11 +181,26 @@ func TestContentFollowsWhatTheEngineReads(t *testing.T) {
 		{name: "a symlinked directory under the path", files: map[string]string{"envs/app/main.tf": `locals {}`, "envs/app/conf": symlinkTo + "../../shared"}, want: changes},
 		{name: "a symlink retargeted", files: map[string]string{"envs/app/main.tf": `locals { x = file("conf") }`, "envs/app/conf": symlinkTo + "../../shared/x.txt", "shared/y.txt": "y"}, edit: map[string]string{"envs/app/conf": symlinkTo + "../../shared/y.txt"}, want: changes},
 		{name: "a symlink leaving the artifact", files: map[string]string{"envs/app/main.tf": `locals {}`, "envs/app/conf": symlinkTo + "../../../etc"}, want: unknownDigest, reason: "leaves the artifact"},
-		{name: "an absolute symlink", files: map[string]string{"envs/app/main.tf": `locals {}`, "envs/app/conf": symlinkTo + "/etc"}, want: unknownDigest, reason: "outside the artifact"},
-		{name: "a symlink loop", files: map[string]string{"envs/app/main.tf": `locals {}`, "envs/app/a": symlinkTo + "b", "envs/app/b": symlinkTo + "a"}, want: unknownDigest, reason: "more than 40 links"},
+		{name: "an absolute symlink", files: map[string]string{"envs/app/main.tf": `locals {}`, "envs/app/conf": symlinkTo + "/etc"}, want: unknownDigest, reason: "the runner refuses the artifact"},
+		{name: "a symlink loop", files: map[string]string{"envs/app/main.tf": `locals {}`, "envs/app/a": symlinkTo + "b", "envs/app/b": symlinkTo + "a"}, want: unknownDigest, reason: "the runner refuses the artifact"},
 		{name: "a hard-linked configuration file", files: map[string]string{"envs/app/main.tf": hardlinkTo + "shared/main.tf", "shared/main.tf": `locals {}`}, edit: map[string]string{"shared/main.tf": `locals { a = 1 }`}, want: changes},
 		{name: "a hard link to a file read", files: map[string]string{"envs/app/main.tf": `locals { x = file("x.txt") }`, "envs/app/x.txt": hardlinkTo + "shared/x.txt"}, want: changes},
-		{name: "a hard link to nothing", files: map[string]string{"envs/app/main.tf": `locals {}`, "envs/app/x.txt": hardlinkTo + "shared/none"}, want: unknownDigest, reason: "cannot extract"},
+		{name: "a hard link to nothing", files: map[string]string{"envs/app/main.tf": `locals {}`, "envs/app/x.txt": hardlinkTo + "shared/none"}, want: unknownDigest, reason: "the runner refuses the artifact"},
+		// Found by review: each of these was skipped before.
+		{name: "a pinned remote module passed a path", files: cfg(`module "m" {` + "\n" + `source = "git::https://example.com/m.git?ref=` + sha + `"` + "\n" + `p = "${path.module}/../../shared/x.txt"` + "\n" + `}`), want: unknownDigest, reason: "a path it may read"},
+		{name: "a pinned remote module passed a relative literal", files: cfg(`module "lambda" {` + "\n" + `source = "terraform-aws-modules/lambda/aws"` + "\n" + `version = "7.2.1"` + "\n" + `source_path = "../../src/fn"` + "\n" + `}`), want: unknownDigest, reason: "a path it may read"},
+		{name: "a pinned remote module passed other values", files: cfg(`module "m" {` + "\n" + `source = "hashicorp/consul/aws"` + "\n" + `version = "1.2.3"` + "\n" + `name = "x"` + "\n" + `}`), want: same},
+		{name: "a module reached through a link calls a module beside its target", files: map[string]string{"envs/app/main.tf": `module "a" { source = "./link" }`, "envs/app/link": symlinkTo + "../../modules/a", "modules/a/main.tf": `module "b" { source = "../b" }`, "modules/b/main.tf": `locals {}`}, edit: map[string]string{"modules/b/main.tf": `locals { b = 1 }`}, want: changes},
+		{name: "a module reached through a link reads a file beside its target", files: map[string]string{"envs/app/main.tf": `module "a" { source = "./link" }`, "envs/app/link": symlinkTo + "../../modules/a", "modules/a/main.tf": `locals { x = file("${path.module}/../shared.txt") }`, "modules/shared.txt": "1"}, edit: map[string]string{"modules/shared.txt": "2"}, want: changes},
+		{name: "a fileset pattern leaving its path", files: cfg(`locals { x = fileset(path.module, "../../shared/*.txt") }`), edit: map[string]string{"shared/b.txt": "new"}, want: changes},
+		{name: "a fileset pattern that is not a literal", files: cfg(`locals { x = fileset(path.module, var.p) }`), want: unknownDigest, reason: "pattern that is not a literal"},
+		{name: "templatestring in a template", files: withFile(cfg(`locals { x = templatefile("${path.module}/../../shared/t.tpl", { s = "$${file(\"../../shared/x.txt\")}" }) }`), "shared/t.tpl", `${templatestring(s, {})}`), want: unknownDigest, reason: "calls templatestring()"},
+		{name: "a template that says file but calls nothing", files: withFile(cfg(`locals { x = templatefile("${path.module}/../../shared/t.yaml", {}) }`), "shared/t.yaml", "write_files:\n  - path: /etc/motd\n"), edit: map[string]string{"shared/t.yaml": "write_files: []\n"}, want: changes},
+		{name: "a committed module manifest", files: map[string]string{"envs/app/main.tf": `module "a" { source = "./a" }`, "envs/app/a/main.tf": `locals {}`, "envs/app/.terraform/modules/modules.json": `{"Modules":[{"Key":"a","Source":"./a","Dir":"../../elsewhere"}]}`}, want: unknownDigest, reason: "module manifest"},
+		{name: "a for expression binding path", files: cfg(`locals { x = [for path in [{ module = "../../shared" }] : file("${path.module}/x.txt")] }`), want: unknownDigest, reason: "hides path.module"},
+		{name: "a module block without a source (an override)", files: map[string]string{"envs/app/main.tf": `module "vpc" {` + "\n" + `source = "ns/name/sys"` + "\n" + `version = "5.1.2"` + "\n" + `}`, "envs/app/main_override.tf": `module "vpc" { version = ">= 5.0" }`}, want: unknownDigest, reason: "has no source"},
+		{name: "an artifact the runner refuses elsewhere", files: cfg(`locals {}`), edit: map[string]string{"other/dangling": symlinkTo + "none"}, want: unknownDigest, reason: "the runner refuses the artifact"},
+		{name: "a hidden configuration file the engine ignores", files: map[string]string{"envs/app/main.tf": `locals {}`, "envs/app/.draft.tf": `module "x" {`}, edit: map[string]string{"envs/app/.draft.tf": `module "y" {`}, want: changes},
 		// Configuration that does not parse.
 		{name: "a file that does not parse", files: cfg(`module "x" {`), want: unknownDigest, reason: "does not parse"},
 		{name: "a JSON file that does not parse", files: map[string]string{"envs/app/main.tf.json": `{"locals": `}, want: unknownDigest, reason: "does not parse"},
@@ -301,4 +319,42 @@ func TestMatchGlob(t *testing.T) {
 	} {
 		assert.Equal(t, tt.want, matchGlob(tt.glob, tt.name), "%s ~ %s", tt.glob, tt.name)
 	}
+}
+
+// TestDigestEncodingCannotCollide: facts are length-prefixed, so a name
+// or link target holding a newline cannot make two sets of facts hash
+// alike (they did with "name\x00value\n").
+func TestDigestEncodingCannotCollide(t *testing.T) {
+	a := &facts{m: map[string]string{"a": "x\nb\x00y"}}
+	b := &facts{m: map[string]string{"a": "x", "b": "y"}}
+	assert.NotEqual(t, a.digest(), b.digest())
+}
+
+func TestContentCoversFileModes(t *testing.T) {
+	data := func(mode int64) []byte {
+		return tarballModes(t, map[string]int64{"envs/app/main.tf": 0o644, "envs/app/x.txt": mode})
+	}
+	a, err := Read(bytes.NewReader(data(0o644)))
+	require.NoError(t, err)
+	b, err := Read(bytes.NewReader(data(0o000)))
+	require.NoError(t, err)
+	ca, cb := a.Content("envs/app", Options{}), b.Content("envs/app", Options{})
+	require.NotEmpty(t, ca.Digest, ca.Unknown)
+	assert.NotEqual(t, ca.Digest, cb.Digest, "a file the runner can no longer read changes the digest")
+}
+
+// tarballModes packs files with the given modes, each holding its name.
+func tarballModes(t *testing.T, files map[string]int64) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for name, mode := range files {
+		content := "locals {}\n" // valid configuration, and content for the rest
+		require.NoError(t, tw.WriteHeader(&tar.Header{Name: name, Mode: mode, Size: int64(len(content)), Typeflag: tar.TypeReg}))
+		_, err := tw.Write([]byte(content))
+		require.NoError(t, err)
+	}
+	require.NoError(t, tw.Close())
+	require.NoError(t, zw.Close())
+	return buf.Bytes()
 }

@@ -133,7 +133,7 @@ func TestEntriesAsTheRunnerExtractsThem(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tree, err := Read(bytes.NewReader(tarballOrdered(t, tt.entries)))
 			require.NoError(t, err)
-			assert.Contains(t, tree.Content("envs/app", Options{}).Unknown, "cannot extract")
+			assert.Contains(t, tree.Content("envs/app", Options{}).Unknown, "the runner refuses the artifact")
 		})
 	}
 	twice := func(last string) Content {

@@ -76,13 +76,19 @@ func (t *Tree) readPath(p string, fx *facts) error {
 	case e == nil:
 		fx.add(p, "absent")
 	case e.kind == kindFile:
-		fx.add(p, "file:"+hex.EncodeToString(e.sum[:]))
+		fx.add(p, fileFact(e))
 	case e.kind == kindDir:
 		fx.add(p, "dir")
 	default:
 		return unknown("the runner cannot extract %s", p)
 	}
 	return nil
+}
+
+// fileFact is what a regular file gives a reader: its content and its
+// permission bits (a file the runner cannot read fails the plan).
+func fileFact(e *entry) string {
+	return fmt.Sprintf("file:%s:%o", hex.EncodeToString(e.sum[:]), e.mode)
 }
 
 // readTree records a file, or a directory's whole subtree with every link
@@ -104,7 +110,7 @@ func (t *Tree) readTree(p string, fx *facts, visited map[string]bool) error {
 	for _, name := range t.subtree(p) {
 		switch e := t.entries[name]; e.kind {
 		case kindFile:
-			fx.add(name, "file:"+hex.EncodeToString(e.sum[:]))
+			fx.add(name, fileFact(e))
 		case kindDir:
 		case kindBroken:
 			return unknown("the runner cannot extract %s", name)

@@ -29,6 +29,12 @@ type Tree struct {
 	// config holds the source of each configuration file kept (within
 	// Limits); a configuration file not kept makes its directory unknown.
 	config map[string][]byte
+	// templates holds the bytes of small files that may call a function
+	// (mayCall), for a templatefile() of them to be parsed.
+	templates map[string][]byte
+	// rejected says why the runner refuses to extract the artifact at all
+	// ("" when it extracts it): what any Workspace reads is then unknown.
+	rejected string
 
 	mu       sync.Mutex
 	analyses map[string]*fileAnalysis // by real path (and syntax)
@@ -54,9 +60,12 @@ type entry struct {
 	// link's target name until the link is resolved.
 	target string
 	hard   bool
-	// mayCall says a regular file's bytes contain "file" or "::": as a
-	// template (templatefile), it may call a function that reads a path.
+	// mayCall says a regular file's bytes contain "file", "::" or
+	// "templatestring": as a template (templatefile), it may call a
+	// function that reads a path.
 	mayCall bool
+	// mode is a regular file's permission bits, as the runner extracts it.
+	mode int64
 }
 
 // Limits bound what reading an artifact keeps and parses.
@@ -100,11 +109,16 @@ func ReadLimited(r io.Reader, limits Limits) (*Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the artifact: %w", err)
 	}
-	t := &Tree{entries: map[string]*entry{}, config: map[string][]byte{}, analyses: map[string]*fileAnalysis{}}
+	t := &Tree{entries: map[string]*entry{}, config: map[string][]byte{}, templates: map[string][]byte{}, analyses: map[string]*fileAnalysis{}}
+	reject := func(format string, a ...any) {
+		if t.rejected == "" {
+			t.rejected = fmt.Sprintf(format, a...)
+		}
+	}
 	tr := tar.NewReader(zr)
 	var count, names int
 	var total int64
-	configBytes := 0
+	configBytes, templateBytes := 0, 0
 	links := map[string]bool{} // names a link shares with another entry
 	for {
 		h, err := tr.Next()
@@ -125,7 +139,10 @@ func ReadLimited(r io.Reader, limits Limits) (*Tree, error) {
 		}
 		name, ok := cleanName(h.Name)
 		if !ok {
-			continue // the runner refuses such an artifact before it plans
+			if h.Typeflag != tar.TypeDir || path.Clean(h.Name) != "." {
+				reject("entry %q has a name the runner refuses", h.Name)
+			}
+			continue
 		}
 		switch h.Typeflag {
 		case tar.TypeReg:
@@ -135,6 +152,15 @@ func ReadLimited(r io.Reader, limits Limits) (*Tree, error) {
 			e, src, err := readEntry(name, tr, limits)
 			if err != nil {
 				return nil, err
+			}
+			e.mode = h.Mode & 0o777
+			delete(t.templates, name)
+			if !isConfigFile(name) && src != nil {
+				if e.mayCall && templateBytes+len(src) <= maxTemplateBytes {
+					t.templates[name] = src
+					templateBytes += len(src)
+				}
+				src = nil
 			}
 			if old := t.entries[name]; old != nil && old.kind == kindSymlink {
 				links[name] = true // the file is written; the link then cannot be
@@ -158,6 +184,7 @@ func ReadLimited(r io.Reader, limits Limits) (*Tree, error) {
 			t.entries[name] = &entry{kind: kindSymlink, target: h.Linkname, hard: h.Typeflag == tar.TypeLink}
 		default:
 			t.entries[name] = &entry{kind: kindBroken}
+			reject("entry %q has a type the runner refuses (%q)", h.Name, string(h.Typeflag))
 		}
 	}
 	t.breakCollisions(links)
@@ -167,7 +194,37 @@ func ReadLimited(r io.Reader, limits Limits) (*Tree, error) {
 		t.names = append(t.names, name)
 	}
 	slices.Sort(t.names)
+	t.checkLinks(reject)
 	return t, nil
+}
+
+// maxTemplateBytes is the most bytes of possible templates kept, and
+// maxTemplateFileBytes the largest one.
+const (
+	maxTemplateBytes     = 8 << 20
+	maxTemplateFileBytes = 256 << 10
+)
+
+// checkLinks rejects the artifact as the runner does when a name is
+// broken, or a symlink is empty, absolute, dangling, loops or leaves the
+// artifact.
+func (t *Tree) checkLinks(reject func(string, ...any)) {
+	for _, name := range t.names {
+		e := t.entries[name]
+		switch {
+		case e.kind == kindBroken:
+			reject("the runner cannot make %s", name)
+		case e.kind == kindSymlink:
+			if e.target == "" || strings.ContainsAny(e.target, "\\\x00") {
+				reject("the link %s has an invalid target", name)
+				continue
+			}
+			real, err := t.resolve(parentOf(name), e.target, &facts{m: map[string]string{}})
+			if err != nil || (t.entries[real] == nil && !t.isDir(real)) {
+				reject("the link %s is dangling, loops or leaves the artifact", name)
+			}
+		}
+	}
 }
 
 // breakCollisions marks broken every name the runner cannot make: a link
@@ -223,15 +280,24 @@ func readEntry(name string, r io.Reader, limits Limits) (*entry, []byte, error) 
 		return e, src, nil
 	}
 	s := &callScanner{}
+	small, err := io.ReadAll(io.LimitReader(r, maxTemplateFileBytes+1))
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	_, _ = io.MultiWriter(h, s).Write(small)
 	if _, err := io.Copy(io.MultiWriter(h, s), r); err != nil {
 		return nil, nil, fmt.Errorf("reading %s: %w", name, err)
 	}
 	e.sum = [sha256.Size]byte(h.Sum(nil))
 	e.mayCall = s.found
-	return e, nil, nil
+	if len(small) > maxTemplateFileBytes {
+		small = nil
+	}
+	return e, small, nil
 }
 
-// callScanner finds "file" or "::" in a stream, across write boundaries.
+// callScanner finds "file", "::" or "templatestring" in a stream, across
+// write boundaries.
 type callScanner struct {
 	tail  []byte
 	found bool
@@ -242,11 +308,11 @@ func (s *callScanner) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	buf := append(s.tail, p...)
-	if bytes.Contains(buf, []byte("file")) || bytes.Contains(buf, []byte("::")) {
+	if bytes.Contains(buf, []byte("file")) || bytes.Contains(buf, []byte("::")) || bytes.Contains(buf, []byte("templatestring")) {
 		s.found = true
 		return len(p), nil
 	}
-	s.tail = append(s.tail[:0], buf[max(0, len(buf)-3):]...)
+	s.tail = append(s.tail[:0], buf[max(0, len(buf)-len("templatestring")+1):]...)
 	return len(p), nil
 }
 
@@ -260,9 +326,12 @@ func (t *Tree) resolveHardLinks() {
 		}
 		target, ok := cleanName(e.target)
 		if te := t.entries[target]; ok && te != nil && te.kind == kindFile {
-			t.entries[name] = &entry{kind: kindFile, sum: te.sum, mayCall: te.mayCall}
+			t.entries[name] = &entry{kind: kindFile, sum: te.sum, mayCall: te.mayCall, mode: te.mode}
 			if src, kept := t.config[target]; kept && isConfigFile(name) {
 				t.config[name] = src
+			}
+			if src, kept := t.templates[target]; kept {
+				t.templates[name] = src
 			}
 			continue
 		}
