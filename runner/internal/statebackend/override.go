@@ -27,7 +27,27 @@ terraform {
 
 // WriteHTTPOverride writes the override that selects the runner's server.
 func WriteHTTPOverride(configDir string) error {
-	return os.WriteFile(filepath.Join(configDir, OverrideFile), []byte(httpBackendBlock), 0o600)
+	return writeOverride(configDir, []byte(httpBackendBlock))
+}
+
+// writeOverride writes the override as a new regular file: whatever the
+// artifact put at its name (a file, or a link that would carry the write
+// to another file of the configuration) is removed first, and the file is
+// created exclusively, so nothing is written through a link.
+func writeOverride(configDir string, content []byte) error {
+	name := filepath.Join(configDir, OverrideFile)
+	if err := os.Remove(name); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("removing the artifact's %s: %w", OverrideFile, err)
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(content); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // WriteUserOverride writes the user's backend configuration file as the
@@ -47,7 +67,7 @@ func WriteUserOverride(configDir, userFile string) error {
 	default:
 		return fmt.Errorf("the backend configuration %s must hold a backend block (`backend \"TYPE\" { ... }`), optionally inside a terraform block", filepath.Base(userFile))
 	}
-	return os.WriteFile(filepath.Join(configDir, OverrideFile), out, 0o600)
+	return writeOverride(configDir, out)
 }
 
 // firstWord returns the first identifier of an HCL file, skipping blank
