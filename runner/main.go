@@ -69,7 +69,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		return runner.Run(ctx, args[0], os.Getenv, stdout, stderr, runner.Options{})
+		return runner.Run(ctx, args[0], os.Getenv, stdout, stderr, runner.Options{Version: version})
 	default:
 		fmt.Fprintf(stderr, "runner: unknown command %q\n\n%s", args[0], usage)
 		return 2

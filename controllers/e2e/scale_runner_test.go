@@ -24,6 +24,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/apis/planstore"
+	"github.com/magos-dev/magos/controllers/internal/setup"
 )
 
 // simulatedRunner completes the run Jobs of one namespace without running
@@ -217,6 +218,7 @@ func (s *simulatedRunner) runContract(ctx context.Context, job *batchv1.Job) (ma
 // finish plays the job controller and the kubelet: the Job's Pod, ended
 // with res as its termination message, and the Job Complete.
 func (s *simulatedRunner) finish(ctx context.Context, job *batchv1.Job, res magosv1.RunResult) error {
+	res.Contract, res.RunnerVersion = magosv1.RunContractMajor, setup.Version
 	msg, err := json.Marshal(res)
 	if err != nil {
 		return err

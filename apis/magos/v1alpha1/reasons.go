@@ -38,6 +38,7 @@ const (
 	ReasonEvicted                  = "Evicted"
 	ReasonImagePullFailed          = "ImagePullFailed"
 	ReasonRunStartFailed           = "RunStartFailed"
+	ReasonRunnerVersionMismatch    = "RunnerVersionMismatch"
 	ReasonPlanStorageLimitExceeded = "PlanStorageLimitExceeded"
 	ReasonNoReport                 = "NoReport"
 	ReasonNoPlan                   = "NoPlan"
@@ -212,6 +213,7 @@ var reasonTable = []ReasonInfo{
 	{ReasonEvicted, ReasonRetries, workspaceOnly, "The runner Pod was evicted, preempted or stopped by its node."},
 	{ReasonImagePullFailed, ReasonRetries, workspaceOnly, "An image of the run's Pod (the runner or the engine image) cannot be pulled; the run fails at once."},
 	{ReasonRunStartFailed, ReasonRetries, workspaceOnly, "The kubelet cannot create the run's container (a key its environment names is missing, or the runtime refused it); the run fails at once."},
+	{ReasonRunnerVersionMismatch, ReasonRetries, workspaceOnly, "The runner speaks another major version of the run contract than the controller, or predates it: its report is not trusted and the run failed. Of the same contract but another version, a Warning event and the run's message say so."},
 	{ReasonPlanStorageLimitExceeded, ReasonRetries, workspaceOnly, "The plan needs more plan Secrets than --max-plan-chunks allows one Workspace; nothing of it is stored."},
 	{ReasonPlanStorageExhausted, ReasonProgresses, workspaceOnly, "The plan needs more plan Secrets than were reserved; the controller reserves them and plans again."},
 	{ReasonStateNotSaved, ReasonStalls, workspaceOnly, "A run changed real resources but could not write the state back: no run starts until a person restores it (the Ready message says how)."},

@@ -54,7 +54,7 @@ func TestStallingRunReasons(t *testing.T) {
 		magosv1.ReasonPlanStale, magosv1.ReasonApplyFailed, magosv1.ReasonDestroyFailed, magosv1.ReasonOutputsFailed,
 		magosv1.ReasonStateLocked, magosv1.ReasonCanceled, magosv1.ReasonStateNotSaved, magosv1.ReasonStateTooLarge,
 		magosv1.ReasonJobMissing, magosv1.ReasonDeadlineExceeded, magosv1.ReasonOOMKilled, magosv1.ReasonEvicted,
-		magosv1.ReasonImagePullFailed, magosv1.ReasonRunStartFailed, magosv1.ReasonPlanStorageLimitExceeded,
+		magosv1.ReasonImagePullFailed, magosv1.ReasonRunStartFailed, magosv1.ReasonPlanStorageLimitExceeded, magosv1.ReasonRunnerVersionMismatch,
 		magosv1.ReasonPolicyViolation, magosv1.ReasonPlanTooLarge, magosv1.ReasonPolicyError, magosv1.ReasonNoReport,
 	}
 	var stalling []string

@@ -321,7 +321,23 @@ type RunResult struct {
 	// Steps are how long the run's steps took; nil from a runner that
 	// does not report them.
 	Steps *RunSteps `json:"steps,omitempty"`
+	// Contract is the major version of the run contract the runner speaks
+	// (RunContractMajor of its build); 0 from a runner that predates it.
+	Contract int `json:"contract,omitempty"`
+	// RunnerVersion is the runner's build version.
+	RunnerVersion string `json:"runnerVersion,omitempty"`
 }
+
+// RunContractMajor is the major version of the run contract: what the
+// controller and the runner exchange (the run's environment, the plan
+// Secrets' format, this report) and the checks the runner makes for the
+// controller (the apply-time proof). A change either side cannot read, or
+// a check the controller relies on, raises it. The controller does not
+// trust the report of a runner of another major version, or of none.
+const RunContractMajor = 1
+
+// maxRunnerVersionLen bounds the runner version a report may carry.
+const maxRunnerVersionLen = 64
 
 // +kubebuilder:object:generate=false
 
@@ -460,9 +476,13 @@ var runResults = map[string]bool{ResultSucceeded: true, ResultFailed: true, Resu
 
 // Sanitized returns the report as the controller may use it: the runner
 // runs configuration code, so a result outside the closed set is Failed,
-// a success has reason Succeeded, and a failure's reason outside the
-// closed set (or empty) is RunFailed; the message is kept.
+// a success has reason Succeeded, a failure's reason outside the closed
+// set (or empty) is RunFailed, and a runner version longer than 64 bytes
+// or with other than printable ASCII is "invalid"; the message is kept.
 func (r RunResult) Sanitized() RunResult {
+	if len(r.RunnerVersion) > maxRunnerVersionLen || strings.ContainsFunc(r.RunnerVersion, func(c rune) bool { return c <= ' ' || c > '~' }) {
+		r.RunnerVersion = "invalid"
+	}
 	if !runResults[r.Result] {
 		r.Result = ResultFailed
 	}

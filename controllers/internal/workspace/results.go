@@ -17,6 +17,7 @@ import (
 	"github.com/magos-dev/magos/apis/planstore"
 	"github.com/magos-dev/magos/apis/plansummary"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
+	"github.com/magos-dev/magos/controllers/internal/setup"
 	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
 	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
@@ -27,6 +28,9 @@ import (
 // stopped from outside. A report of success counts only from a Job that
 // succeeded or a Pod of the Job that did. A run without a report (killed, deadline) gets one
 // built from the Job's status.
+//
+// A report from a runner of another run contract is not trusted, and one
+// of another version is recorded as such (runjob.CheckRunnerVersion).
 //
 // Only Pods the Job controls (a controller owner reference with this Job's
 // UID, as the job controller sets it) count: a Pod that merely carries the
@@ -54,6 +58,10 @@ func (r *Reconciler) readRunResult(ctx context.Context, ws *magosv1.Workspace, j
 					var res magosv1.RunResult
 					if err := json.Unmarshal([]byte(t.Message), &res); err == nil && res.Result != "" {
 						res = res.Sanitized()
+						var mismatch string
+						if res, mismatch = runjob.CheckRunnerVersion(res, setup.Version); mismatch != "" {
+							r.event(ws, corev1.EventTypeWarning, magosv1.ReasonRunnerVersionMismatch, "Run %s: %s", name, mismatch)
+						}
 						// A report of success stands when the Job or its Pod
 						// (which the kubelet alone writes) says the runner
 						// exited cleanly; else the report is not the runner's.

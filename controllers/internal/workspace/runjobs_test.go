@@ -19,6 +19,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/apis/planstore"
+	"github.com/magos-dev/magos/controllers/internal/setup"
 )
 
 // The job completer plays the job controller and the kubelet for the runs
@@ -124,8 +125,22 @@ func report(t testing.TB, job *batchv1.Job, res magosv1.RunResult) {
 }
 
 // reportOnly ends job's run with report res, storing nothing: a plan run's
-// report then describes whatever plan is stored.
+// report then describes whatever plan is stored. The report is a runner's
+// of the controller's run contract and version unless res names others
+// (rawReport sends it as it is).
 func reportOnly(t testing.TB, job *batchv1.Job, res magosv1.RunResult) {
+	t.Helper()
+	if res.Contract == 0 {
+		res.Contract = magosv1.RunContractMajor
+	}
+	if res.RunnerVersion == "" {
+		res.RunnerVersion = setup.Version
+	}
+	rawReport(t, job, res)
+}
+
+// rawReport ends job's run with report res as it is.
+func rawReport(t testing.TB, job *batchv1.Job, res magosv1.RunResult) {
 	t.Helper()
 	if res.Phase == "" {
 		res.Phase = job.Labels[magosv1.PhaseLabel]
@@ -321,6 +336,7 @@ func TestJobCompleterWritesWhatTheControllerReads(t *testing.T) {
 	assert.Equal(t, corev1.PodFailed, p.Status.Phase)
 	var res magosv1.RunResult
 	require.NoError(t, json.Unmarshal([]byte(p.Status.ContainerStatuses[0].State.Terminated.Message), &res))
-	assert.Equal(t, magosv1.RunResult{Phase: magosv1.RunPlan, Result: magosv1.ResultFailed, Reason: magosv1.ReasonInitFailed, Message: "init failed"}, res)
+	assert.Equal(t, magosv1.RunResult{Phase: magosv1.RunPlan, Result: magosv1.ResultFailed, Reason: magosv1.ReasonInitFailed, Message: "init failed",
+		Contract: magosv1.RunContractMajor, RunnerVersion: setup.Version}, res)
 	assert.Equal(t, int32(magosv1.ExitFailed), p.Status.ContainerStatuses[0].State.Terminated.ExitCode)
 }

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/controllers/internal/setup"
 )
 
 // A run ends when its Job's Pod succeeded, before the job controller marks
@@ -25,7 +26,8 @@ func TestARunEndsWhenItsPodSucceeded(t *testing.T) {
 	f.newWorkspace("podend", func(ws *magosv1.Workspace) { ws.Spec.Approval = magosv1.ApprovalManual })
 	plan := waitJob(t, f.ns, "podend", magosv1.RunPlan)
 
-	res := magosv1.RunResult{Phase: magosv1.RunPlan, Result: magosv1.ResultSucceeded, Add: 1, HasChanges: true}
+	res := magosv1.RunResult{Phase: magosv1.RunPlan, Result: magosv1.ResultSucceeded, Add: 1, HasChanges: true,
+		Contract: magosv1.RunContractMajor, RunnerVersion: setup.Version}
 	res.PlanDigest = storeReportedPlan(t, plan, res)
 	msg, err := json.Marshal(res)
 	require.NoError(t, err)

@@ -32,6 +32,9 @@ type Options struct {
 	Kube kubernetes.Interface
 	// Fetcher downloads the artifact; nil means artifact.DefaultFetcher.
 	Fetcher *artifact.Fetcher
+	// Version is the runner's build version, reported with the run
+	// contract it speaks (magosv1.RunContractMajor) in every report.
+	Version string
 }
 
 // runner is the state of one run.
@@ -72,7 +75,7 @@ func Run(ctx context.Context, phase string, getenv func(string) string, stdout, 
 		log.Warn("Sensitive values too short to be masked in output", "variables", short, "minLength", mask.MinLen)
 	}
 
-	result := magosv1.RunResult{Phase: phase}
+	result := magosv1.RunResult{Phase: phase, Contract: magosv1.RunContractMajor, RunnerVersion: opts.Version}
 	cfg, err := magosv1.ParseRunSpec(phase, getenv)
 	if err != nil {
 		err = report.Failed(magosv1.ReasonInvalidConfig, err)

@@ -10,7 +10,8 @@ import (
 )
 
 // runnerFailureReasons are the RunResult reasons the runner reports for a
-// run that did not succeed, and the controller's ImagePullFailed and RunStartFailed.
+// run that did not succeed, and the controller's ImagePullFailed,
+// RunStartFailed and RunnerVersionMismatch.
 var runnerFailureReasons = map[string]bool{
 	magosv1.ReasonInvalidConfig: true, magosv1.ReasonKubernetesClient: true,
 	magosv1.ReasonArtifactFetchFailed: true, magosv1.ReasonArtifactDigestMismatch: true, magosv1.ReasonArtifactRejected: true,
@@ -21,7 +22,7 @@ var runnerFailureReasons = map[string]bool{
 	magosv1.ReasonDestroyFailed: true, magosv1.ReasonOutputsFailed: true, magosv1.ReasonStateLocked: true,
 	magosv1.ReasonCanceled: true, magosv1.ReasonRunFailed: true, magosv1.ReasonStateNotSaved: true,
 	magosv1.ReasonStateTooLarge: true, magosv1.ReasonPlanStorageExhausted: true,
-	magosv1.ReasonImagePullFailed: true, magosv1.ReasonRunStartFailed: true,
+	magosv1.ReasonImagePullFailed: true, magosv1.ReasonRunStartFailed: true, magosv1.ReasonRunnerVersionMismatch: true,
 }
 
 // FailureReason is the reason label of a failed run: what stopped it from
