@@ -2,8 +2,6 @@ package realnode
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"io"
 	"net/http"
 	"os"
@@ -27,9 +25,10 @@ import (
 // TestArtifactProxyOnTheNode: with the chart's defaults, team-a's runs
 // fetch their artifact from the workspace-controller's proxy (the kubelet
 // projects the Pod-bound token) and apply; a Pod of team-a presenting its
-// own Pod-bound token gets nothing of team-b's, even through a Job it
-// forged to name team-b's artifact, and gets its own Workspace's artifact,
-// byte for byte, from the real source-controller behind the proxy.
+// own Pod-bound token gets nothing through a Job it forged: not team-b's
+// artifact, and not even its own Workspace's, which the proxy serves only
+// to the run the workspace-controller recorded (the Job's name and UID in
+// status.currentRun).
 func TestArtifactProxyOnTheNode(t *testing.T) {
 	ctx := context.Background()
 	requireSourceController(t)
@@ -132,7 +131,5 @@ func TestArtifactProxyOnTheNode(t *testing.T) {
 	forged.Annotations[magosv1.ArtifactURLAnnotation], forged.Annotations[magosv1.ArtifactDigestAnnotation] = own.URL, own.Digest
 	require.NoError(t, k8s.Patch(ctx, forged, patch))
 	code, body = fetch(tr.Status.Token)
-	require.Equal(t, http.StatusOK, code, "its own artifact: %s", body)
-	sum := sha256.Sum256(body)
-	assert.Equal(t, own.Digest, "sha256:"+hex.EncodeToString(sum[:]), "source-controller's artifact, byte for byte")
+	assert.Equal(t, http.StatusForbidden, code, "its own artifact through a Job no controller recorded: %s", body)
 }
