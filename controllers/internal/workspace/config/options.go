@@ -113,7 +113,9 @@ type Options struct {
 	// waits at drift priority. Zero is no limit.
 	RequestedPlanInterval time.Duration
 	// MaxPlansPerNamespacePerMinute bounds the plans the Workspaces of one
-	// namespace start per PlanRateWindow (schedule.PlanRate); zero is no bound.
+	// namespace start per PlanRateWindow (schedule.PlanRate); zero is no
+	// bound. With MaxPlanChunks it bounds the plan bytes a namespace writes
+	// to etcd (PlanWriteBudget).
 	MaxPlansPerNamespacePerMinute int
 	// PlanRateWindow is that bound's window; zero means a minute. Tests
 	// shorten it.
@@ -333,9 +335,10 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.RequestedPlanInterval, "requested-plan-interval", time.Minute,
 		"Per namespace, a plan people ask for (reconcile or plan request) runs at normal priority at most once in this interval; "+
 			"the namespace's other requested plans in it wait at drift priority. 0 is no limit.")
-	fs.IntVar(&o.MaxPlansPerNamespacePerMinute, "max-plans-per-namespace-per-minute", 60,
+	fs.IntVar(&o.MaxPlansPerNamespacePerMinute, "max-plans-per-namespace-per-minute", 10,
 		"Most plans the Workspaces of one namespace start in a minute; more wait, holding no slot (each plan rewrites its plan Secrets, up to --max-plan-chunks). "+
-			"Applies and destroys are not counted. 0 is no bound.")
+			"Applies and destroys are not counted. 0 is no bound. With the defaults one namespace writes at most about 1.3 GiB of plans within the 10 minutes "+
+			"of history etcd keeps under the apiserver's default compaction, below etcd's default 2 GiB quota.")
 	fs.Float64Var(&o.DriftJitter, "drift-jitter", 0.1,
 		"Part of a drift interval (0 to 1) by which a drift re-plan may come early, so Workspaces planned at the same time do not all re-plan at the same time.")
 	o.Guards.BindFlags(fs)
