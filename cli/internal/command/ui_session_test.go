@@ -11,9 +11,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// uiAnswer is what the UI answered one request.
+type uiAnswer struct {
+	StatusCode int
+	Header     http.Header
+	cookies    []*http.Cookie
+}
+
+func (a uiAnswer) Cookies() []*http.Cookie { return a.cookies }
+
 // uiRequest sends one request through the UI's guard with the given Host
 // header and cookies.
-func uiRequest(h http.Handler, method, target, host string, cookies ...*http.Cookie) *http.Response {
+func uiRequest(h http.Handler, method, target, host string, cookies ...*http.Cookie) uiAnswer {
 	r := httptest.NewRequest(method, target, nil)
 	r.Host = host
 	for _, c := range cookies {
@@ -21,7 +30,9 @@ func uiRequest(h http.Handler, method, target, host string, cookies ...*http.Coo
 	}
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
-	return w.Result()
+	resp := w.Result()
+	defer resp.Body.Close()
+	return uiAnswer{StatusCode: resp.StatusCode, Header: resp.Header, cookies: resp.Cookies()}
 }
 
 var uiOK = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("page")) })
