@@ -26,10 +26,13 @@ import (
 // with apply.
 //
 // NamespacesGenerator yields one element per namespace whose labels match
-// the selector. Parameters: namespace, and namespace.labels.KEY for each
-// of its labels.
+// the selector and that the set may see: its own namespace, and those an
+// admin granted to it with the label workspacesets.magos.dev/NS: "true",
+// NS the set's namespace. Parameters: namespace, and namespace.labels.KEY
+// for each of its labels but the grants.
 type NamespacesGeneratorApplyConfiguration struct {
-	// Selector selects the namespaces; empty selects none.
+	// Selector selects the namespaces, among the set's own and those
+	// granted to its namespace; empty selects none.
 	Selector *v1.LabelSelectorApplyConfiguration `json:"selector,omitempty"`
 }
 
