@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"io"
 	"net/http"
 	"strings"
@@ -173,10 +171,4 @@ func envValue(env []corev1.EnvVar, name string) string {
 		}
 	}
 	return ""
-}
-
-// sha256Digest is "sha256:<hex>" of b.
-func sha256Digest(b []byte) string {
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -85,7 +85,10 @@ func TestClientRefusesOtherHostsAndRedirects(t *testing.T) {
 	assert.Equal(t, http.StatusFound, resp.StatusCode, "the redirect is the answer")
 	assert.Zero(t, elsewhere.Load(), "its target was not asked")
 
-	_, err = Hosts{"source-controller.flux-system"}.Client(5 * time.Second).Get(target.URL + "/x.tar.gz")
+	resp, err = Hosts{"source-controller.flux-system"}.Client(5 * time.Second).Get(target.URL + "/x.tar.gz")
+	if err == nil {
+		resp.Body.Close()
+	}
 	assert.ErrorIs(t, err, ErrNotAllowed)
 	assert.Zero(t, elsewhere.Load(), "a host not listed is not asked")
 }

@@ -92,12 +92,6 @@ func (f *fixture) newWorkspace(name, ns, source string, mutate func(*magosv1.Wor
 	return ws
 }
 
-// run is a run's Job and the Pod it controls.
-type run struct {
-	Job *batchv1.Job
-	Pod *corev1.Pod
-}
-
 // newJob creates a Job of ws as the workspace-controller builds one: its
 // labels, the run annotations naming art, ws as its controller and the
 // runner ServiceAccount of phase; suspended (nothing runs it). Anyone who

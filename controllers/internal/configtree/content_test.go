@@ -42,10 +42,10 @@ const (
 func (o outcome) String() string { return [...]string{"same", "changes", "unknown"}[o] }
 
 func outcomeOf(before, after Content) outcome {
-	switch {
-	case after.Digest == "":
+	switch after.Digest {
+	case "":
 		return unknownDigest
-	case after.Digest == before.Digest:
+	case before.Digest:
 		return same
 	}
 	return changes

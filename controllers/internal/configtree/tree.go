@@ -211,10 +211,10 @@ const (
 func (t *Tree) checkLinks(reject func(string, ...any)) {
 	for _, name := range t.names {
 		e := t.entries[name]
-		switch {
-		case e.kind == kindBroken:
+		switch e.kind {
+		case kindBroken:
 			reject("the runner cannot make %s", name)
-		case e.kind == kindSymlink:
+		case kindSymlink:
 			if e.target == "" || strings.ContainsAny(e.target, "\\\x00") {
 				reject("the link %s has an invalid target", name)
 				continue
