@@ -72,15 +72,12 @@ func TestCLIImportFromTofuController(t *testing.T) {
 	require.NoError(t, env.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "sizes", Namespace: s.ns},
 		Data: map[string]string{"size": "large"}}))
 
-	// The state, written by OpenTofu's kubernetes backend into
-	// tfstate-default-network, as tofu-controller's runner writes it.
-	applyWithKubernetesBackend(t, config, s.ns, "network", "-var=region=eu", "-var=token=t0ken", "-var=size=large")
-	// drifted's state was made with another size than its ConfigMap says.
-	applyWithKubernetesBackend(t, config, s.ns, "drifted", "-var=region=eu", "-var=token=t0ken", "-var=size=small")
-	state := &corev1.Secret{}
-	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "tfstate-default-network"}, state))
-	stateBefore := state.Data["tfstate"]
-	require.NotEmpty(t, stateBefore)
+	// A Workspace named leftover was deleted and left its state Secret.
+	leftover := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tfstate-default-leftover", Namespace: s.ns,
+		Labels: map[string]string{"tfstate": "true", "tfstateSecretSuffix": "leftover", "tfstateWorkspace": "default",
+			magosv1.ManagedByLabel: magosv1.ManagedByValue, magosv1.WorkspaceLabel: "leftover"},
+		Annotations: map[string]string{magosv1.WorkspaceUIDAnnotation: "deleted-workspace-uid"}}}
+	require.NoError(t, env.Client.Create(ctx, leftover))
 
 	newTerraform := func(name string, spec map[string]any) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
@@ -110,12 +107,23 @@ func TestCLIImportFromTofuController(t *testing.T) {
 	})
 	newTerraform("staging", map[string]any{"sourceRef": source, "interval": "5m", "workspace": "staging"})
 	newTerraform("busy", map[string]any{"sourceRef": source, "interval": "5m", "destroyResourcesOnDeletion": true})
+	newTerraform("leftover", map[string]any{"sourceRef": source, "interval": "5m"})
+	// The state, written by OpenTofu's kubernetes backend into
+	// tfstate-default-network once the object exists, as tofu-controller's
+	// runner writes it.
+	applyWithKubernetesBackend(t, config, s.ns, "network", "-var=region=eu", "-var=token=t0ken", "-var=size=large")
+	// drifted's state was made with another size than its ConfigMap says.
+	applyWithKubernetesBackend(t, config, s.ns, "drifted", "-var=region=eu", "-var=token=t0ken", "-var=size=small")
+	state := &corev1.Secret{}
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "tfstate-default-network"}, state))
+	stateBefore := state.Data["tfstate"]
+	require.NotEmpty(t, stateBefore)
 	// busy's state is locked by a tofu-controller run under way.
 	require.NoError(t, env.Client.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "lock-tfstate-default-busy", Namespace: s.ns},
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("9a1c-tf-runner")}}))
 
 	r := s.magos("import", "tofu-controller", "--dry-run=client", "-o", "yaml")
-	require.Equal(t, 1, r.code, "%s", r) // staging and busy are refused
+	require.Equal(t, 1, r.code, "%s", r) // staging, busy and leftover are refused
 	assert.Contains(t, r.stdout, "kind: Workspace", "%s", r)
 	assert.Contains(t, r.stdout, "name: network", "%s", r)
 	assert.Contains(t, r.stdout, "key: token", "the Secret's keys became variables: %s", r)
@@ -135,7 +143,8 @@ func TestCLIImportFromTofuController(t *testing.T) {
 	assert.Contains(t, r.stdout, s.ns+"/busy: not imported: the state is locked (Lease lock-tfstate-default-busy held by 9a1c-tf-runner)")
 	assert.Contains(t, r.stdout, "the import would change resources; read it (kubectl magos plan show drifted -n "+s.ns+")", "a first plan with changes is no proof")
 	assert.Contains(t, r.stdout, "    update terraform_data.net\n", "it lists what would change")
-	assert.Contains(t, r.stderr, "3 of 4 not imported, or their first plan has changes")
+	assert.Contains(t, r.stdout, s.ns+"/leftover: not imported: state Secret tfstate-default-leftover is not this Terraform object's: it is the state of Workspace UID deleted-workspace-uid")
+	assert.Contains(t, r.stderr, "4 of 5 not imported, or their first plan has changes")
 
 	ws := s.getWorkspace("network")
 	assert.Equal(t, magosv1.ApprovalManual, ws.Spec.Approval)
@@ -154,6 +163,19 @@ func TestCLIImportFromTofuController(t *testing.T) {
 	assert.False(t, terraformSuspended(t, s.ns, "busy"), "a refused object is left as it was")
 	err = env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "busy"}, &magosv1.Workspace{})
 	assert.True(t, apierrors.IsNotFound(err), "the import that stopped at the lock left no Workspace: %v", err)
+	err = env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "leftover"}, &magosv1.Workspace{})
+	assert.True(t, apierrors.IsNotFound(err), "a state that is not the object's is not taken over, and no Workspace is left: %v", err)
+	assert.False(t, terraformSuspended(t, s.ns, "leftover"), "a refused object is left as it was")
+
+	// The person importing knows the leftover state is the object's.
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(leftover), leftover))
+	r = s.magos("import", "tofu-controller", "--adopt-state", string(leftover.UID))
+	assert.Equal(t, 2, r.code, "--adopt-state names one object's state: %s", r)
+	r = s.magos("import", "tofu-controller", "leftover", "--adopt-state", string(leftover.UID), "--wait=false")
+	require.Equal(t, 0, r.code, "%s", r)
+	adopted := s.getWorkspace("leftover")
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(leftover), leftover))
+	assert.Equal(t, string(adopted.UID), leftover.Annotations[magosv1.WorkspaceUIDAnnotation], "taken over by the UID its importer named")
 
 	generation := ws.Generation
 	r = s.magos("import", "tofu-controller", "network", "--timeout", "2m")

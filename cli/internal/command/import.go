@@ -31,6 +31,7 @@ type importOptions struct {
 	output        string
 	wait          bool
 	timeout       time.Duration
+	adoptState    string
 }
 
 func newImportCommand(f *factory) *cobra.Command {
@@ -47,7 +48,11 @@ tfstate-default-<name> (locked by Lease lock-tfstate-default-<name>), which
 is where and how a Workspace of that name keeps it. The import takes both
 over for the Workspace (labels and its UID; nothing is copied, nothing is
 deleted) while the lock is free, and only then suspends the Terraform
-object (spec.suspend: true). A Terraform object whose state is elsewhere
+object (spec.suspend: true). Found by name, the state Secret is taken over
+only when it is the Terraform object's: written by the kubernetes backend
+for that name, no older than the object, claimed by no other Workspace or
+owner. Otherwise the object is not imported unless you name the Secret's
+UID with --adopt-state (with NAME). A Terraform object whose state is elsewhere
 (another engine workspace or secretSuffix, a custom backend, Terraform
 Cloud) is not imported.
 
@@ -70,6 +75,9 @@ Exit code 1 when an object was not imported or its first plan has changes.`,
 			if len(a) == 2 {
 				name = a[1]
 			}
+			if o.adoptState != "" && (name == "" || o.allNamespaces) {
+				return usageError("--adopt-state names the state Secret of one Terraform object: give its NAME (and no -A)")
+			}
 			return o.run(cmd.Context(), f, name)
 		},
 	}
@@ -78,6 +86,7 @@ Exit code 1 when an object was not imported or its first plan has changes.`,
 	cmd.Flags().StringVarP(&o.output, "output", "o", "", "with --dry-run=client: yaml prints the Workspaces")
 	cmd.Flags().BoolVar(&o.wait, "wait", true, "wait for each Workspace's first plan and report it")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 10*time.Minute, "how long --wait waits for each first plan")
+	cmd.Flags().StringVar(&o.adoptState, "adopt-state", "", "with NAME: the UID of a state Secret to take over although it is not provably the Terraform object's (the refusal names it)")
 	return cmd
 }
 
@@ -178,7 +187,7 @@ func (o *importOptions) importOne(ctx context.Context, c client.Client, f *facto
 		return fmt.Errorf("not imported: Workspace %s exists and was not imported from this Terraform object", ws.Name)
 	}
 	ws = existing
-	if err := adoptState(ctx, c, ws, tf); err != nil {
+	if err := adoptState(ctx, c, ws, tf, o.adoptState); err != nil {
 		if created {
 			// Leave tofu-controller as it was: the Workspace this call
 			// created (suspended, destroying nothing) goes, even when
@@ -263,10 +272,12 @@ func stalledCondition(ws *magosv1.Workspace) string {
 // adoptState makes tofu-controller's state Secret and lock Lease the
 // Workspace's (its labels and UID) under the state lock: it takes the
 // Lease (creating it if the engine never locked), which only a free lock
-// allows, takes the Secret over, and releases the lock in the same update
-// that marks the Lease the Workspace's. A tofu-controller run that starts
-// meanwhile fails to lock and retries later.
-func adoptState(ctx context.Context, c client.Client, ws *magosv1.Workspace, tf *unstructured.Unstructured) error {
+// allows, takes the Secret over if it is tf's (tfimport.StateRefused;
+// adopt, the UID of the Secret to take over all the same) and releases
+// the lock in the same update that marks the Lease the Workspace's. A
+// tofu-controller run that starts meanwhile fails to lock and retries
+// later. Storage another Workspace took over is never taken.
+func adoptState(ctx context.Context, c client.Client, ws *magosv1.Workspace, tf *unstructured.Unstructured, adopt string) error {
 	// The holder names the Terraform object, so an import that stopped
 	// holding the lock is finished by the next one.
 	holder := importLockPrefix + string(tf.GetUID())
@@ -284,6 +295,8 @@ func adoptState(ctx context.Context, c client.Client, ws *magosv1.Workspace, tf 
 		return err
 	case lease.Annotations[magosv1.WorkspaceUIDAnnotation] == string(ws.UID):
 		// Taken over by an earlier import: Magos's runs lock it now.
+	case lease.Annotations[magosv1.WorkspaceUIDAnnotation] != "":
+		return fmt.Errorf("lock Lease %s is Workspace UID %s's, not this Workspace's", lease.Name, lease.Annotations[magosv1.WorkspaceUIDAnnotation])
 	case lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "" && !strings.HasPrefix(*lease.Spec.HolderIdentity, importLockPrefix):
 		return fmt.Errorf("the state is locked (Lease %s held by %s): a tofu-controller run is under way; import again when it ends",
 			lease.Name, *lease.Spec.HolderIdentity)
@@ -305,6 +318,8 @@ func adoptState(ctx context.Context, c client.Client, ws *magosv1.Workspace, tf 
 		return errors.Join(err, release(ctx, c, lease, holder, nil))
 	case state.Type != corev1.SecretTypeOpaque:
 		return errors.Join(fmt.Errorf("state Secret %s has type %q, not Opaque", state.Name, state.Type), release(ctx, c, lease, holder, nil))
+	case tfimport.StateRefused(tf, ws.UID, state, adopt) != "":
+		return errors.Join(errors.New(tfimport.StateRefused(tf, ws.UID, state, adopt)), release(ctx, c, lease, holder, nil))
 	default:
 		if err := takeOver(ctx, c, ws, state); err != nil {
 			return errors.Join(err, release(ctx, c, lease, holder, nil))
