@@ -89,7 +89,7 @@ func installMagosChart(root string) error {
 		"--set", "global.image.pullPolicy=Never",
 		"--set", "workspace-controller.runner.retryInterval=10s",
 		"--set", "workspace-controller.runs.minInterval=10s",
-		"--set", "workspace-controller.guards.allowedRunnerImages={ghcr.io/magos-dev/*,magos.test/*}",
+		"--set", "workspace-controller.guards.allowedRunnerImages={ghcr.io/magos-dev/*:*,magos.test/*:*}",
 		"--set", "workspace-controller.guards.allowedTolerationKeys={"+runnerPoolTaint.Key+"}",
 		"--set", "global.artifactHosts={"+sourceControllerHost+"}")
 	if err != nil {

@@ -82,7 +82,7 @@ workspace-controller:
   runner:
     imagePullSecrets: [registry-pull]
   guards:
-    allowedRunnerImages: ["{repository}/*", "magos.test/*"]
+    allowedRunnerImages: ["{repository}/*:*", "magos.test/*:*"]
 `), 0o600))
 	helmOCI := []string{"--version", version, "--plain-http", "--registry-config", dockerConfig}
 	t.Cleanup(func() {
