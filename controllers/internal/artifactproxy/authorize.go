@@ -202,8 +202,9 @@ func (s *Server) sourceAllowed(ctx context.Context, ws *magosv1.Workspace) error
 }
 
 // artifactFile is the name of an artifact file source-controller writes
-// (<digest>.tar.gz, or <revision>.tar.gz before Flux 2.0).
-var artifactFile = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*\.tar\.gz$`)
+// (<digest>.tar.gz, <revision>.tar.gz before Flux 2.0, and an
+// OCIRepository's <algorithm>:<hex>.tar.gz).
+var artifactFile = regexp.MustCompile(`^([a-z0-9]+:)?[A-Za-z0-9][A-Za-z0-9._-]*\.tar\.gz$`)
 
 // ofSource checks that rawURL is an artifact file of ws's own source: on
 // the host that serves the source's current artifact, directly in the

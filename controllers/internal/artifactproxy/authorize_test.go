@@ -27,16 +27,18 @@ func TestOfSource(t *testing.T) {
 		Spec: magosv1.WorkspaceSpec{SourceRef: magosv1.SourceReference{Kind: "GitRepository", Name: "infra"}}}
 
 	for url, ok := range map[string]bool{
-		"http://source-controller.flux-system/gitrepository/team-a/infra/abc.tar.gz":          true,
-		"http://source-controller.flux-system/gitrepository/team-a/infra/older.tar.gz":        true,
-		"http://source-controller.flux-system/gitrepository/team-b/infra/abc.tar.gz":          false,
-		"http://source-controller.flux-system/gitrepository/team-a/infra-b/abc.tar.gz":        false,
-		"http://source-controller.flux-system/ocirepository/team-a/infra/abc.tar.gz":          false,
-		"http://source-controller.flux-system/gitrepository/team-a/infra/../../team-b/x/a.gz": false,
-		"http://source-controller.flux-system/gitrepository/team-a/infra/%2e%2e/x.tar.gz":     false,
-		"http://elsewhere.example/gitrepository/team-a/infra/abc.tar.gz":                      false,
-		"https://source-controller.flux-system/gitrepository/team-a/infra/abc.tar.gz":         false,
-		"http://u:p@source-controller.flux-system/gitrepository/team-a/infra/abc.tar.gz":      false,
+		"http://source-controller.flux-system/gitrepository/team-a/infra/abc.tar.gz":           true,
+		"http://source-controller.flux-system/gitrepository/team-a/infra/older.tar.gz":         true,
+		"http://source-controller.flux-system/gitrepository/team-a/infra/sha256:5862d7.tar.gz": true,
+		"http://source-controller.flux-system/gitrepository/team-a/infra/a:b:c.tar.gz":         false,
+		"http://source-controller.flux-system/gitrepository/team-b/infra/abc.tar.gz":           false,
+		"http://source-controller.flux-system/gitrepository/team-a/infra-b/abc.tar.gz":         false,
+		"http://source-controller.flux-system/ocirepository/team-a/infra/abc.tar.gz":           false,
+		"http://source-controller.flux-system/gitrepository/team-a/infra/../../team-b/x/a.gz":  false,
+		"http://source-controller.flux-system/gitrepository/team-a/infra/%2e%2e/x.tar.gz":      false,
+		"http://elsewhere.example/gitrepository/team-a/infra/abc.tar.gz":                       false,
+		"https://source-controller.flux-system/gitrepository/team-a/infra/abc.tar.gz":          false,
+		"http://u:p@source-controller.flux-system/gitrepository/team-a/infra/abc.tar.gz":       false,
 		// Artifact files only: never a directory (source-controller's file
 		// server lists it), a deeper path, another kind of file or a query.
 		"http://source-controller.flux-system/gitrepository/team-a/infra/":                 false,
