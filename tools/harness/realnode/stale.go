@@ -12,7 +12,8 @@ import (
 const nodePrefix = "magos-node-"
 
 // sweepStale removes what nodes whose test process died (killed, out of
-// time) left on the host: their Pods' processes and cgroups, mount
+// time) left on the host, found by their directory, network namespace or
+// cgroups: their Pods' processes and cgroups, mount
 // namespace, network namespace and directory (the directory stays under
 // MAGOS_REALNODE_KEEP). Start calls it holding the one-node-at-a-time
 // lock, so every node found is stale. Kernel settings such a node changed
@@ -27,6 +28,16 @@ func sweepStale(logf func(string, ...any)) error {
 		for _, e := range entries {
 			if strings.HasPrefix(e.Name(), nodePrefix) {
 				ids[e.Name()] = true
+			}
+		}
+	}
+	// A node whose directory is gone may still hold cgroups, and in them
+	// its Pods' processes.
+	if mounts, err := cgroupMounts(); err == nil {
+		for _, m := range mounts {
+			found, _ := filepath.Glob(filepath.Join(m, nodePrefix+"*"))
+			for _, d := range found {
+				ids[filepath.Base(d)] = true
 			}
 		}
 	}

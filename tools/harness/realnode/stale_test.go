@@ -53,3 +53,25 @@ func TestSweepRemovesWhatAKilledNodeLeft(t *testing.T) {
 	require.NoError(t, sweepStale(t.Logf))
 	assert.Empty(t, left(), "the sweep removed everything the killed node left")
 }
+
+// A node whose directory and network namespace are gone but whose cgroups
+// (and the processes in them) stayed is found by its cgroups.
+func TestSweepFindsANodeByItsCgroups(t *testing.T) {
+	if testing.Short() || os.Geteuid() != 0 {
+		t.Skip("needs root (cgroups); not under -short")
+	}
+	l, err := lock(os.TempDir())
+	require.NoError(t, err)
+	defer l.Close()
+	dir, err := os.MkdirTemp("", nodePrefix)
+	require.NoError(t, err)
+	id := filepath.Base(dir)
+	require.NoError(t, os.Remove(dir))
+	cg, err := createCgroupRoot(id)
+	require.NoError(t, err)
+	require.NotEmpty(t, cg.dirs)
+	require.NoError(t, sweepStale(t.Logf))
+	for _, d := range cg.dirs {
+		assert.False(t, pathExists(d), "the sweep removed %s", d)
+	}
+}
