@@ -171,21 +171,34 @@ func blockBodies(v *jsonValue) []*jsonValue {
 	return out
 }
 
-// templates records the function calls of every string of v, keys too.
-func (a *fileAnalysis) templates(file string, v *jsonValue) {
+// walk visits v and every value under it, without recursion, until visit
+// returns false.
+func (v *jsonValue) walk(visit func(*jsonValue) bool) {
 	stack := []*jsonValue{v}
-	for len(stack) > 0 && a.refused == nil {
-		v := stack[len(stack)-1]
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if v.str != nil {
-			a.template(file, *v.str)
+		if !visit(n) {
+			return
 		}
-		for _, p := range v.obj {
-			a.template(file, p.key)
+		for _, p := range n.obj {
 			stack = append(stack, p.val)
 		}
-		stack = append(stack, v.arr...)
+		stack = append(stack, n.arr...)
 	}
+}
+
+// templates records the function calls of every string of v, keys too.
+func (a *fileAnalysis) templates(file string, v *jsonValue) {
+	v.walk(func(n *jsonValue) bool {
+		if n.str != nil {
+			a.template(file, *n.str)
+		}
+		for _, p := range n.obj {
+			a.template(file, p.key)
+		}
+		return a.refused == nil
+	})
 }
 
 // template records the function calls of one JSON string.
@@ -214,6 +227,16 @@ func jsonString(file string, v *jsonValue) (hclsyntax.Expression, bool) {
 	return expr, !diags.HasErrors()
 }
 
+// jsonStatic is a JSON string value's text when it is a template of
+// literals only (staticString).
+func jsonStatic(file string, v *jsonValue) (string, bool) {
+	expr, ok := jsonString(file, v)
+	if !ok {
+		return "", false
+	}
+	return staticString(expr)
+}
+
 // attr is the only value of key in a JSON body; false when it is absent,
 // and unknown when repeated.
 func (a *fileAnalysis) attr(file, what, key string, body *jsonValue) (*jsonValue, bool) {
@@ -240,38 +263,25 @@ func (a *fileAnalysis) jsonModule(file, name string, body *jsonValue) {
 	}
 	call := moduleCall{name: name}
 	for _, p := range body.obj {
+		if call.pathArgs != "" {
+			break
+		}
 		if moduleMetaArgument[p.key] {
 			continue
 		}
-		stack := []*jsonValue{p.val}
-		for len(stack) > 0 && call.pathArgs == "" {
-			v := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if v.str != nil {
-				if expr, ok := jsonString(file, v); ok && passesPath(expr) {
-					call.pathArgs = "argument " + p.key
-				}
+		p.val.walk(func(n *jsonValue) bool {
+			if expr, ok := jsonString(file, n); ok && passesPath(expr) {
+				call.pathArgs = "argument " + p.key
 			}
-			for _, q := range v.obj {
-				stack = append(stack, q.val)
-			}
-			stack = append(stack, v.arr...)
-		}
+			return call.pathArgs == ""
+		})
 	}
-	expr, ok := jsonString(file, src)
-	if ok {
-		call.source, ok = staticString(expr)
-	}
-	if !ok {
+	if call.source, ok = jsonStatic(file, src); !ok {
 		a.markUnknown("%s: the source of %s is not a literal string", file, what)
 		return
 	}
 	if v, has := a.attr(file, what, "version", body); has {
-		expr, ok := jsonString(file, v)
-		if ok {
-			call.version, ok = staticString(expr)
-		}
-		if !ok {
+		if call.version, ok = jsonStatic(file, v); !ok {
 			a.markUnknown("%s: the version of %s is not a literal string", file, what)
 			return
 		}
@@ -286,12 +296,7 @@ func (a *fileAnalysis) jsonResource(file, what, typ string, body *jsonValue) {
 	}
 	if typ == "terraform_remote_state" {
 		if be, has := a.attr(file, what, "backend", body); has {
-			expr, ok := jsonString(file, be)
-			v := ""
-			if ok {
-				v, ok = staticString(expr)
-			}
-			if !ok || v == "local" {
+			if v, ok := jsonStatic(file, be); !ok || v == "local" {
 				a.markUnknown("%s: %s may read a state file of the artifact", file, what)
 				return
 			}
