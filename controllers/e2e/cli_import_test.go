@@ -20,6 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+
+	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
 // tofuControllerTerraform is tofu-controller's Terraform kind, which
@@ -202,7 +204,7 @@ func applyWithKubernetesBackend(t *testing.T, config, namespace, suffix string, 
 }
 `
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "backend.tf"), []byte(backend), 0o644))
-	tofu := filepath.Join(env.Root, "bin", "engines", "opentofu", "1.10.6", "tofu")
+	tofu := testenv.TofuPath(env.Root)
 	for _, args := range [][]string{{"init", "-input=false", "-no-color"}, append([]string{"apply", "-auto-approve", "-input=false", "-no-color"}, vars...)} {
 		cmd := exec.Command(tofu, args...)
 		cmd.Dir = dir

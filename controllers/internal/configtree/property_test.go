@@ -194,7 +194,7 @@ func TestSkipIsSoundOnGeneratedRepositories(t *testing.T) {
 	if testing.Short() {
 		return
 	}
-	tofu := tofuForTests(t)
+	tofu := testenv.Tofu(t)
 	samples := min(len(skipped), 96)
 	start = time.Now()
 	for i := range samples {
@@ -206,29 +206,13 @@ func TestSkipIsSoundOnGeneratedRepositories(t *testing.T) {
 	t.Logf("the engine checked %d skipped commits in %s", samples, time.Since(start).Round(time.Millisecond))
 }
 
-// tofuForTests is OpenTofu as `make tools` builds it; without it the test
-// fails under CI and skips elsewhere.
-func tofuForTests(t *testing.T) string {
-	t.Helper()
-	root, err := testenv.RepoRoot()
-	require.NoError(t, err)
-	bin := filepath.Join(root, "bin", "engines", "opentofu", "1.10.6", "tofu")
-	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("OpenTofu not found at %s", bin)
-		}
-		t.Skipf("OpenTofu not found at %s: run `make tools`", bin)
-	}
-	return bin
-}
-
 // TestEngineCheckSeesAChange: the engine check of the property test fails
 // where it should: a commit to a file read has changes.
 func TestEngineCheckSeesAChange(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the engine")
 	}
-	tofu := tofuForTests(t)
+	tofu := testenv.Tofu(t)
 	g := generate(rand.New(rand.NewPCG(1, 2)))
 	g.files["envs/app/main.tf"] = `resource "terraform_data" "x" { input = file("${path.module}/../../shared/a.txt") }`
 	require.False(t, planChanges(t, tofu, g.files, edit(g.files, map[string]string{"README.md": "x"})))

@@ -13,27 +13,12 @@ import (
 	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
-// tofuVersion is the OpenTofu `make tools` builds into bin/engines.
-const tofuVersion = "1.10.6"
-
 // planCache keeps each generated plan JSON for the whole test binary:
 // several tests evaluate the same configuration.
 var planCache sync.Map // config digest -> []byte
 
-// tofuBinary finds the real OpenTofu under the repository root, skipping
-// the test when it has not been built.
-func tofuBinary(tb testing.TB) string {
-	tb.Helper()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		tb.Fatalf("finding the repository root: %v", err)
-	}
-	bin := filepath.Join(root, "bin", "engines", "opentofu", tofuVersion, "tofu")
-	if _, err := os.Stat(bin); err != nil {
-		tb.Skipf("OpenTofu %s not found at %s: run `make tools` to build it", tofuVersion, bin)
-	}
-	return bin
-}
+// tofuBinary is the real OpenTofu under the repository root (testenv.Tofu).
+func tofuBinary(tb testing.TB) string { return testenv.Tofu(tb) }
 
 // plan returns the JSON of a real plan of mainTF (`tofu init`, `plan -out`,
 // `show -json`, with local state in a temporary directory).

@@ -15,12 +15,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/magos-dev/magos/runner/internal/statebackend"
+
+	"github.com/magos-dev/magos/tools/harness/testenv"
 )
 
 // tofu runs the real OpenTofu from bin/engines in dir with extra env.
 func tofu(t *testing.T, dir string, extra map[string]string, args ...string) string {
 	t.Helper()
-	bin := filepath.Join(env.Root, "bin", "engines", "opentofu", "1.10.6", "tofu")
+	bin := testenv.TofuPath(env.Root)
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("OpenTofu not found at %s: run `make tools`", bin)
 	}

@@ -29,6 +29,34 @@ output "count" {
 	}
 }
 
+// TofuVersion is the OpenTofu `make tools` builds (the Makefile's
+// TOFU_VERSION) and the tests run.
+const TofuVersion = "1.10.6"
+
+// TofuPath is where `make tools` puts that OpenTofu under the repository
+// root.
+func TofuPath(root string) string {
+	return filepath.Join(root, "bin", "engines", "opentofu", TofuVersion, "tofu")
+}
+
+// Tofu is the OpenTofu the tests run, skipping the test when it has not
+// been built, and failing it instead under CI=true.
+func Tofu(tb testing.TB) string {
+	tb.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		tb.Fatalf("finding the repository root: %v", err)
+	}
+	bin := TofuPath(root)
+	if _, err := os.Stat(bin); err != nil {
+		if os.Getenv("CI") == "true" {
+			tb.Fatalf("OpenTofu %s not found at %s", TofuVersion, bin)
+		}
+		tb.Skipf("OpenTofu %s not found at %s: run `make tools` to build it", TofuVersion, bin)
+	}
+	return bin
+}
+
 // RawTimes are how long raw OpenTofu's init, plan and apply took.
 type RawTimes [3]time.Duration
 
@@ -40,7 +68,7 @@ func (t RawTimes) Total() time.Duration { return t[0] + t[1] + t[2] }
 // root's bin/), and returns how long each took.
 func RawTofu(t testing.TB, root, dir string) RawTimes {
 	t.Helper()
-	tofu := filepath.Join(root, "bin", "engines", "opentofu", "1.10.6", "tofu")
+	tofu := TofuPath(root)
 	var took RawTimes
 	for i, args := range [][]string{
 		{"init", "-input=false", "-no-color"},
