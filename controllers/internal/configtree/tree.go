@@ -247,17 +247,11 @@ func (t *Tree) breakCollisions(taken map[string]bool) {
 // cleanName is the entry's name as the runner extracts it, or false for a
 // name the runner refuses.
 func cleanName(name string) (string, bool) {
-	if name == "" || strings.ContainsAny(name, "\\\x00") || strings.HasPrefix(name, "/") {
-		return "", false
-	}
-	if slices.Contains(strings.Split(name, "/"), "..") {
-		return "", false
-	}
-	name = path.Clean(name)
-	return name, name != "."
+	name, err := artifactdigest.CleanEntryName(name)
+	return name, err == nil && name != "."
 }
 
-// readFile digests a regular file; a configuration file's source is
+// readEntry digests a regular file; a configuration file's source is
 // returned when it is within the per-file limit.
 func readEntry(name string, r io.Reader, limits Limits) (*entry, []byte, error) {
 	e := &entry{kind: kindFile}

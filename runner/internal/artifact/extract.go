@@ -132,7 +132,7 @@ func (x *extraction) entry(hdr *tar.Header, r io.Reader) error {
 	if x.limits.MaxFiles > 0 && x.count > x.limits.MaxFiles {
 		return refuse("more than %d entries", x.limits.MaxFiles)
 	}
-	name, err := cleanName(hdr.Name)
+	name, err := artifactdigest.CleanEntryName(hdr.Name)
 	if err != nil {
 		return refuse("%v", err)
 	}
@@ -254,23 +254,6 @@ func copyBuffer(w io.Writer, r io.Reader, buf []byte) (int64, error) {
 	}
 }
 
-// cleanName checks an entry name and returns it cleaned: relative, without
-// any ".." element, NUL or backslash.
-func cleanName(name string) (string, error) {
-	if name == "" || strings.ContainsAny(name, "\\\x00") {
-		return "", fmt.Errorf("entry name %q is invalid", name)
-	}
-	if strings.HasPrefix(name, "/") {
-		return "", fmt.Errorf("entry %q has an absolute path", name)
-	}
-	for _, part := range strings.Split(name, "/") {
-		if part == ".." {
-			return "", fmt.Errorf("entry %q leaves the root with '..'", name)
-		}
-	}
-	return path.Clean(name), nil
-}
-
 // createLinks creates the held-back links, hard links first, and checks
 // that each one resolves inside dir. Every directory and link is made
 // through an os.Root on dir, so nothing is created outside it even when
@@ -332,7 +315,7 @@ func createLink(fsys *os.Root, root string, l link) error {
 	}
 	if l.hard {
 		// A hard link's target is a name from the archive, relative to the root.
-		target, err := cleanName(l.target)
+		target, err := artifactdigest.CleanEntryName(l.target)
 		if err != nil {
 			return fmt.Errorf("hard link %q: %w", l.name, err)
 		}
