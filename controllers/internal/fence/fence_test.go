@@ -24,21 +24,41 @@ import (
 const (
 	magos    = "github.com/magos-dev/magos/"
 	internal = magos + "controllers/internal/"
+	cli      = magos + "cli/internal/"
 	// apiTypes is the API types package; what it links is light by
 	// depguard's api-types-stay-light rule.
 	apiTypes = magos + "apis/magos/v1alpha1"
 )
 
-// pure are the pure packages and the other Magos controllers packages each
-// may link.
+// hcl is what configtree's parsing of configurations links: HCL and cty
+// and their own pure dependencies.
+var hcl = []string{
+	"github.com/hashicorp/hcl/v2",
+	"github.com/zclconf/go-cty/",
+	"github.com/agext/levenshtein",
+	"github.com/apparentlymart/go-textseg/",
+	"github.com/mitchellh/go-wordwrap",
+	"golang.org/x/text/",
+}
+
+// blake3 is what the artifact digests link besides the standard library.
+var blake3 = []string{"github.com/zeebo/blake3", "github.com/klauspost/cpuid/"}
+
+// pure are the pure packages, the other Magos packages each may link
+// (besides the API module's) and the modules besides the light ones.
 var pure = []struct {
-	pkg   string
-	magos []string
+	pkg     string
+	magos   []string
+	modules []string
 }{
 	{pkg: internal + "workspace/decide", magos: []string{internal + "workspace/runjob", internal + "conditions", internal + "rerror"}},
 	{pkg: internal + "workspace/runjob", magos: []string{internal + "rerror"}},
 	{pkg: internal + "conditions", magos: []string{internal + "rerror"}},
 	{pkg: internal + "rerror"},
+	{pkg: internal + "configtree", modules: append(slices.Clone(hcl), blake3...)},
+	{pkg: cli + "tfimport"},
+	{pkg: cli + "planrender"},
+	{pkg: magos + "apis/policyprotocol", modules: []string{"sigs.k8s.io/yaml", "go.yaml.in/yaml/"}},
 }
 
 // denied are the modules no pure package may link, whatever links them.
@@ -47,6 +67,12 @@ var denied = []string{
 	"k8s.io/client-go",
 	"github.com/prometheus/",
 }
+
+// ioImports are the standard packages no pure package, nor a Magos
+// package it links, may import itself: the file system, processes and the
+// network. (What the API types link imports some of them, for logging and
+// errors; no pure code calls them.)
+var ioImports = []string{"os", "os/exec", "os/signal", "net", "net/http", "syscall", "io/ioutil"}
 
 // light are the module paths a pure package may link besides the standard
 // library, its Magos packages and what the API types link.
@@ -59,17 +85,19 @@ var light = []string{
 
 // TestPurePackagesLinkNoIO: the pure packages' whole dependency sets hold
 // only the standard library, the API module (not its generated client),
-// apimachinery, the core API types and the Magos packages the table
-// allows; in particular no controller-runtime, client-go or Prometheus
-// package, which a shared helper would bring in unseen by depguard.
+// apimachinery, the core API types, the Magos packages and modules the
+// table allows; in particular no controller-runtime, client-go or
+// Prometheus package, which a shared helper would bring in unseen by
+// depguard; and neither they nor a Magos package they link imports the
+// file system, processes or the network.
 func TestPurePackagesLinkNoIO(t *testing.T) {
 	goBin := goCommand(t)
 	apiDeps := deps(t, goBin, apiTypes)
 	for _, p := range pure {
-		t.Run(strings.TrimPrefix(p.pkg, internal), func(t *testing.T) {
+		t.Run(strings.TrimPrefix(p.pkg, magos), func(t *testing.T) {
 			graph := deps(t, goBin, p.pkg)
 			require.Contains(t, graph, p.pkg, "go list lists the package itself")
-			assert.Empty(t, violations(graph, p.pkg, p.magos, apiDeps))
+			assert.Empty(t, violations(graph, p.pkg, p.magos, p.modules, apiDeps))
 		})
 	}
 }
@@ -81,25 +109,57 @@ func TestPurePackagesLinkNoIO(t *testing.T) {
 func TestFenceSeesTransitiveImports(t *testing.T) {
 	goBin := goCommand(t)
 	pkg := internal + "metrics"
-	found := violations(deps(t, goBin, pkg), pkg, []string{internal + "rerror", internal + "runqueue"}, deps(t, goBin, apiTypes))
+	found := violations(deps(t, goBin, pkg), pkg, []string{internal + "rerror", internal + "runqueue"}, nil, deps(t, goBin, apiTypes))
 	joined := strings.Join(found, "\n")
 	assert.Contains(t, joined, "links I/O: "+pkg+" → github.com/prometheus/client_golang/prometheus")
 	assert.Contains(t, joined, "links I/O: "+pkg+" → sigs.k8s.io/controller-runtime/pkg/client")
 	assert.Contains(t, joined, " → github.com/prometheus/procfs", "a package linked only through another is found")
 }
 
+// TestFenceSeesIOInTheStandardLibrary: a package that links no denied
+// module but opens files itself (the runner's plan file reader, fenced as
+// if pure) fails, and so does a pure package that links it.
+func TestFenceSeesIOInTheStandardLibrary(t *testing.T) {
+	goBin := goCommand(t)
+	pkg := magos + "runner/internal/planfile"
+	found := violations(deps(t, goBin, pkg), pkg, nil, nil, deps(t, goBin, apiTypes))
+	assert.Contains(t, found, "imports os: "+pkg)
+
+	graph := map[string]pkgInfo{
+		internal + "pure":   {imports: []string{"fmt", internal + "helper"}},
+		internal + "helper": {imports: []string{"net/http"}},
+		"fmt":               {standard: true, imports: []string{"os"}},
+		"os":                {standard: true},
+		"net/http":          {standard: true},
+	}
+	assert.Equal(t, []string{"imports net/http: " + internal + "pure → " + internal + "helper"},
+		violations(graph, internal+"pure", []string{internal + "helper"}, nil, nil),
+		"what the standard library imports is its own; what a Magos package imports is the fence's")
+}
+
 // violations lists what pkg links that a pure package may not, each with
 // the import chain that links it: any package of a denied module, the
-// generated client, a Magos controllers package not in allowed, or a
-// module outside the light ones that the API types (apiDeps) do not link
-// either.
-func violations(graph map[string]pkgInfo, pkg string, allowed []string, apiDeps map[string]pkgInfo) []string {
+// generated client, a Magos package outside the API module not in
+// allowed, a module outside the light ones and modules that the API types
+// (apiDeps) do not link either; and every I/O package of the standard
+// library that pkg or a Magos package it links imports itself.
+func violations(graph map[string]pkgInfo, pkg string, allowed, modules []string, apiDeps map[string]pkgInfo) []string {
 	var found []string
 	for dep, info := range graph {
-		if info.standard || dep == pkg {
+		if info.standard {
 			continue
 		}
 		why := strings.Join(path(graph, pkg, dep), " → ")
+		if strings.HasPrefix(dep, magos) {
+			for _, imp := range info.imports {
+				if slices.Contains(ioImports, imp) {
+					found = append(found, "imports "+imp+": "+why)
+				}
+			}
+		}
+		if dep == pkg {
+			continue
+		}
 		_, linkedByAPI := apiDeps[dep]
 		switch {
 		case prefixed(dep, denied):
@@ -111,7 +171,7 @@ func violations(graph map[string]pkgInfo, pkg string, allowed []string, apiDeps 
 			if !slices.Contains(allowed, dep) {
 				found = append(found, "links a Magos package the fence does not allow it (pure in fence_test.go): "+why)
 			}
-		case !linkedByAPI && !prefixed(dep, light):
+		case !linkedByAPI && !prefixed(dep, light) && !prefixed(dep, modules):
 			found = append(found, "links a package outside the API module, apimachinery and the core API types: "+why)
 		}
 	}

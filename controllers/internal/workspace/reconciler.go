@@ -14,7 +14,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/conditions"
-	"github.com/magos-dev/magos/controllers/internal/configtree"
+	"github.com/magos-dev/magos/controllers/internal/configtree/treecache"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/reconciletail"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
@@ -53,7 +53,7 @@ type Reconciler struct {
 	// Trees reads artifacts for what each Workspace reads in them, so a
 	// revision that changes none of it is not planned; nil plans every
 	// revision.
-	Trees *configtree.Cache
+	Trees *treecache.Cache
 
 	// reports is set in the copy of the Reconciler each reconcile works
 	// with: events and metrics wait there for the status patch.

@@ -19,7 +19,7 @@ import (
 	"github.com/magos-dev/magos/apis/artifactdigest"
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/artifactproxy"
-	"github.com/magos-dev/magos/controllers/internal/configtree"
+	"github.com/magos-dev/magos/controllers/internal/configtree/treecache"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/index"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
@@ -94,7 +94,7 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 		Options:   c.Options,
 		APIReader: mgr.GetAPIReader(),
 		Shard:     opts.WatchLabelSelector,
-		Trees:     &configtree.Cache{Client: c.Options.ArtifactHosts.Client(time.Minute), MaxBytes: artifactdigest.MaxArtifactBytes},
+		Trees:     &treecache.Cache{Client: c.Options.ArtifactHosts.Client(time.Minute), MaxBytes: artifactdigest.MaxArtifactBytes},
 	}
 	if l, rate := c.Options.RunLimits(), c.Options.PlanRate(); l != (runqueue.Limits{}) || rate != nil {
 		r.Runs = schedule.New(l, c.Options.RequestedPlanInterval, rate)

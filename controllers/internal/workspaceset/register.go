@@ -18,7 +18,7 @@ import (
 	"github.com/magos-dev/magos/apis/artifactdigest"
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/artifacthost"
-	"github.com/magos-dev/magos/controllers/internal/configtree"
+	"github.com/magos-dev/magos/controllers/internal/configtree/treecache"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
 	"github.com/magos-dev/magos/controllers/internal/setup"
@@ -83,12 +83,12 @@ func register(mgr ctrl.Manager, opts setup.Options, hosts artifacthost.Hosts) er
 // (downloaded once per digest) from hosts only (nil: any).
 func newSources(c client.Reader, hosts artifacthost.Hosts) sourceReader {
 	return sourceReader{client: c, trees: treeCache{
-		&configtree.Cache{Client: hosts.Client(time.Minute), MaxBytes: artifactdigest.MaxArtifactBytes},
+		&treecache.Cache{Client: hosts.Client(time.Minute), MaxBytes: artifactdigest.MaxArtifactBytes},
 	}}
 }
 
-// treeCache reads an artifact's directories through a configtree.Cache.
-type treeCache struct{ *configtree.Cache }
+// treeCache reads an artifact's directories through a treecache.Cache.
+type treeCache struct{ *treecache.Cache }
 
 func (c treeCache) Dirs(ctx context.Context, url, digest string) ([]string, error) {
 	t, err := c.Tree(ctx, url, digest)

@@ -1,4 +1,7 @@
-package configtree
+// Package treecache downloads artifacts and reads them into configtree
+// Trees, each artifact once however many Workspaces read it: the I/O
+// beside configtree's pure reading and digesting.
+package treecache
 
 import (
 	"context"
@@ -7,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/magos-dev/magos/apis/artifactdigest"
+	"github.com/magos-dev/magos/controllers/internal/configtree"
 )
 
 // Cache reads artifacts into Trees, each artifact once however many
@@ -27,13 +31,13 @@ const cacheSize = 8
 
 type cacheEntry struct {
 	once sync.Once
-	tree *Tree
+	tree *configtree.Tree
 	err  error
 }
 
 // Tree returns the Tree of the artifact at url whose digest is digest,
 // downloading and checking it unless it was read before.
-func (c *Cache) Tree(ctx context.Context, url, digest string) (*Tree, error) {
+func (c *Cache) Tree(ctx context.Context, url, digest string) (*configtree.Tree, error) {
 	c.mu.Lock()
 	if c.entries == nil {
 		c.entries = map[string]*cacheEntry{}
@@ -73,7 +77,7 @@ func (c *Cache) forget(digest string, e *cacheEntry) {
 }
 
 // read downloads the artifact and reads it, checking its size and digest.
-func (c *Cache) read(ctx context.Context, url, digest string) (*Tree, error) {
+func (c *Cache) read(ctx context.Context, url, digest string) (*configtree.Tree, error) {
 	want, err := artifactdigest.Parse(digest)
 	if err != nil {
 		return nil, err
@@ -95,7 +99,7 @@ func (c *Cache) read(ctx context.Context, url, digest string) (*Tree, error) {
 		return nil, fmt.Errorf("downloading the artifact: %s", resp.Status)
 	}
 	body := artifactdigest.NewReader(resp.Body, want, c.MaxBytes)
-	t, err := Read(body)
+	t, err := configtree.Read(body)
 	if err != nil {
 		return nil, err
 	}

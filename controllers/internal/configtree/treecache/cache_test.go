@@ -1,6 +1,9 @@
-package configtree
+package treecache
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -11,7 +14,24 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/magos-dev/magos/apis/artifactdigest"
+	"github.com/magos-dev/magos/controllers/internal/configtree"
 )
+
+// artifact is a small artifact of two Workspaces' directories.
+func artifact(t *testing.T) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for name, content := range map[string]string{"envs/prod/main.tf": "locals {}\n", "envs/dev/main.tf": "locals {}\n"} {
+		require.NoError(t, tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg}))
+		_, err := tw.Write([]byte(content))
+		require.NoError(t, err)
+	}
+	require.NoError(t, tw.Close())
+	require.NoError(t, zw.Close())
+	return buf.Bytes()
+}
 
 func serve(t *testing.T, data []byte) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
@@ -25,7 +45,7 @@ func serve(t *testing.T, data []byte) (*httptest.Server, *atomic.Int32) {
 }
 
 func TestCacheReadsEachArtifactOnce(t *testing.T) {
-	data := tarball(t, monorepo)
+	data := artifact(t)
 	srv, requests := serve(t, data)
 	c := &Cache{}
 	for _, algo := range []string{"sha256", "blake3"} {
@@ -33,7 +53,7 @@ func TestCacheReadsEachArtifactOnce(t *testing.T) {
 		for range 3 {
 			tree, err := c.Tree(context.Background(), srv.URL, digest)
 			require.NoError(t, err)
-			got := tree.Content("envs/prod", Options{}).Digest
+			got := tree.Content("envs/prod", configtree.Options{}).Digest
 			assert.NotEmpty(t, got)
 		}
 	}
@@ -41,7 +61,7 @@ func TestCacheReadsEachArtifactOnce(t *testing.T) {
 }
 
 func TestCacheRefusesAWrongDigestOrAnOversizeArtifact(t *testing.T) {
-	data := tarball(t, monorepo)
+	data := artifact(t)
 	srv, requests := serve(t, data)
 	c := &Cache{}
 	_, err := c.Tree(context.Background(), srv.URL, artifactdigest.Of("sha256", []byte("other")))
