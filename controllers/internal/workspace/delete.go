@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -41,8 +40,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, ws *magosv1.Workspace,
 		// A PlanOnly Workspace never changes resources: deleting it does
 		// not destroy them either (who may only plan may not destroy by
 		// deleting).
-		r.event(ws, corev1.EventTypeWarning, magosv1.ReasonDestroySkipped,
-			"Not destroying: the Workspace is PlanOnly, which never changes resources; they are left in place with the state Secret %s", magosv1.StateSecretName(ws.Name))
+		r.notes(ws, []decide.Note{decide.PlanOnlyNotDestroyed(ws.Name)})
 		if err := r.removeFinalizer(ctx, ws); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -76,14 +74,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, ws *magosv1.Workspace,
 // Removing the finalizer deletes the Workspace, so no status is written
 // after it: what this reconcile recorded is reported once it is removed.
 func (r *Reconciler) finishDeletion(ctx context.Context, ws *magosv1.Workspace, d decide.Decision) error {
-	switch {
-	case d.Reason == magosv1.ReasonDestroySkipped:
-		r.event(ws, corev1.EventTypeWarning, magosv1.ReasonDestroySkipped,
-			"Cannot destroy: %s; the Workspace is deleted, its resources and state Secret %s are left in place",
-			d.Message, magosv1.StateSecretName(ws.Name))
-	case d.Message != "":
-		r.event(ws, corev1.EventTypeNormal, magosv1.ReasonDestroyed, "%s", d.Message)
-	}
+	r.notes(ws, decide.DeletionNotes(ws.Name, d))
 	if err := r.removeFinalizer(ctx, ws); err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/magos-dev/magos/apis/planstore"
 	"github.com/magos-dev/magos/apis/plansummary"
 	"github.com/magos-dev/magos/controllers/internal/approvalrules"
-	"github.com/magos-dev/magos/controllers/internal/conditions"
 	"github.com/magos-dev/magos/controllers/internal/configtree"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/policy"
@@ -43,9 +41,7 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 		Mode: decide.ModeOf(ws), SeparatePlans: r.Options.Guards.AlwaysSeparatePlanIdentity,
 	}
 	if st.Plan != nil {
-		for _, n := range decide.RecordApprovals(st.Plan, ws.Spec.Approvals, f.Now) {
-			r.event(ws, n.Type, n.Reason, "%s", n.Message)
-		}
+		r.notes(ws, decide.RecordApprovals(st.Plan, ws.Spec.Approvals, f.Now))
 		f.Interval = schedule.JitteredInterval(s.Interval, string(ws.UID)+"/"+st.Plan.ID, r.Options.DriftJitter)
 	}
 	if rq := ws.Spec.PlanRequest; rq != nil && rq.ID != st.LastHandledPlanRequest && del == nil {
@@ -73,10 +69,10 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 		}
 		f.Dependencies = &deps
 		if del == nil {
-			st.Dependencies = deps.States
+			decide.RecordDependencies(st, deps.States)
 		}
 	} else {
-		st.Dependencies = nil
+		decide.RecordDependencies(st, nil)
 	}
 	if es := st.ErroredState; es != nil {
 		f.StateRestored = ws.Annotations[StateRestoredAnnotation] == es.Job
@@ -277,12 +273,8 @@ func (r *Reconciler) decidersOf(ctx context.Context, ws *magosv1.Workspace, proj
 	return d, nil
 }
 
-// noPolicyDecides records, as a fast run d starts, that no policy gates
-// it: the PolicyPassed condition (its message naming the namespace's
-// policies that select the Workspace but may not gate it, which an event
-// also names), the verdict the run's plan is recorded with.
+// noPolicyDecides records, as a fast run starts, that no policy gates it
+// (decide.FoldUngated).
 func (r *Reconciler) noPolicyDecides(ws *magosv1.Workspace, d *decide.Deciders) {
-	r.reportIgnoredPolicies(ws, d.Ignored)
-	conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionTrue, magosv1.ReasonPolicyPassed,
-		"No policy selects this Workspace: its plans are applied without a gate"+ignoredNote(d.Ignored))
+	r.notes(ws, decide.FoldUngated(ws, ws.Namespace, d.Ignored))
 }

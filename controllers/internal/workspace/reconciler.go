@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
-	"github.com/magos-dev/magos/controllers/internal/conditions"
 	"github.com/magos-dev/magos/controllers/internal/configtree/treecache"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/reconciletail"
@@ -78,7 +77,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				Status: func(err error) {
 					obs.Err = err
 					decide.ComputeStatus(ws, obs)
-					rr.noteTransition(base, ws, obs.Decision)
+					rr.notes(ws, decide.TransitionNotes(base, ws, obs.Decision))
 				},
 				// Status carries the run state (current run, plan,
 				// history): a reconcile that read a stale cached Workspace
@@ -93,23 +92,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			}
 		},
 	})
-}
-
-// noteTransition records the events of the status going from base to ws:
-// the approval rules' (decide.ReviewNotes), and decision d's event when
-// the Workspace enters d: its phase or Ready reason changed.
-func (r *Reconciler) noteTransition(base, ws *magosv1.Workspace, d decide.Decision) {
-	for _, n := range decide.ReviewNotes(base.Status.Plan, ws.Status.Plan) {
-		r.event(ws, n.Type, n.Reason, "%s", n.Message)
-	}
-	if d.Event == nil {
-		return
-	}
-	before, after := conditions.Get(base, magosv1.ReadyCondition), conditions.Get(ws, magosv1.ReadyCondition)
-	if base.Status.Phase == ws.Status.Phase && before != nil && after != nil && before.Reason == after.Reason {
-		return
-	}
-	r.event(ws, d.Event.Type, d.Event.Reason, "%s", d.Event.Message)
 }
 
 // reconcile is Reconcile's body, before the status is computed and written.

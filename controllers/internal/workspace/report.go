@@ -11,6 +11,7 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/metrics"
 	"github.com/magos-dev/magos/controllers/internal/notify"
 	"github.com/magos-dev/magos/controllers/internal/reconciletail"
+	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
 )
 
 // reports is what one reconcile reports once the status that explains it
@@ -47,6 +48,19 @@ func (p *reports) afterPatch() {
 // revision and plan it is about as metadata (eventMetadata).
 func (r *Reconciler) event(ws *magosv1.Workspace, eventType, reason, format string, args ...any) {
 	notify.Eventf(r.Events, ws, nil, eventMetadata(ws), eventType, reason, reason, format, args...)
+}
+
+// notes records the events a pure fold returned, in order.
+func (r *Reconciler) notes(ws *magosv1.Workspace, notes []decide.Note) {
+	r.notesAbout(ws, eventMetadata(ws), notes)
+}
+
+// notesAbout is notes with the run or plan they are about named by
+// metadata (eventMetadata of the status before the fold changed it).
+func (r *Reconciler) notesAbout(ws *magosv1.Workspace, metadata map[string]string, notes []decide.Note) {
+	for _, n := range notes {
+		notify.Eventf(r.Events, ws, nil, metadata, n.Type, n.Reason, n.Reason, "%s", n.Message)
+	}
 }
 
 // eventMetadata names the run or plan an event on ws is about: the current

@@ -106,9 +106,7 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 		return err
 	}
 	status, out := decide.Fold(ws.Status, end)
-	for _, n := range out.Notes {
-		r.event(ws, n.Type, n.Reason, "%s", n.Message)
-	}
+	r.notes(ws, out.Notes)
 	ws.Status = status
 	r.later(func() { recordRunMetrics(out.Metrics) })
 	if end.Reserved != nil {

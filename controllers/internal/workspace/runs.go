@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,10 +30,11 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 	del *decide.DeletionFacts, obs *decide.Observation) (ctrl.Result, error) {
 	project := in.Project
 	inputs := runjob.InputsDigest(ws, s.Settings, in.SetDigests, in.OutputReads)
-	ws.Status.InputsDigest = inputs
+	var source *magosv1.SourceStatus
 	if art.Revision != "" {
-		ws.Status.Source = &magosv1.SourceStatus{URL: art.URL, Revision: art.Revision, Digest: art.Digest}
+		source = &magosv1.SourceStatus{URL: art.URL, Revision: art.Revision, Digest: art.Digest}
 	}
+	decide.Observe(&ws.Status, inputs, source)
 
 	f, lease, err := r.gatherFacts(ctx, ws, art.Revision, inputs, s, project, del)
 	if err != nil {
@@ -81,37 +83,42 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 			}
 			// A live read found a run the cache did not show: decide on it.
 			continue
-		case decide.ActRecordNoChanges:
-			plan := ws.Status.Plan
-			ws.Status.LastApplied = &magosv1.AppliedStatus{PlanID: plan.ID, Revision: plan.Revision, Time: metav1.NewTime(f.Now)}
-			r.event(ws, corev1.EventTypeNormal, magosv1.ReasonNoChanges, "Plan %s of revision %s has no changes; nothing to apply", plan.ID, plan.Revision)
-			f.Applied = ws.Status.LastApplied
-		case decide.ActCarryRevision:
-			r.event(ws, corev1.EventTypeNormal, magosv1.ReasonRevisionUnchanged, "%s", d.Message)
-			pending := f.CarriesPending()
-			decide.Carry(&ws.Status, f.Revision)
-			f.Plan, f.Applied = ws.Status.Plan, ws.Status.LastApplied
-			if pending {
-				// The gate, the Rollout and the approvals decide on the
-				// plan at its new revision.
-				if err := r.gatherPlanFacts(ctx, ws, &f, s, project); err != nil {
-					return ctrl.Result{}, err
-				}
-			}
-		case decide.ActReleaseLock:
-			if err := r.releaseLock(ctx, ws, lease); err != nil {
+		case decide.ActReleaseLock, decide.ActRecordNoChanges, decide.ActCarryRevision, decide.ActClearErroredState:
+			var err error
+			if f, err = r.applyStatusOnly(ctx, ws, f, d, lease, s, project); err != nil {
 				return ctrl.Result{}, err
 			}
-			f.Lock, f.Unlock, f.Plan, f.Retry = nil, nil, nil, nil
-		case decide.ActClearErroredState:
-			ctrl.LoggerFrom(ctx).Info("The state was restored; planning again", "job", ws.Status.ErroredState.Job)
-			r.event(ws, corev1.EventTypeNormal, magosv1.ReasonStateRestored, "The state of run %s was marked restored; planning again", ws.Status.ErroredState.Job)
-			ws.Status.ErroredState, ws.Status.Plan, ws.Status.Retry = nil, nil, nil
-			f.ErroredState, f.Plan, f.Retry = nil, nil, nil
 		case decide.ActFinishDeletion:
 			return ctrl.Result{}, r.finishDeletion(ctx, ws, d)
 		}
 	}
+}
+
+// applyStatusOnly carries out decision d, whose action only changes
+// status (decide.ApplyStatusOnly), after its part outside status: the
+// Lease an unlock deletes. Its events carry what the status named before.
+// A pending plan carried to a new revision has its gate, Rollout and
+// approval facts gathered again. It returns the facts to decide again on.
+func (r *Reconciler) applyStatusOnly(ctx context.Context, ws *magosv1.Workspace, f decide.Facts, d decide.Decision,
+	lease *coordinationv1.Lease, s settings, project *magosv1.Project) (decide.Facts, error) {
+	switch d.Action {
+	case decide.ActReleaseLock:
+		if err := r.deleteLease(ctx, lease); err != nil {
+			return f, err
+		}
+	case decide.ActClearErroredState:
+		ctrl.LoggerFrom(ctx).Info("The state was restored; planning again", "job", ws.Status.ErroredState.Job)
+	}
+	pending := d.Action == decide.ActCarryRevision && f.CarriesPending()
+	metadata := eventMetadata(ws)
+	f, notes := decide.ApplyStatusOnly(&ws.Status, f, d)
+	r.notesAbout(ws, metadata, notes)
+	if pending {
+		// The gate, the Rollout and the approvals decide on the plan at
+		// its new revision.
+		return f, r.gatherPlanFacts(ctx, ws, &f, s, project)
+	}
+	return f, nil
 }
 
 // planReview is the approval rules' review of f's plan for status, nil
@@ -125,7 +132,7 @@ func planReview(f decide.Facts) *decide.PlanReview {
 
 // handled records the reconcile request as handled.
 func handled(ws *magosv1.Workspace) {
-	ws.Status.LastHandledReconcileAt = ws.Annotations[magosv1.ReconcileRequestAnnotation]
+	decide.HandleRequest(&ws.Status, ws.Annotations[magosv1.ReconcileRequestAnnotation])
 }
 
 // startRun reserves what the run writes, ensures the runner's identity and
@@ -180,18 +187,8 @@ func (r *Reconciler) startRun(ctx context.Context, ws *magosv1.Workspace, rn run
 	} else if err != nil {
 		return false, fmt.Errorf("creating %s Job: %w", rn.Phase, err)
 	}
-	// No event for the start: one event per outcome (Planned, Applied,
-	// RunFailed, ...), which names the run; status and the Job say it runs.
-	ws.Status.Runs = rn.Number
-	ws.Status.CurrentRun = runjob.Started(job)
-	if s.AskedInterval > 0 {
-		r.event(ws, corev1.EventTypeWarning, magosv1.ReasonIntervalRaised, "spec.interval %s is shorter than this cluster's minimum: drift re-plans come every %s (--min-interval)",
-			s.AskedInterval, s.Interval)
-	}
-	if s.AskedTimeout > 0 {
-		r.event(ws, corev1.EventTypeWarning, magosv1.ReasonRunTimeoutCapped, "%s: run %s has a deadline of %s",
-			decide.TimeoutCappedMessage(s.AskedTimeout, s.Timeout), job.Name, s.Timeout)
-	}
+	r.notes(ws, decide.Started(&ws.Status, rn.Number, runjob.Started(job),
+		decide.StartCaps{AskedInterval: s.AskedInterval, Interval: s.Interval, AskedTimeout: s.AskedTimeout, Timeout: s.Timeout}))
 	return true, nil
 }
 

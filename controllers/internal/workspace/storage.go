@@ -266,23 +266,22 @@ func (r *Reconciler) checkUnlock(ctx context.Context, ws *magosv1.Workspace) (*d
 		return nil, nil, err
 	}
 	if h := lease.Spec.HolderIdentity; h != nil && *h != "" && *h != lock.Holder {
-		ws.Status.Lock.Holder = *h
-		return &decide.UnlockCheck{Holder: *h}, nil, nil
+		check := &decide.UnlockCheck{Holder: *h}
+		decide.RecordUnlockCheck(&ws.Status, check)
+		return check, nil, nil
 	}
 	return &decide.UnlockCheck{}, lease, nil
 }
 
-// releaseLock deletes the lock Lease a person named (nil: it is gone),
-// with a precondition on the version checkUnlock read, and clears the lock,
-// the plan and the retry state: the Workspace plans afresh at once.
-func (r *Reconciler) releaseLock(ctx context.Context, ws *magosv1.Workspace, lease *coordinationv1.Lease) error {
-	if lease != nil {
-		rv := lease.ResourceVersion
-		if err := r.Delete(ctx, lease, client.Preconditions{UID: &lease.UID, ResourceVersion: &rv}); err != nil && !apierrors.IsNotFound(err) {
-			return err
-		}
+// deleteLease deletes the lock Lease a person named (nil: it is gone),
+// with a precondition on the version checkUnlock read.
+func (r *Reconciler) deleteLease(ctx context.Context, lease *coordinationv1.Lease) error {
+	if lease == nil {
+		return nil
 	}
-	r.event(ws, corev1.EventTypeNormal, magosv1.ReasonUnlocked, "Released the state lock held by %q", ws.Status.Lock.Holder)
-	ws.Status.Lock, ws.Status.Plan, ws.Status.Retry = nil, nil, nil
+	rv := lease.ResourceVersion
+	if err := r.Delete(ctx, lease, client.Preconditions{UID: &lease.UID, ResourceVersion: &rv}); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
 	return nil
 }
