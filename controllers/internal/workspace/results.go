@@ -2,14 +2,12 @@ package workspace
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -22,65 +20,21 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
 
-// readRunResult reads the runner's report from the termination message of
-// the Job's Pod, and returns it with that Pod (else the last Pod of the
-// Job that ended, nil if there is none), which says whether the run was
-// stopped from outside. A report of success counts only from a Job that
-// succeeded or a Pod of the Job that did. A run without a report (killed, deadline) gets one
-// built from the Job's status.
-//
-// A report from a runner of another run contract is not trusted, and one
-// of another version is recorded as such (runjob.CheckRunnerVersion).
-//
-// Only Pods the Job controls (a controller owner reference with this Job's
-// UID, as the job controller sets it) count: a Pod that merely carries the
-// Job's job-name label does not report for it. A nil job is one a live read
-// found gone: its Pod's report is still read if the Pod is left (a Job
-// deleted while its Pod stopped), else the run failed with JobMissing.
+// readRunResult lists the Pods of the run's Job, uncached, and reads its
+// report from them (runjob.ReadReport: only the Job's own Pods count, a
+// report of success only from a Job or Pod that succeeded, a runner of
+// another version is recorded as such). A nil job is one a live read
+// found gone.
 func (r *Reconciler) readRunResult(ctx context.Context, ws *magosv1.Workspace, job *batchv1.Job, name, phase string) (magosv1.RunResult, *corev1.Pod) {
-	succeeded := false
-	if job != nil {
-		_, succeeded = runjob.Finished(job)
-	}
-	var ended *corev1.Pod
 	var pods corev1.PodList
-	if err := r.APIReader.List(ctx, &pods, client.InNamespace(ws.Namespace), client.MatchingLabels{"job-name": name}); err == nil {
-		for i, p := range pods.Items {
-			if job != nil && !metav1.IsControlledBy(&pods.Items[i], job) {
-				// Labels are anyone's to set: only the Job's own Pods report.
-				continue
-			}
-			if podEnded(&pods.Items[i]) {
-				ended = &pods.Items[i]
-			}
-			for _, cs := range p.Status.ContainerStatuses {
-				if t := cs.State.Terminated; t != nil && t.Message != "" {
-					var res magosv1.RunResult
-					if err := json.Unmarshal([]byte(t.Message), &res); err == nil && res.Result != "" {
-						res = res.Sanitized()
-						var mismatch string
-						if res, mismatch = runjob.CheckRunnerVersion(res, setup.Version); mismatch != "" {
-							r.event(ws, corev1.EventTypeWarning, magosv1.ReasonRunnerVersionMismatch, "Run %s: %s", name, mismatch)
-						}
-						// A report of success stands when the Job or its Pod
-						// (which the kubelet alone writes) says the runner
-						// exited cleanly; else the report is not the runner's.
-						if job != nil && !succeeded && p.Status.Phase != corev1.PodSucceeded && res.Result == magosv1.ResultSucceeded {
-							res.Result = magosv1.ResultFailed
-						}
-						return res, &pods.Items[i]
-					}
-				}
-			}
-		}
+	if err := r.APIReader.List(ctx, &pods, client.InNamespace(ws.Namespace), client.MatchingLabels{"job-name": name}); err != nil {
+		pods.Items = nil
 	}
-	if job == nil {
-		return magosv1.RunResult{Phase: phase, Result: magosv1.ResultFailed, Reason: magosv1.ReasonJobMissing, Message: "the run's Job disappeared before its result was read"}, ended
+	rep := runjob.ReadReport(job, pods.Items, phase, setup.Version)
+	if rep.Mismatch != "" {
+		r.notes(ws, []decide.Note{{Type: corev1.EventTypeWarning, Reason: magosv1.ReasonRunnerVersionMismatch, Message: fmt.Sprintf("Run %s: %s", name, rep.Mismatch)}})
 	}
-	if succeeded {
-		return magosv1.RunResult{Phase: phase, Result: magosv1.ResultFailed, Reason: magosv1.ReasonNoReport, Message: "the runner exited without a report"}, ended
-	}
-	return magosv1.RunResult{Phase: phase, Result: magosv1.ResultFailed, Reason: magosv1.ReasonRunFailed, Message: runjob.RunnerEnd(ended) + runjob.FailureMessage(job)}, ended
+	return rep.Result, rep.Pod
 }
 
 // recordResult folds a finished run into status: a new plan, an applied

@@ -123,7 +123,7 @@ func runnerPodWithStartFailure(o client.Object) bool {
 
 func podEnded(o client.Object) bool {
 	pod, ok := o.(*corev1.Pod)
-	return ok && (pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed)
+	return ok && runjob.PodEnded(pod)
 }
 
 // workspaceOfPod maps a runner Pod to its Workspace.

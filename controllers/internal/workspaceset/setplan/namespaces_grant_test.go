@@ -1,4 +1,4 @@
-package workspaceset
+package setplan
 
 import (
 	"context"
@@ -31,9 +31,9 @@ func TestNamespacesGeneratorSeesOnlyGrantedNamespaces(t *testing.T) {
 	set := setOf(magosv1.WorkspaceSetGenerator{Namespaces: &magosv1.NamespacesGenerator{
 		Selector: metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpExists}}}}})
 	set.Namespace = "platform"
-	got, err := generate(context.Background(), src, set)
+	got, err := Generate(context.Background(), src, set)
 	require.NoError(t, err)
-	assert.Equal(t, []element{
+	assert.Equal(t, []Element{
 		{"namespace": "platform", "namespace.labels.tier": "admin"},
 		{"namespace": "team-a", "namespace.labels.tier": "gold"},
 	}, got, "its own namespace and the one granted to it, without the grants")

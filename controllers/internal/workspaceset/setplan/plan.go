@@ -1,4 +1,4 @@
-package workspaceset
+package setplan
 
 import (
 	"encoding/json"
@@ -15,14 +15,14 @@ import (
 const createBurst = 25
 
 // changes are what a reconcile does to the set's Workspaces.
-type changes struct {
+type Changes struct {
 	// Create are the elements' Workspaces that do not exist yet, at most
 	// createBurst; Deferred counts those left for the next reconcile.
-	Create   []rendered
+	Create   []Rendered
 	Deferred int
 	// Revert are owned Workspaces whose fields set by the template were
 	// edited: they are applied again.
-	Revert []rendered
+	Revert []Rendered
 	// Remove are owned Workspaces no element renders.
 	Remove []string
 	// Conflicts are rendered names a Workspace the set does not own has.
@@ -33,8 +33,8 @@ type changes struct {
 // are those the set owns by name, others the names of Workspaces it does
 // not own. With holdRemovals (an element is refused: which Workspace it
 // would keep is not known) it removes nothing. It is pure.
-func planChanges(desired []rendered, owned map[string]*magosv1.Workspace, others map[string]bool, holdRemovals bool) changes {
-	var c changes
+func Plan(desired []Rendered, owned map[string]*magosv1.Workspace, others map[string]bool, holdRemovals bool) Changes {
+	var c Changes
 	want := map[string]bool{}
 	for _, d := range desired {
 		want[d.Name] = true
@@ -61,7 +61,7 @@ func planChanges(desired []rendered, owned map[string]*magosv1.Workspace, others
 }
 
 // refusal is an element the set does not apply, and why.
-type refusal struct {
+type Refusal struct {
 	// Element describes the element (describe).
 	Element string
 	// Name is the Workspace name it renders, "" when it renders none.
@@ -73,14 +73,14 @@ type refusal struct {
 // refused (a parameter missing, an identity the API would not take, a
 // name another element renders too, each of them refused). A refused
 // element stalls itself, not the others. It is pure.
-func renderAll(tpl magosv1.WorkspaceTemplate, els []element) ([]rendered, []refusal) {
-	var ok []rendered
-	var refused []refusal
-	var from []element
+func RenderAll(tpl magosv1.WorkspaceTemplate, els []Element) ([]Rendered, []Refusal) {
+	var ok []Rendered
+	var refused []Refusal
+	var from []Element
 	for _, e := range els {
 		d, err := render(tpl, e)
 		if err != nil {
-			refused = append(refused, refusal{Element: describe(e), Name: d.Name, Reason: err.Error()})
+			refused = append(refused, Refusal{Element: describe(e), Name: d.Name, Reason: err.Error()})
 			continue
 		}
 		ok = append(ok, d)
@@ -93,7 +93,7 @@ func renderAll(tpl magosv1.WorkspaceTemplate, els []element) ([]rendered, []refu
 	kept := ok[:0:0]
 	for i, d := range ok {
 		if slices.Contains(dup, d.Name) {
-			refused = append(refused, refusal{Element: describe(from[i]), Name: d.Name, Reason: fmt.Sprintf(
+			refused = append(refused, Refusal{Element: describe(from[i]), Name: d.Name, Reason: fmt.Sprintf(
 				"more than one element renders the Workspace name %s: use a parameter that tells them apart in metadata.name", d.Name)})
 			continue
 		}
@@ -103,7 +103,7 @@ func renderAll(tpl magosv1.WorkspaceTemplate, els []element) ([]rendered, []refu
 }
 
 // duplicateNames are the names more than one element renders.
-func duplicateNames(desired []rendered) []string {
+func duplicateNames(desired []Rendered) []string {
 	seen := map[string]int{}
 	var dup []string
 	for _, d := range desired {
@@ -118,7 +118,7 @@ func duplicateNames(desired []rendered) []string {
 // upToDate says whether live carries every label, annotation and spec
 // field the rendered template sets, with the same value; fields the
 // template leaves unset (an approval, a plan request) are not compared.
-func upToDate(d rendered, live *magosv1.Workspace) bool {
+func upToDate(d Rendered, live *magosv1.Workspace) bool {
 	for k, v := range d.Labels {
 		if live.Labels[k] != v {
 			return false

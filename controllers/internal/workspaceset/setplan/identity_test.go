@@ -1,4 +1,4 @@
-package workspaceset
+package setplan
 
 import (
 	"strings"
@@ -28,14 +28,14 @@ func TestRenderRefusesHostileIdentityFields(t *testing.T) {
 		},
 		Spec: magosv1.WorkspaceSpec{Path: "{{path}}"},
 	}
-	el := func(id, basename, key string) element {
-		return element{"id": id, "path.basename": basename, "path": "envs/" + basename, "key": key, "note": "source"}
+	el := func(id, basename, key string) Element {
+		return Element{"id": id, "path.basename": basename, "path": "envs/" + basename, "key": key, "note": "source"}
 	}
 	long := strings.Repeat("a", 300)
-	withNote := func(e element, note string) element { e["note"] = note; return e }
+	withNote := func(e Element, note string) Element { e["note"] = note; return e }
 	for _, tt := range []struct {
 		name   string
-		e      element
+		e      Element
 		refuse string // "" when the element renders
 	}{
 		{"a plain directory", el("prod", "prod", "tier"), ""},
@@ -79,14 +79,14 @@ func TestHostileDirectoriesRefuseOnlyTheirElements(t *testing.T) {
 	dirs := []string{"envs/dev", "envs/prod", "envs/Prod", "other/prod", "envs/" + strings.Repeat("x", 300), "envs/a..b", "envs/qa\x1b[31m"}
 	els, err := directoryElements(dirs, []string{"*/*"}, nil)
 	require.NoError(t, err)
-	ok, refused := renderAll(tpl, els)
+	ok, refused := RenderAll(tpl, els)
 	var names []string
 	for _, d := range ok {
 		names = append(names, d.Name)
 	}
 	assert.Equal(t, []string{"app-dev"}, names, "only the element nothing is wrong with")
 	require.Len(t, refused, 6)
-	why := map[string]refusal{}
+	why := map[string]Refusal{}
 	for _, r := range refused {
 		path, _, _ := strings.Cut(r.Element, ", ")
 		why[path] = r
@@ -107,10 +107,10 @@ func TestHostileDirectoriesRefuseOnlyTheirElements(t *testing.T) {
 // creates and updates the others.
 func TestRefusedElementsHoldRemovals(t *testing.T) {
 	owned := map[string]*magosv1.Workspace{"app-prod": {}, "app-old": {}}
-	desired := []rendered{{Name: "app-dev"}}
-	c := planChanges(desired, owned, nil, false)
+	desired := []Rendered{{Name: "app-dev"}}
+	c := Plan(desired, owned, nil, false)
 	assert.Equal(t, []string{"app-old", "app-prod"}, c.Remove)
-	c = planChanges(desired, owned, nil, true)
+	c = Plan(desired, owned, nil, true)
 	assert.Empty(t, c.Remove, "nothing removed while an element is refused")
 	assert.Len(t, c.Create, 1, "the others are created")
 }
@@ -130,13 +130,13 @@ func TestReservedKeys(t *testing.T) {
 // TestRefusedErrorNamesTheElements: the stall names the refused elements
 // (at most maxRefusalsShown) and says what the set did with the others.
 func TestRefusedErrorNamesTheElements(t *testing.T) {
-	one := []refusal{{Element: "env=Dev", Reason: "bad name"}}
+	one := []Refusal{{Element: "env=Dev", Reason: "bad name"}}
 	assert.EqualError(t, refusedError(one, 0), "spec.template: every element is refused; nothing was changed: element (env=Dev): bad name")
 	assert.EqualError(t, refusedError(one, 2),
 		"spec.template: 1 of 3 elements are refused; the other 2 are applied, and no Workspace is removed until every element renders: element (env=Dev): bad name")
-	var many []refusal
+	var many []Refusal
 	for range maxRefusalsShown + 3 {
-		many = append(many, refusal{Element: "e", Reason: "r"})
+		many = append(many, Refusal{Element: "e", Reason: "r"})
 	}
 	assert.True(t, strings.HasSuffix(refusedError(many, 1).Error(), "element (e): r; and 3 more"))
 }
@@ -146,8 +146,8 @@ func TestRefusedErrorNamesTheElements(t *testing.T) {
 func TestStatusOfRefusedElements(t *testing.T) {
 	set := &magosv1.WorkspaceSet{}
 	set.Status.Elements, set.Status.Workspaces = 1, 1
-	computeStatus(set, observation{Elements: 4, Owned: 3, Ready: 2, Refused: 1},
-		rerror.Stall(magosv1.ReasonInvalidTemplate, refusedError([]refusal{{Element: "path=envs/Prod", Reason: "bad"}}, 3)))
+	ComputeStatus(set, Observation{Elements: 4, Owned: 3, Ready: 2, Refused: 1},
+		rerror.Stall(magosv1.ReasonInvalidTemplate, refusedError([]Refusal{{Element: "path=envs/Prod", Reason: "bad"}}, 3)))
 	assert.Equal(t, magosv1.ReasonInvalidTemplate, conditionReason(set, magosv1.StalledCondition))
 	assert.Equal(t, [3]int32{4, 3, 2}, [3]int32{set.Status.Elements, set.Status.Workspaces, set.Status.Ready})
 }

@@ -1,4 +1,4 @@
-package workspaceset
+package setplan
 
 import (
 	"encoding/json"
@@ -20,7 +20,7 @@ import (
 var parameter = regexp.MustCompile(`\{\{\s*([A-Za-z0-9_.\-]+)\s*\}\}`)
 
 // rendered is the template rendered for one element.
-type rendered struct {
+type Rendered struct {
 	Name                string
 	Labels, Annotations map[string]string
 	Spec                magosv1.WorkspaceSpec
@@ -29,36 +29,36 @@ type rendered struct {
 // render replaces every {{param}} in the template's strings (map keys
 // included) with e's value. A parameter e lacks is an error naming it, as
 // is a rendered name that is not a valid Workspace name.
-func render(tpl magosv1.WorkspaceTemplate, e element) (rendered, error) {
+func render(tpl magosv1.WorkspaceTemplate, e Element) (Rendered, error) {
 	raw, err := json.Marshal(tpl)
 	if err != nil {
-		return rendered{}, err
+		return Rendered{}, err
 	}
 	var doc any
 	if err := json.Unmarshal(raw, &doc); err != nil {
-		return rendered{}, err
+		return Rendered{}, err
 	}
 	var missing []string
 	doc = substitute(doc, e, &missing)
 	if len(missing) > 0 {
 		slices.Sort(missing)
-		return rendered{}, fmt.Errorf("the template uses %s, which the element (%s) lacks",
+		return Rendered{}, fmt.Errorf("the template uses %s, which the element (%s) lacks",
 			strings.Join(slices.Compact(missing), ", "), describe(e))
 	}
 	if raw, err = json.Marshal(doc); err != nil {
-		return rendered{}, err
+		return Rendered{}, err
 	}
 	var out magosv1.WorkspaceTemplate
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return rendered{}, fmt.Errorf("the rendered template is not a Workspace: %w", err)
+		return Rendered{}, fmt.Errorf("the rendered template is not a Workspace: %w", err)
 	}
 	if errs := validation.IsDNS1123Subdomain(out.Metadata.Name); len(errs) > 0 || len(out.Metadata.Name) > 63 {
-		return rendered{}, fmt.Errorf("the rendered name %s is not a Workspace name (at most 63 lowercase letters, digits, '-' and '.')", clip(out.Metadata.Name))
+		return Rendered{}, fmt.Errorf("the rendered name %s is not a Workspace name (at most 63 lowercase letters, digits, '-' and '.')", clip(out.Metadata.Name))
 	}
 	if err := checkMetadata(out.Metadata); err != nil {
-		return rendered{Name: out.Metadata.Name}, err
+		return Rendered{Name: out.Metadata.Name}, err
 	}
-	return rendered{Name: out.Metadata.Name, Labels: out.Metadata.Labels, Annotations: out.Metadata.Annotations, Spec: out.Spec}, nil
+	return Rendered{Name: out.Metadata.Name, Labels: out.Metadata.Labels, Annotations: out.Metadata.Annotations, Spec: out.Spec}, nil
 }
 
 // checkMetadata refuses rendered labels and annotations the API would not
@@ -122,7 +122,7 @@ func clip(s string) string {
 
 // substitute replaces the parameters of every string in v, recording the
 // ones e lacks in missing.
-func substitute(v any, e element, missing *[]string) any {
+func substitute(v any, e Element, missing *[]string) any {
 	switch x := v.(type) {
 	case string:
 		return parameter.ReplaceAllStringFunc(x, func(m string) string {
@@ -154,7 +154,7 @@ const describeLen = 100
 // describe renders an element for messages, its parameters sorted, a
 // value quoted where it is not plain text or longer than clipLen, the
 // whole at most describeLen characters.
-func describe(e element) string {
+func describe(e Element) string {
 	parts := make([]string, 0, len(e))
 	for _, k := range slices.Sorted(maps.Keys(e)) {
 		v := e[k]

@@ -1,4 +1,4 @@
-package workspaceset
+package setplan
 
 import (
 	"context"
@@ -18,10 +18,10 @@ import (
 )
 
 // element is one parameter set.
-type element map[string]string
+type Element map[string]string
 
 // sources reads what the directories and namespaces generators need.
-type sources interface {
+type Sources interface {
 	// Dirs lists the directories of the artifact of a source in namespace.
 	Dirs(ctx context.Context, namespace string, ref magosv1.SourceReference) ([]string, error)
 	// Namespaces lists the namespaces the selector selects (none for an
@@ -30,16 +30,16 @@ type sources interface {
 }
 
 // generateError is a generator that could not yield its elements.
-type generateError struct{ msg string }
+type GenerateError struct{ msg string }
 
-func (e generateError) Error() string { return e.msg }
+func (e GenerateError) Error() string { return e.msg }
 
 // tooManyError says the generators yield more elements than
 // spec.maxElements allows; it is found before they are made where they can
 // be counted first (a matrix).
-type tooManyError struct{ msg string }
+type TooManyError struct{ msg string }
 
-func (e tooManyError) Error() string { return e.msg }
+func (e TooManyError) Error() string { return e.msg }
 
 // maxElements is the bound on set's elements (spec.maxElements, else the
 // default).
@@ -72,12 +72,12 @@ func productBound(sizes []int, limit int) (n int, within bool) {
 // spec.maxElements: a matrix is counted before it is expanded, and the
 // elements are deduplicated with a set, so a set asking for millions of
 // elements costs no more than its generators' inputs.
-func generate(ctx context.Context, src sources, set *magosv1.WorkspaceSet) ([]element, error) {
+func Generate(ctx context.Context, src Sources, set *magosv1.WorkspaceSet) ([]Element, error) {
 	limit := maxElements(set)
-	var out []element
+	var out []Element
 	seen := map[string]bool{}
 	for i, g := range set.Spec.Generators {
-		var els []element
+		var els []Element
 		var err error
 		switch {
 		case g.Matrix != nil:
@@ -87,12 +87,12 @@ func generate(ctx context.Context, src sources, set *magosv1.WorkspaceSet) ([]el
 		default:
 			els, err = base(ctx, src, set.Namespace, magosv1.WorkspaceSetBaseGenerator{List: g.List, Directories: g.Directories, Namespaces: g.Namespaces})
 		}
-		var tm tooManyError
+		var tm TooManyError
 		switch {
 		case errors.As(err, &tm):
-			return nil, tooManyError{fmt.Sprintf("spec.generators[%d]: %s", i, tm.msg)}
+			return nil, TooManyError{fmt.Sprintf("spec.generators[%d]: %s", i, tm.msg)}
 		case err != nil:
-			return nil, generateError{fmt.Sprintf("spec.generators[%d]: %v", i, err)}
+			return nil, GenerateError{fmt.Sprintf("spec.generators[%d]: %v", i, err)}
 		}
 		for _, e := range els {
 			k := e.key()
@@ -100,7 +100,7 @@ func generate(ctx context.Context, src sources, set *magosv1.WorkspaceSet) ([]el
 				continue
 			}
 			if len(out) == limit {
-				return nil, tooManyError{fmt.Sprintf("the generators yield more than spec.maxElements (%d) elements", limit)}
+				return nil, TooManyError{fmt.Sprintf("the generators yield more than spec.maxElements (%d) elements", limit)}
 			}
 			seen[k] = true
 			out = append(out, e)
@@ -111,7 +111,7 @@ func generate(ctx context.Context, src sources, set *magosv1.WorkspaceSet) ([]el
 
 // key identifies e among elements: its parameters, sorted, each name and
 // value quoted.
-func (e element) key() string {
+func (e Element) key() string {
 	var b strings.Builder
 	for _, k := range slices.Sorted(maps.Keys(e)) {
 		b.WriteString(strconv.Quote(k))
@@ -123,12 +123,12 @@ func (e element) key() string {
 }
 
 // base yields the elements of a list, directories or namespaces generator.
-func base(ctx context.Context, src sources, namespace string, g magosv1.WorkspaceSetBaseGenerator) ([]element, error) {
+func base(ctx context.Context, src Sources, namespace string, g magosv1.WorkspaceSetBaseGenerator) ([]Element, error) {
 	switch {
 	case g.List != nil:
-		out := make([]element, 0, len(g.List.Elements))
+		out := make([]Element, 0, len(g.List.Elements))
 		for _, e := range g.List.Elements {
-			out = append(out, maps.Clone(element(e)))
+			out = append(out, maps.Clone(Element(e)))
 		}
 		return out, nil
 	case g.Directories != nil:
@@ -142,12 +142,12 @@ func base(ctx context.Context, src sources, namespace string, g magosv1.Workspac
 		if err != nil {
 			return nil, err
 		}
-		out := make([]element, 0, len(nss))
+		out := make([]Element, 0, len(nss))
 		for _, ns := range nss {
 			if !namespaceVisible(namespace, ns) {
 				continue
 			}
-			e := element{"namespace": ns.Name}
+			e := Element{"namespace": ns.Name}
 			for k, v := range ns.Labels {
 				if !strings.HasPrefix(k, magosv1.WorkspaceSetGrantLabelPrefix) {
 					e["namespace.labels."+k] = v
@@ -171,7 +171,7 @@ func namespaceVisible(setNamespace string, ns corev1.Namespace) bool {
 
 // directoryElements are the directories an include glob matches and no
 // exclude glob does, sorted, each with path, path.basename and path.N.
-func directoryElements(dirs, include, exclude []string) ([]element, error) {
+func directoryElements(dirs, include, exclude []string) ([]Element, error) {
 	matches := func(globs []string, dir string) (bool, error) {
 		for _, g := range globs {
 			ok, err := path.Match(g, dir)
@@ -184,7 +184,7 @@ func directoryElements(dirs, include, exclude []string) ([]element, error) {
 		}
 		return false, nil
 	}
-	var out []element
+	var out []Element
 	for _, dir := range slices.Sorted(slices.Values(dirs)) {
 		in, err := matches(include, dir)
 		if err != nil {
@@ -197,7 +197,7 @@ func directoryElements(dirs, include, exclude []string) ([]element, error) {
 		if !in || ex {
 			continue
 		}
-		e := element{"path": dir, "path.basename": path.Base(dir)}
+		e := Element{"path": dir, "path.basename": path.Base(dir)}
 		for i, seg := range strings.Split(dir, "/") {
 			e["path."+strconv.Itoa(i)] = seg
 		}
@@ -209,7 +209,7 @@ func directoryElements(dirs, include, exclude []string) ([]element, error) {
 // matrix yields every pair of its two generators' elements, merged (the
 // second's parameters win). It counts the pairs first and refuses more
 // than limit (tooManyError) without making any.
-func matrix(ctx context.Context, src sources, namespace string, m *magosv1.MatrixGenerator, limit int) ([]element, error) {
+func matrix(ctx context.Context, src Sources, namespace string, m *magosv1.MatrixGenerator, limit int) ([]Element, error) {
 	if len(m.Generators) != 2 {
 		return nil, fmt.Errorf("matrix takes two generators, not %d", len(m.Generators))
 	}
@@ -223,9 +223,9 @@ func matrix(ctx context.Context, src sources, namespace string, m *magosv1.Matri
 	}
 	n, within := productBound([]int{len(a), len(b)}, limit)
 	if !within {
-		return nil, tooManyError{fmt.Sprintf("the matrix yields %d elements (%d × %d), more than spec.maxElements (%d)", n, len(a), len(b), limit)}
+		return nil, TooManyError{fmt.Sprintf("the matrix yields %d elements (%d × %d), more than spec.maxElements (%d)", n, len(a), len(b), limit)}
 	}
-	out := make([]element, 0, n)
+	out := make([]Element, 0, n)
 	for _, x := range a {
 		for _, y := range b {
 			e := maps.Clone(x)
@@ -240,8 +240,8 @@ func matrix(ctx context.Context, src sources, namespace string, m *magosv1.Matri
 // the later generators' elements whose merge keys have the same values. It
 // refuses a first generator of more than limit elements (tooManyError)
 // before merging, and finds the later elements by key, not by pairs.
-func merge(ctx context.Context, src sources, namespace string, m *magosv1.MergeGenerator, limit int) ([]element, error) {
-	var lists [][]element
+func merge(ctx context.Context, src Sources, namespace string, m *magosv1.MergeGenerator, limit int) ([]Element, error) {
+	var lists [][]Element
 	for i, g := range m.Generators {
 		els, err := base(ctx, src, namespace, g)
 		if err != nil {
@@ -253,9 +253,9 @@ func merge(ctx context.Context, src sources, namespace string, m *magosv1.MergeG
 		return nil, fmt.Errorf("merge takes generators")
 	}
 	if len(lists[0]) > limit {
-		return nil, tooManyError{fmt.Sprintf("the merge yields %d elements, more than spec.maxElements (%d)", len(lists[0]), limit)}
+		return nil, TooManyError{fmt.Sprintf("the merge yields %d elements, more than spec.maxElements (%d)", len(lists[0]), limit)}
 	}
-	key := func(e element) (string, bool) {
+	key := func(e Element) (string, bool) {
 		var b strings.Builder
 		for _, k := range m.MergeKeys {
 			v, ok := e[k]
@@ -267,9 +267,9 @@ func merge(ctx context.Context, src sources, namespace string, m *magosv1.MergeG
 		}
 		return b.String(), true
 	}
-	later := make([]map[string][]element, 0, len(lists)-1)
+	later := make([]map[string][]Element, 0, len(lists)-1)
 	for _, l := range lists[1:] {
-		byKey := map[string][]element{}
+		byKey := map[string][]Element{}
 		for _, o := range l {
 			if k, ok := key(o); ok {
 				byKey[k] = append(byKey[k], o)
@@ -277,7 +277,7 @@ func merge(ctx context.Context, src sources, namespace string, m *magosv1.MergeG
 		}
 		later = append(later, byKey)
 	}
-	out := make([]element, 0, len(lists[0]))
+	out := make([]Element, 0, len(lists[0]))
 	for i, e := range lists[0] {
 		k, ok := key(e)
 		if !ok {

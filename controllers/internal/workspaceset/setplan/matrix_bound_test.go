@@ -1,4 +1,4 @@
-package workspaceset
+package setplan
 
 import (
 	"context"
@@ -61,12 +61,12 @@ func TestGenerateCountsAMatrixBeforeExpandingIt(t *testing.T) {
 	src := fakeSources{}
 	ctx := context.Background()
 
-	_, err := generate(ctx, src, matrixSet(nil, listOf("a", 40), listOf("b", 40)))
-	var tm tooManyError
+	_, err := Generate(ctx, src, matrixSet(nil, listOf("a", 40), listOf("b", 40)))
+	var tm TooManyError
 	require.ErrorAs(t, err, &tm, "40 × 40 = 1600 elements, over the default bound of 1000")
 	assert.EqualError(t, err, "spec.generators[0]: the matrix yields 1600 elements (40 × 40), more than spec.maxElements (1000)")
 
-	els, err := generate(ctx, src, matrixSet(ptr(int32(1600)), listOf("a", 40), listOf("b", 40)))
+	els, err := Generate(ctx, src, matrixSet(ptr(int32(1600)), listOf("a", 40), listOf("b", 40)))
 	require.NoError(t, err)
 	assert.Len(t, els, 1600)
 
@@ -75,7 +75,7 @@ func TestGenerateCountsAMatrixBeforeExpandingIt(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	_, err = generate(ctx, src, matrixSet(ptr(int32(10_000)), a, b))
+	_, err = Generate(ctx, src, matrixSet(ptr(int32(10_000)), a, b))
 	runtime.ReadMemStats(&after)
 	require.ErrorAs(t, err, &tm)
 	assert.Contains(t, err.Error(), "the matrix yields 1000000 elements (1000 × 1000), more than spec.maxElements (10000)")
@@ -90,13 +90,13 @@ func TestGenerateStopsAtTheBound(t *testing.T) {
 		magosv1.WorkspaceSetGenerator{List: listOf("b", 6).List},
 	)
 	set.Spec.MaxElements = ptr(int32(10))
-	_, err := generate(context.Background(), fakeSources{}, set)
-	var tm tooManyError
+	_, err := Generate(context.Background(), fakeSources{}, set)
+	var tm TooManyError
 	require.ErrorAs(t, err, &tm)
 	assert.EqualError(t, err, "the generators yield more than spec.maxElements (10) elements")
 
 	set.Spec.MaxElements = ptr(int32(12))
-	els, err := generate(context.Background(), fakeSources{}, set)
+	els, err := Generate(context.Background(), fakeSources{}, set)
 	require.NoError(t, err)
 	assert.Len(t, els, 12)
 }
@@ -113,13 +113,13 @@ func TestGenerateBoundsAMerge(t *testing.T) {
 	src := fakeSources{dirs: dirs}
 	d := magosv1.WorkspaceSetBaseGenerator{Directories: &magosv1.DirectoriesGenerator{Include: []string{"envs/*"}}}
 	set := setOf(magosv1.WorkspaceSetGenerator{Merge: &magosv1.MergeGenerator{MergeKeys: []string{"path"}, Generators: []magosv1.WorkspaceSetBaseGenerator{d, d}}})
-	_, err := generate(context.Background(), src, set)
-	var tm tooManyError
+	_, err := Generate(context.Background(), src, set)
+	var tm TooManyError
 	require.ErrorAs(t, err, &tm)
 	assert.EqualError(t, err, "spec.generators[0]: the merge yields 20000 elements, more than spec.maxElements (1000)")
 
 	set.Spec.Generators[0].Merge.Generators[0] = list(map[string]string{"path": "envs/e00007", "size": "s"})
-	els, err := generate(context.Background(), src, set)
+	els, err := Generate(context.Background(), src, set)
 	require.NoError(t, err)
-	assert.Equal(t, []element{{"path": "envs/e00007", "path.basename": "e00007", "path.0": "envs", "path.1": "e00007", "size": "s"}}, els)
+	assert.Equal(t, []Element{{"path": "envs/e00007", "path.basename": "e00007", "path.0": "envs", "path.1": "e00007", "size": "s"}}, els)
 }

@@ -1,4 +1,4 @@
-package workspaceset
+package setplan
 
 import (
 	"fmt"
@@ -20,7 +20,7 @@ import (
 //   - Creates left for the next reconcile: Reconciling (Generating).
 //   - Otherwise Ready: every element has its Workspace, up to date with
 //     the template.
-func computeStatus(set *magosv1.WorkspaceSet, o observation, err error) {
+func ComputeStatus(set *magosv1.WorkspaceSet, o Observation, err error) {
 	st := &set.Status
 	st.ObservedGeneration = set.Generation
 	if err != nil {
