@@ -21,6 +21,7 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/notify"
 	"github.com/magos-dev/magos/controllers/internal/reconciletail"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
+	"github.com/magos-dev/magos/controllers/internal/rollout/progress"
 )
 
 // Reconciler reconciles Rollouts. It reads Workspaces and Flux sources
@@ -34,7 +35,7 @@ type Reconciler struct {
 // (reconciletail.Reconcile): reconcile's steps, then status, events and
 // metrics.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	obs := observation{}
+	obs := progress.Observation{}
 	return reconciletail.Reconcile(ctx, r.Client, req, &magosv1.Rollout{}, reconciletail.Skeleton[*magosv1.Rollout]{
 		Body: func(ctx context.Context, ro, _ *magosv1.Rollout) (ctrl.Result, error) {
 			return r.reconcile(ctx, ro, &obs)
@@ -42,7 +43,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		Tail: func(ro, base *magosv1.Rollout) reconciletail.Options {
 			return reconciletail.Options{
 				Kind:   magosv1.RolloutKind,
-				Status: func(err error) { obs.Err = err; computeStatus(ro, obs) },
+				Status: func(err error) { obs.Err = err; progress.ComputeStatus(ro, obs) },
 				// Stages carry state across reconciles (admission,
 				// completion), so a reconcile that read a stale Rollout
 				// must retry, not overwrite.
@@ -55,7 +56,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // reconcile is Reconcile's body: deletion, then governing check → staging
 // → source revision → stage progress.
-func (r *Reconciler) reconcile(ctx context.Context, ro *magosv1.Rollout, obs *observation) (ctrl.Result, error) {
+func (r *Reconciler) reconcile(ctx context.Context, ro *magosv1.Rollout, obs *progress.Observation) (ctrl.Result, error) {
 	if !ro.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
@@ -90,15 +91,15 @@ func (r *Reconciler) reconcile(ctx context.Context, ro *magosv1.Rollout, obs *ob
 		return ctrl.Result{}, rerror.Retry(magosv1.ReasonSourceNotReady, err)
 	}
 
-	o := observed{Revision: revision, Now: time.Now(), Members: make([][]member, len(staged.Stages))}
+	o := progress.Facts{Revision: revision, Now: time.Now(), Members: make([][]progress.Member, len(staged.Stages))}
 	o.Aborted = ro.Annotations[magosv1.AbortAnnotation] == revision
 	obs.Aborted = o.Aborted
 	for i, wss := range staged.Stages {
 		for _, ws := range wss {
-			o.Members[i] = append(o.Members[i], memberOf(ws, revision))
+			o.Members[i] = append(o.Members[i], progress.MemberOf(ws, revision))
 		}
 	}
-	res := progress(ro, o)
+	res := progress.Stages(ro, o)
 	ro.Status.Revision, ro.Status.Stages = revision, res.Stages
 	if res.RequeueAfter > 0 {
 		return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
@@ -173,5 +174,5 @@ func (r *Reconciler) recordTransitions(base, ro *magosv1.Rollout) {
 
 // rolledOut reports whether every stage of ro succeeded.
 func rolledOut(ro *magosv1.Rollout) bool {
-	return len(ro.Status.Stages) > 0 && currentStage(ro.Status.Stages) == nil
+	return len(ro.Status.Stages) > 0 && progress.CurrentStage(ro.Status.Stages) == nil
 }

@@ -7,6 +7,7 @@ import (
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 	"github.com/magos-dev/magos/controllers/internal/metrics"
+	"github.com/magos-dev/magos/controllers/internal/rollout/progress"
 )
 
 // rolloutSeries lists the Rollouts of the cache r as the series a scrape
@@ -22,7 +23,7 @@ func rolloutSeries(ctx context.Context, r client.Reader) ([]metrics.ObjectSeries
 		ro := &list.Items[i]
 		out = append(out, metrics.ObjectSeries{Kind: magosv1.RolloutKind, Namespace: ro.Namespace, Name: ro.Name, Conditions: ro.Status.Conditions,
 			Info:   metrics.ResourceInfo{Suspended: ro.Spec.Suspend, Phase: string(rolloutPhase(ro.Status.Stages)), Revision: ro.Status.Revision},
-			Halted: haltedStage(ro.Status.Stages) != nil})
+			Halted: progress.HaltedStage(ro.Status.Stages) != nil})
 	}
 	return out, nil
 }
@@ -34,10 +35,10 @@ func rolloutPhase(stages []magosv1.StageStatus) magosv1.StagePhase {
 	if len(stages) == 0 {
 		return ""
 	}
-	if halted := haltedStage(stages); halted != nil {
+	if halted := progress.HaltedStage(stages); halted != nil {
 		return magosv1.StageHalted
 	}
-	if current := currentStage(stages); current != nil {
+	if current := progress.CurrentStage(stages); current != nil {
 		return current.Phase
 	}
 	return magosv1.StageSucceeded

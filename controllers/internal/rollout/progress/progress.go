@@ -1,4 +1,4 @@
-package rollout
+package progress
 
 import (
 	"fmt"
@@ -10,25 +10,25 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
 
-// observed is what one reconcile of a Rollout saw.
-type observed struct {
+// Facts is what one reconcile of a Rollout saw of its source and members.
+type Facts struct {
 	// Revision is the source artifact revision being rolled out.
 	Revision string
 	// Members holds each spec stage's members, sorted by name.
-	Members [][]member
+	Members [][]Member
 	// Aborted is set when the abort annotation names Revision.
 	Aborted bool
 	Now     time.Time
 }
 
-// progressed is the outcome of progress.
-type progressed struct {
+// Result is the outcome of Stages.
+type Result struct {
 	Stages []magosv1.StageStatus
 	// RequeueAfter is set while a stage bakes.
 	RequeueAfter time.Duration
 }
 
-// progress advances the Rollout's stages by one step from its previous
+// Stages advances the Rollout's stages by one step from its previous
 // status and what was observed. It is pure.
 //
 // A new revision restarts the rollout from the first stage: every stage
@@ -44,7 +44,7 @@ type progressed struct {
 // joining a succeeded stage is admitted at once. A stage keeps its
 // admission only while the previous one has succeeded, so a stage inserted
 // or reordered by a spec change holds the stages after it.
-func progress(ro *magosv1.Rollout, o observed) progressed {
+func Stages(ro *magosv1.Rollout, o Facts) Result {
 	restart := ro.Status.Revision != o.Revision
 	prev := map[string]magosv1.StageStatus{}
 	if !restart {
@@ -52,7 +52,7 @@ func progress(ro *magosv1.Rollout, o observed) progressed {
 			prev[st.Name] = st
 		}
 	}
-	out := progressed{Stages: make([]magosv1.StageStatus, len(ro.Spec.Stages))}
+	out := Result{Stages: make([]magosv1.StageStatus, len(ro.Spec.Stages))}
 	previousSucceeded := true
 	for i, stage := range ro.Spec.Stages {
 		p := prev[stage.Name]
@@ -79,7 +79,7 @@ func progress(ro *magosv1.Rollout, o observed) progressed {
 
 // admission decides whether a stage not yet admitted for the revision is
 // admitted now; if not, it says in which phase it waits and why.
-func admission(ro *magosv1.Rollout, stage magosv1.Stage, o observed, previousSucceeded bool) (bool, magosv1.StagePhase, string) {
+func admission(ro *magosv1.Rollout, stage magosv1.Stage, o Facts, previousSucceeded bool) (bool, magosv1.StagePhase, string) {
 	switch {
 	case o.Revision == "":
 		return false, magosv1.StagePending, "No revision to roll out yet"
@@ -103,8 +103,8 @@ func promoted(ro *magosv1.Rollout, stage, revision string) bool {
 
 // advanceStage sets the phase, admitted Workspaces and completion of an
 // admitted stage and returns how long it still bakes.
-func advanceStage(st *magosv1.StageStatus, prev magosv1.StageStatus, stage magosv1.Stage, members []member, o observed) time.Duration {
-	var pending, failing []member
+func advanceStage(st *magosv1.StageStatus, prev magosv1.StageStatus, stage magosv1.Stage, members []Member, o Facts) time.Duration {
+	var pending, failing []Member
 	for _, m := range members {
 		if m.Failing {
 			failing = append(failing, m)
@@ -158,10 +158,10 @@ func advanceStage(st *magosv1.StageStatus, prev magosv1.StageStatus, stage magos
 // before that still have to apply (a slot is never taken away mid-apply),
 // then, when fill is set, further pending members in name order up to
 // maxParallel.
-func admitWorkspaces(before []string, pending []member, maxParallel *int32, fill bool) []string {
+func admitWorkspaces(before []string, pending []Member, maxParallel *int32, fill bool) []string {
 	var out []string
 	for _, name := range before {
-		if slices.ContainsFunc(pending, func(m member) bool { return m.Name == name }) {
+		if slices.ContainsFunc(pending, func(m Member) bool { return m.Name == name }) {
 			out = append(out, name)
 		}
 	}
@@ -177,7 +177,7 @@ func admitWorkspaces(before []string, pending []member, maxParallel *int32, fill
 }
 
 // stageWorkspacesStatus is the status entry of each member.
-func stageWorkspacesStatus(members []member) []magosv1.StageWorkspace {
+func stageWorkspacesStatus(members []Member) []magosv1.StageWorkspace {
 	out := make([]magosv1.StageWorkspace, 0, len(members))
 	for _, m := range members {
 		out = append(out, magosv1.StageWorkspace{

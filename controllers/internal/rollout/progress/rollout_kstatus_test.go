@@ -1,4 +1,4 @@
-package rollout
+package progress
 
 import (
 	"errors"
@@ -26,7 +26,7 @@ func TestRolloutKstatus(t *testing.T) {
 		name    string
 		stages  []magosv1.StageStatus
 		suspend bool
-		obs     observation
+		obs     Observation
 		want    status.Status
 		// waitsForPerson: left to kstatus's Ready fallback.
 		waitsForPerson bool
@@ -35,20 +35,20 @@ func TestRolloutKstatus(t *testing.T) {
 		{name: "progressing", stages: stages(magosv1.StageSucceeded, magosv1.StageProgressing), want: status.InProgressStatus},
 		{name: "baking", stages: stages(magosv1.StageBaking, magosv1.StagePending), want: status.InProgressStatus},
 		{name: "pending", stages: stages(magosv1.StagePending), want: status.InProgressStatus},
-		{name: "waiting for the source", obs: observation{Err: rerror.Wait(magosv1.ReasonSourceNotReady, "no artifact", 0)}, want: status.InProgressStatus},
+		{name: "waiting for the source", obs: Observation{Err: rerror.Wait(magosv1.ReasonSourceNotReady, "no artifact", 0)}, want: status.InProgressStatus},
 		{name: "waiting for promotion", stages: stages(magosv1.StageSucceeded, magosv1.StageWaitingForPromotion), want: status.InProgressStatus, waitsForPerson: true},
 		{name: "suspended before a stage", stages: stages(magosv1.StageSucceeded, magosv1.StagePending), suspend: true, want: status.InProgressStatus, waitsForPerson: true},
 		{name: "halted by a failed Workspace", stages: stages(magosv1.StageHalted), want: status.FailedStatus},
-		{name: "aborted", stages: stages(magosv1.StageHalted), obs: observation{Aborted: true}, want: status.FailedStatus},
-		{name: "list error", obs: observation{Err: rerror.Retry(magosv1.ReasonListFailed, errors.New("timeout"))}, want: status.InProgressStatus},
-		{name: "conflicting Rollouts", obs: observation{Err: rerror.Stall(magosv1.ReasonConflictingRollout, errors.New("both"))}, want: status.FailedStatus},
+		{name: "aborted", stages: stages(magosv1.StageHalted), obs: Observation{Aborted: true}, want: status.FailedStatus},
+		{name: "list error", obs: Observation{Err: rerror.Retry(magosv1.ReasonListFailed, errors.New("timeout"))}, want: status.InProgressStatus},
+		{name: "conflicting Rollouts", obs: Observation{Err: rerror.Stall(magosv1.ReasonConflictingRollout, errors.New("both"))}, want: status.FailedStatus},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ro := &magosv1.Rollout{ObjectMeta: metav1.ObjectMeta{Name: "ro", Namespace: "ns", Generation: 3}}
 			ro.Spec.Suspend = tt.suspend
 			ro.Status.ObservedGeneration, ro.Status.Stages = 2, tt.stages
-			computeStatus(ro, tt.obs)
+			ComputeStatus(ro, tt.obs)
 			got := kstatustest.Compute(t, ro)
 			assert.Equal(t, tt.want, got.Status, "kstatus message: %s", got.Message)
 			assert.Equal(t, !tt.waitsForPerson, got.Standard, "decided by Reconciling/Stalled/observedGeneration alone")

@@ -1,4 +1,4 @@
-package rollout
+package progress
 
 import (
 	"fmt"
@@ -11,8 +11,9 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 )
 
-// observation is what one reconcile of a Rollout saw.
-type observation struct {
+// Observation is how one reconcile of a Rollout ended, which its status
+// reports besides the stages.
+type Observation struct {
 	// Aborted is set when the abort annotation names the revision.
 	Aborted bool
 	// Err is the reconcile's error; a rerror.Wait while the Rollout waits
@@ -20,9 +21,9 @@ type observation struct {
 	Err error
 }
 
-// computeStatus sets the conditions and observedGeneration from the stages
+// ComputeStatus sets the conditions and observedGeneration from the stages
 // already in ro.Status and the observation. It is pure.
-func computeStatus(ro *magosv1.Rollout, o observation) {
+func ComputeStatus(ro *magosv1.Rollout, o Observation) {
 	st := &ro.Status
 	// Written on every path, errors included: kstatus reads a stale
 	// observedGeneration as InProgress, hiding Stalled.
@@ -32,7 +33,7 @@ func computeStatus(ro *magosv1.Rollout, o observation) {
 		conditions.MarkError(ro, o.Err)
 		return
 	}
-	halted := haltedStage(st.Stages)
+	halted := HaltedStage(st.Stages)
 	if halted == nil || waiting {
 		conditions.Set(ro, magosv1.HaltedCondition, metav1.ConditionFalse, magosv1.ReasonNotHalted, "No stage is halted")
 	}
@@ -54,7 +55,7 @@ func computeStatus(ro *magosv1.Rollout, o observation) {
 	if n := len(st.UnstagedWorkspaces); n > 0 {
 		unstaged = fmt.Sprintf("; %d Workspaces are in no stage and do not apply: %s", n, strings.Join(st.UnstagedWorkspaces, ", "))
 	}
-	current := currentStage(st.Stages)
+	current := CurrentStage(st.Stages)
 	switch {
 	case current == nil:
 		conditions.MarkReady(ro, metav1.ConditionTrue, magosv1.ReasonRolledOut,
@@ -70,8 +71,8 @@ func computeStatus(ro *magosv1.Rollout, o observation) {
 	}
 }
 
-// haltedStage is the first halted stage, if any.
-func haltedStage(stages []magosv1.StageStatus) *magosv1.StageStatus {
+// HaltedStage is the first halted stage, if any.
+func HaltedStage(stages []magosv1.StageStatus) *magosv1.StageStatus {
 	for i := range stages {
 		if stages[i].Phase == magosv1.StageHalted {
 			return &stages[i]
@@ -80,8 +81,8 @@ func haltedStage(stages []magosv1.StageStatus) *magosv1.StageStatus {
 	return nil
 }
 
-// currentStage is the first stage that has not succeeded, if any.
-func currentStage(stages []magosv1.StageStatus) *magosv1.StageStatus {
+// CurrentStage is the first stage that has not succeeded, if any.
+func CurrentStage(stages []magosv1.StageStatus) *magosv1.StageStatus {
 	for i := range stages {
 		if stages[i].Phase != magosv1.StageSucceeded {
 			return &stages[i]
