@@ -16,7 +16,9 @@ import (
 	// whenever their code, and so possibly their dependencies, change:
 	// `go list` runs as a separate process the cache cannot see into.
 	_ "github.com/magos-dev/magos/controllers/internal/conditions"
+	_ "github.com/magos-dev/magos/controllers/internal/configtree"
 	_ "github.com/magos-dev/magos/controllers/internal/rerror"
+	_ "github.com/magos-dev/magos/controllers/internal/rollout/progress"
 	_ "github.com/magos-dev/magos/controllers/internal/workspace/decide"
 	_ "github.com/magos-dev/magos/controllers/internal/workspace/runjob"
 )
@@ -41,6 +43,9 @@ var hcl = []string{
 	"golang.org/x/text/",
 }
 
+// yaml is what the policy protocol's parsing links.
+var yaml = []string{"sigs.k8s.io/yaml", "go.yaml.in/yaml/"}
+
 // blake3 is what the artifact digests link besides the standard library.
 var blake3 = []string{"github.com/zeebo/blake3", "github.com/klauspost/cpuid/"}
 
@@ -51,14 +56,15 @@ var pure = []struct {
 	magos   []string
 	modules []string
 }{
-	{pkg: internal + "workspace/decide", magos: []string{internal + "workspace/runjob", internal + "conditions", internal + "rerror"}},
+	{pkg: internal + "workspace/decide", magos: []string{internal + "workspace/runjob", internal + "conditions", internal + "rerror"}, modules: yaml},
 	{pkg: internal + "workspace/runjob", magos: []string{internal + "rerror"}},
 	{pkg: internal + "conditions", magos: []string{internal + "rerror"}},
 	{pkg: internal + "rerror"},
 	{pkg: internal + "configtree", modules: append(slices.Clone(hcl), blake3...)},
 	{pkg: cli + "tfimport"},
 	{pkg: cli + "planrender"},
-	{pkg: magos + "apis/policyprotocol", modules: []string{"sigs.k8s.io/yaml", "go.yaml.in/yaml/"}},
+	{pkg: magos + "apis/policyprotocol", modules: yaml},
+	{pkg: internal + "rollout/progress", magos: []string{internal + "conditions", internal + "rerror"}},
 }
 
 // denied are the modules no pure package may link, whatever links them.
