@@ -114,7 +114,7 @@ func (s *Server) authorize(ctx context.Context, token string) (grant, error) {
 	if err := get(ctx, reader, ns, jobRef.Name, job); err != nil {
 		return grant{}, err
 	}
-	if job.UID != jobRef.UID || finished(job) {
+	if done, _ := runjob.Finished(job); job.UID != jobRef.UID || done {
 		return grant{}, forbidden("Job %s/%s is not a run in progress", ns, jobRef.Name)
 	}
 	wsRef := metav1.GetControllerOf(job)
@@ -259,14 +259,4 @@ func get(ctx context.Context, reader client.Reader, ns, name string, o client.Ob
 		return forbidden("%T %s/%s not found", o, ns, name)
 	}
 	return err
-}
-
-// finished reports whether a Job has completed or failed.
-func finished(job *batchv1.Job) bool {
-	for _, c := range job.Status.Conditions {
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
 }

@@ -99,13 +99,7 @@ func (r *Reconciler) reconcilePolicy(ctx context.Context, ws *magosv1.Workspace,
 func (r *Reconciler) gatePolicyFacts(ctx context.Context, ws *magosv1.Workspace, project *magosv1.Project, now time.Time) (g decide.GateFacts, reused decide.GateVerdict, ok bool) {
 	plan := ws.Status.Plan
 	g.Namespace = ws.Namespace
-	namespaced, err := r.namespacedPoliciesAllowed(ctx, ws.Namespace)
-	if err != nil {
-		g.Failure, g.Detail = decide.GateSelectionFailed, err.Error()
-		return g, reused, false
-	}
-	selection, err := policy.Select(ctx, r.Client, policy.Scope{Namespace: ws.Namespace, Namespaced: namespaced},
-		policySelectors(r.Options.Guards.ClusterPolicySelector, ws, project)...)
+	selection, err := r.selectPolicies(ctx, ws, project)
 	if err != nil {
 		g.Failure, g.Detail = decide.GateSelectionFailed, err.Error()
 		return g, reused, false
@@ -144,6 +138,33 @@ func (r *Reconciler) gatePolicyFacts(ctx context.Context, ws *magosv1.Workspace,
 		g.Engine = r.Policies.Evaluate(ctx, ws.Namespace, selected, stored.JSON)
 	}
 	return g, reused, false
+}
+
+// policySelection is the policies that select a Workspace, or why they
+// could not be selected.
+type policySelection struct {
+	policy.Selection
+	err error
+}
+
+// selectPolicies selects the policies ws's plans must pass: the cluster
+// ValidatingPolicies its selectors pick and, where its namespace may have
+// them, its NamespacedValidatingPolicies. It reads them once per
+// reconcile: the fast path's deciders and the gate ask the same question.
+func (r *Reconciler) selectPolicies(ctx context.Context, ws *magosv1.Workspace, project *magosv1.Project) (policy.Selection, error) {
+	if r.reports != nil && r.reports.policies != nil {
+		return r.reports.policies.Selection, r.reports.policies.err
+	}
+	namespaced, err := r.namespacedPoliciesAllowed(ctx, ws.Namespace)
+	var selection policy.Selection
+	if err == nil {
+		selection, err = policy.Select(ctx, r.Client, policy.Scope{Namespace: ws.Namespace, Namespaced: namespaced},
+			policySelectors(r.Options.Guards.ClusterPolicySelector, ws, project)...)
+	}
+	if r.reports != nil {
+		r.reports.policies = &policySelection{Selection: selection, err: err}
+	}
+	return selection, err
 }
 
 // describeWaivers says who created each waiver, why and until when.

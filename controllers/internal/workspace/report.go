@@ -24,6 +24,9 @@ type reports struct {
 	// recorder is the manager's recorder, for events of a write that is
 	// not the status patch (a finalizer removal that deletes the object).
 	recorder events.EventRecorder
+	// policies is the policy selection this reconcile read (selectPolicies),
+	// which the fast path's deciders and the gate share; nil until read.
+	policies *policySelection
 }
 
 // forReconcile is the copy of r that one reconcile works with: its events
