@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -17,20 +16,20 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/approvalrules"
 	"github.com/magos-dev/magos/controllers/internal/configtree"
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
-	"github.com/magos-dev/magos/controllers/internal/policy"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
 	"github.com/magos-dev/magos/controllers/internal/workspace/decide"
 	"github.com/magos-dev/magos/controllers/internal/workspace/schedule"
 )
 
 // gatherFacts reads what decide needs: it folds a finished run into status
-// (and adopts a running one), reads the state lock a person asked to
-// release, and evaluates the policy gate and the governing Rollout only
-// when a plan is pending. lease is the lock Lease an unlock would delete.
+// (and adopts a running one), and evaluates the policy gate and the
+// governing Rollout only when a plan is pending. What an unlock request
+// found and what the Workspace reads in the artifact are read when decide
+// asks for them (decide.ActAsk).
 func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, revision, inputs string, s settings,
-	project *magosv1.Project, del *decide.DeletionFacts) (decide.Facts, *coordinationv1.Lease, error) {
+	project *magosv1.Project, del *decide.DeletionFacts) (decide.Facts, error) {
 	if err := r.reconcileCurrentRun(ctx, ws, s.Retry); err != nil {
-		return decide.Facts{}, nil, err
+		return decide.Facts{}, err
 	}
 	st := &ws.Status
 	f := decide.Facts{
@@ -58,14 +57,14 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 			// apply was adopted). Evaluated again, status shows the verdict
 			// the apply went through.
 			if _, err := r.reconcilePolicy(ctx, ws, project, f.Now); err != nil {
-				return decide.Facts{}, nil, err
+				return decide.Facts{}, err
 			}
 		}
 	}
 	if len(ws.Spec.DependsOn) > 0 || del != nil {
 		deps, err := r.gatherDependencies(ctx, ws, del != nil)
 		if err != nil {
-			return decide.Facts{}, nil, err
+			return decide.Facts{}, err
 		}
 		f.Dependencies = &deps
 		if del == nil {
@@ -77,17 +76,11 @@ func (r *Reconciler) gatherFacts(ctx context.Context, ws *magosv1.Workspace, rev
 	if es := st.ErroredState; es != nil {
 		f.StateRestored = ws.Annotations[StateRestoredAnnotation] == es.Job
 	}
-	var lease *coordinationv1.Lease
-	if st.Lock != nil && ws.Annotations[UnlockAnnotation] == st.Lock.Holder {
-		var err error
-		if f.Unlock, lease, err = r.checkUnlock(ctx, ws); err != nil {
-			return decide.Facts{}, nil, err
-		}
-	}
+	f.UnlockRequested = st.Lock != nil && ws.Annotations[UnlockAnnotation] == st.Lock.Holder
 	if err := r.gatherPlanFacts(ctx, ws, &f, s, project); err != nil {
-		return decide.Facts{}, nil, err
+		return decide.Facts{}, err
 	}
-	return f, lease, nil
+	return f, nil
 }
 
 // gatherPlanFacts reads what decides on f.Plan: the fast path's deciders,
@@ -244,12 +237,7 @@ func (r *Reconciler) readPlanResources(ctx context.Context, ws *magosv1.Workspac
 // the Rollout governing its Project.
 func (r *Reconciler) decidersOf(ctx context.Context, ws *magosv1.Workspace, project *magosv1.Project) (*decide.Deciders, error) {
 	d := &decide.Deciders{}
-	namespaced, err := r.namespacedPoliciesAllowed(ctx, ws.Namespace)
-	var selection policy.Selection
-	if err == nil {
-		selection, err = policy.Select(ctx, r.Client, policy.Scope{Namespace: ws.Namespace, Namespaced: namespaced},
-			policySelectors(r.Options.Guards.ClusterPolicySelector, ws, project)...)
-	}
+	selection, err := r.selectPolicies(ctx, ws, project)
 	d.Ignored = selection.Ignored
 	switch {
 	case err != nil:

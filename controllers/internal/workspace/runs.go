@@ -36,14 +36,15 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 	}
 	decide.Observe(&ws.Status, inputs, source)
 
-	f, lease, err := r.gatherFacts(ctx, ws, art.Revision, inputs, s, project, del)
+	f, err := r.gatherFacts(ctx, ws, art.Revision, inputs, s, project, del)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	var lease *coordinationv1.Lease // the lock Lease an unlock deletes
 	for {
 		d := decide.Decide(f)
 		obs.Decision, obs.Review = d, planReview(f)
-		if d.HandlesRequest && d.Action != decide.ActStart {
+		if d.HandledNow() {
 			handled(ws)
 		}
 		switch d.Action {
@@ -51,11 +52,15 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 			return ctrl.Result{}, nil
 		case decide.ActWait:
 			return requeueAfter(d.After), nil
-		case decide.ActStart:
-			if f.Content == nil && (f.MayCarry() || magosv1.RunPlans(d.Run.Phase)) {
-				f.Content = r.contentOf(ctx, ws, art, s.Content)
-				continue // decide again: the revision may change nothing read, or a file read may be refused
+		case decide.ActAsk:
+			l, err := r.answer(ctx, ws, &f, d.Ask, art, s)
+			if err != nil {
+				return ctrl.Result{}, err
 			}
+			if l != nil {
+				lease = l
+			}
+		case decide.ActStart:
 			if f.Held = r.Runs.Admit(ctx, r.Client, ws, d, f); f.Held != nil {
 				continue // decide again: the queue holds the run
 			}
@@ -92,6 +97,26 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 			return ctrl.Result{}, r.finishDeletion(ctx, ws, d)
 		}
 	}
+}
+
+// answer reads the fact decide asked for into f: what the Workspace reads
+// in the artifact, or what an unlock request found (and the Lease it
+// would delete).
+func (r *Reconciler) answer(ctx context.Context, ws *magosv1.Workspace, f *decide.Facts, a decide.Ask, art artifact, s settings) (*coordinationv1.Lease, error) {
+	switch a {
+	case decide.AskContent:
+		f.Content = r.contentOf(ctx, ws, art, s.Content)
+	case decide.AskUnlock:
+		check, lease, err := r.checkUnlock(ctx, ws)
+		if err != nil {
+			return nil, err
+		}
+		f.Unlock = check
+		return lease, nil
+	default:
+		return nil, fmt.Errorf("decide asked for an unknown fact %d", a)
+	}
+	return nil, nil
 }
 
 // applyStatusOnly carries out decision d, whose action only changes

@@ -70,11 +70,22 @@ import (
 // configuration file the Workspace reads is beyond what the controller
 // parses (Content.Refused).
 //
+// Facts that cost a read are asked for only where a decision depends on
+// them (ActAsk, then decide again): what the Workspace reads in the
+// artifact (AskContent) before a plan starts or a plan that MayCarry
+// would be replaced, and whether an unlock request may release the lock
+// (AskUnlock).
+//
 // Waiting for a person (AwaitingApproval, AwaitingPromotion) is settled:
 // Ready=False without Reconciling or Stalled. A Stalled decision never
 // starts a run or waits to retry, and a retried one is never Stalled.
 func Decide(f Facts) Decision {
 	d := holdForDependencies(f, untilWaiverExpires(f, decideRun(f)))
+	if d.Action == ActStart && f.Content == nil && (f.MayCarry() || magosv1.RunPlans(d.Run.Phase)) {
+		// The revision may change nothing the plan read (it carries), or
+		// a file the plan would read may be refused.
+		return ask(d, AskContent)
+	}
 	if d.Action == ActStart && magosv1.RunPlans(d.Run.Phase) && f.Content != nil && f.Content.Refused != "" {
 		return refusedDecision(f)
 	}
@@ -149,6 +160,8 @@ func DecideBlocked(f Facts) (Decision, bool) {
 	case f.ErroredState != nil:
 		return Decision{Phase: magosv1.PhaseFailed, Reason: magosv1.ReasonStateNotSaved, Stalled: true,
 			Message: erroredStateMessage(f.Name, f.ErroredState)}, true
+	case f.Lock != nil && f.UnlockRequested && f.Unlock == nil:
+		return ask(decideLock(f.Name, f.Lock, nil), AskUnlock), true
 	case f.Lock != nil:
 		return decideLock(f.Name, f.Lock, f.Unlock), true
 	case f.Requested && f.Deletion == nil:

@@ -69,10 +69,10 @@ func TestDecisionsAreConsistent(t *testing.T) {
 										} else {
 											f.Request = rq
 										}
-										d := Decide(f)
+										d := decideAnswering(t, f)
 										checkConsistent(t, f, d)
 										f.Held = &HeldRun{After: time.Minute, Priority: "normal", Bound: "a bound"}
-										checkHeld(t, d, Decide(f))
+										checkHeld(t, d, decideAnswering(t, f))
 									}
 								}
 							}

@@ -38,15 +38,16 @@ var decideNow = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 const decideRev, decideInputs = "main@sha1:b", "sha256:in"
 
 // decide is Decide on c's facts at decideNow, decideRev (unless the case
-// sets a revision) and decideInputs.
-func (c decideCase) decide() Decision {
+// sets a revision) and decideInputs, with the facts it asks for answered
+// (decideAnswering).
+func (c decideCase) decide(t testing.TB) Decision {
 	f := c.f
 	f.Now = decideNow
 	if f.Revision == "" {
 		f.Revision = decideRev
 	}
 	f.Inputs = decideInputs
-	return Decide(f)
+	return decideAnswering(t, f)
 }
 
 // TestDecide pins the Workspace's decision table (decide's doc comment,
@@ -55,7 +56,7 @@ func (c decideCase) decide() Decision {
 func TestDecide(t *testing.T) {
 	for _, tt := range decideCases() {
 		t.Run(tt.name, func(t *testing.T) {
-			d := tt.decide()
+			d := tt.decide(t)
 			assert.Equal(t, tt.want.phase, d.Phase, "phase")
 			if tt.want.reason != "" {
 				assert.Equal(t, tt.want.reason, d.Reason, "reason")

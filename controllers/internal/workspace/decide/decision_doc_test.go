@@ -191,7 +191,7 @@ func renderDecisionTable(t *testing.T, rows []decisionRow, cases map[string]deci
 			if !assert.True(t, ok, "row %q names %q, which is no TestDecide case", r.facts, name) {
 				continue
 			}
-			d := c.decide()
+			d := c.decide(t)
 			assert.Contains(t, r.phase, "`"+string(d.Phase)+"`", "row %q: case %q decides phase %s", r.facts, name, d.Phase)
 			if !r.runReason && d.Reason != "" && d.Reason != string(d.Phase) {
 				assert.Contains(t, r.phase, "`"+d.Reason+"`", "row %q: case %q decides reason %s", r.facts, name, d.Reason)

@@ -26,10 +26,12 @@ type Facts struct {
 	// a person marked it restored.
 	ErroredState  *magosv1.ErroredStateStatus
 	StateRestored bool
-	// Lock is a stuck state lock; Unlock is what a person's unlock request
-	// found (nil without one).
-	Lock   *magosv1.LockStatus
-	Unlock *UnlockCheck
+	// Lock is a stuck state lock. UnlockRequested: a person's unlock
+	// (magos.dev/unlock) names its holder; Unlock is what checking that
+	// request found, nil until asked (AskUnlock).
+	Lock            *magosv1.LockStatus
+	UnlockRequested bool
+	Unlock          *UnlockCheck
 
 	// LastRun is the newest finished run; Retry the retry state after it
 	// failed.
@@ -75,7 +77,8 @@ type Facts struct {
 	// the queue was asked, or when it admits the run.
 	Held *HeldRun
 	// Content is what the Workspace reads in the artifact of Revision; nil
-	// until asked (when MayCarry, and before any plan starts).
+	// until asked (AskContent: when a plan would start, or a run would
+	// start where the plan MayCarry).
 	Content *ContentCheck
 
 	// Deletion is set while a Workspace with destroyOnDelete is deleted.
@@ -163,6 +166,23 @@ const (
 	// ActCarryRevision: the plan (applied or pending) stands for Revision,
 	// which changes nothing the Workspace reads.
 	ActCarryRevision
+	// ActAsk: decide needs the fact decision.Ask names; the reconciler
+	// reads it and decides again.
+	ActAsk
+)
+
+// Ask names a fact decide reads only when a decision depends on it, as it
+// costs a read: the reconciler answers it (a read, never a write) and
+// decides again.
+type Ask int
+
+const (
+	// AskContent: what the Workspace reads in the artifact (Facts.Content).
+	AskContent Ask = iota + 1
+	// AskUnlock: whether a person's unlock request may release the lock
+	// (Facts.Unlock): no run of the Workspace is running, and the Lease
+	// still has the holder named.
+	AskUnlock
 )
 
 // Decision is what decide made of the facts: the Workspace's phase, why,
@@ -187,6 +207,22 @@ type Decision struct {
 	HandlesRequest bool
 	// Queued: the run this decision would start waits in the run queue.
 	Queued bool
+	// Ask is the fact ActAsk asks for.
+	Ask Ask
+}
+
+// HandledNow reports whether carrying out d handles the pending reconcile
+// request before any run starts: a start handles it once the run started,
+// and an Ask only once decided again.
+func (d Decision) HandledNow() bool {
+	return d.HandlesRequest && d.Action != ActStart && d.Action != ActAsk
+}
+
+// ask is decision d, held until the fact a is answered. It handles no
+// request yet, and says what d would be if the answer cannot be read.
+func ask(d Decision, a Ask) Decision {
+	d.Action, d.Ask, d.HandlesRequest, d.After = ActAsk, a, false, 0
+	return d
 }
 
 // Note is an event to record, which the reconciler emits.

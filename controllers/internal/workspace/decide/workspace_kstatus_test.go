@@ -101,7 +101,7 @@ func TestStallingReasonsAreNotRetried(t *testing.T) {
 			assert.Equal(t, time.Minute, d.After)
 			assert.Equal(t, status.InProgressStatus, got)
 			f.Now = now.Add(time.Minute)
-			assert.Equal(t, ActStart, Decide(f).Action, "retried once its time has come")
+			assert.Equal(t, ActStart, decideAnswering(t, f).Action, "retried once its time has come")
 		})
 	}
 }
