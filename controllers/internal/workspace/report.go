@@ -47,12 +47,6 @@ func (p *reports) afterPatch() {
 	}
 }
 
-// event records an event on ws (once the status is written), with the
-// revision and plan it is about as metadata (eventMetadata).
-func (r *Reconciler) event(ws *magosv1.Workspace, eventType, reason, format string, args ...any) {
-	notify.Eventf(r.Events, ws, nil, eventMetadata(ws), eventType, reason, reason, format, args...)
-}
-
 // notes records the events a pure fold returned, in order.
 func (r *Reconciler) notes(ws *magosv1.Workspace, notes []decide.Note) {
 	r.notesAbout(ws, eventMetadata(ws), notes)

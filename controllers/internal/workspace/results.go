@@ -59,9 +59,9 @@ func (r *Reconciler) recordRunResult(ctx context.Context, ws *magosv1.Workspace,
 	if err != nil {
 		return err
 	}
-	status, out := decide.Fold(ws.Status, end)
-	r.notes(ws, out.Notes)
-	ws.Status = status
+	metadata := eventMetadata(ws) // the events name the run folded
+	out := decide.FoldInto(&ws.Status, end)
+	r.notesAbout(ws, metadata, out.Notes)
 	r.later(func() { recordRunMetrics(out.Metrics) })
 	if end.Reserved != nil {
 		return end.Reserved.Err

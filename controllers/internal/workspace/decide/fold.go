@@ -320,3 +320,10 @@ func truncate(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// FoldInto is Fold on *st, in place.
+func FoldInto(st *magosv1.WorkspaceStatus, e RunEnd) folded {
+	var out folded
+	*st, out = Fold(*st, e)
+	return out
+}
