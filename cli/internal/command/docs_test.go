@@ -12,8 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-
-	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
 
 // The command lists of the README's Status table and of docs/cli.md are
@@ -184,19 +182,4 @@ func TestCLIDocSections(t *testing.T) {
 			assert.True(t, known, "docs/cli.md heading `%s`: %s has no flag --%s", s, found.CommandPath(), m[1])
 		}
 	}
-}
-
-// TestCheckKnowsEveryKind: check looks for every kind of the API and the
-// controller of each.
-func TestCheckKnowsEveryKind(t *testing.T) {
-	var kinds, controllers []string
-	for name := range scheme.KnownTypes(magosv1.GroupVersion) {
-		if _, listed := scheme.KnownTypes(magosv1.GroupVersion)[name+"List"]; listed {
-			kinds = append(kinds, name)
-			controllers = append(controllers, strings.ToLower(name)+"-controller")
-		}
-	}
-	require.NotEmpty(t, kinds)
-	assert.ElementsMatch(t, kinds, servedKinds[0].Kinds, "check's Magos kinds")
-	assert.ElementsMatch(t, controllers, controllerNames, "check's controllers")
 }

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/magos-dev/magos/cli/internal/failure"
 )
 
 type getOptions struct {
@@ -75,7 +77,7 @@ func (o *getOptions) run(ctx context.Context, f *factory, k *kind, name string) 
 		return err
 	}
 	if name != "" && len(objs) == 0 {
-		return newError(ExitFailure, ReasonNotFound, "%s %q not found in namespace %q", k.aliases[0], name, ns)
+		return failure.NotFound("%s %q not found in namespace %q", k.aliases[0], name, ns)
 	}
 	if err := o.print(f, k, list, objs, name != "", true); err != nil {
 		return err
@@ -108,7 +110,7 @@ func (o *getOptions) listOptions(f *factory, name string) ([]client.ListOption, 
 	if o.selector != "" {
 		sel, err := labels.Parse(o.selector)
 		if err != nil {
-			return nil, "", usageError("invalid label selector %q: %v", o.selector, err)
+			return nil, "", failure.Usage("invalid label selector %q: %v", o.selector, err)
 		}
 		opts = append(opts, client.MatchingLabelsSelector{Selector: sel})
 	}

@@ -9,6 +9,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/cli/internal/failure"
+	"github.com/magos-dev/magos/cli/internal/view"
 )
 
 // kind is a Magos kind `get` lists.
@@ -25,26 +27,26 @@ type kind struct {
 
 var (
 	workspaces = &kind{
-		name: "workspaces", aliases: []string{"workspace", "ws", "tfws"}, headers: workspaceHeaders,
+		name: "workspaces", aliases: []string{"workspace", "ws", "tfws"}, headers: view.WorkspaceHeaders,
 		newList:     func() client.ObjectList { return &magosv1.WorkspaceList{} },
-		row:         func(o runtime.Object, now time.Time) []string { return workspaceRow(o.(*magosv1.Workspace), now) },
-		wideHeaders: workspaceWideHeaders,
-		wide:        func(o runtime.Object) []string { return workspaceWide(o.(*magosv1.Workspace)) },
+		row:         func(o runtime.Object, now time.Time) []string { return view.WorkspaceRow(o.(*magosv1.Workspace), now) },
+		wideHeaders: view.WorkspaceWideHeaders,
+		wide:        func(o runtime.Object) []string { return view.WorkspaceWide(o.(*magosv1.Workspace)) },
 	}
 	projects = &kind{
-		name: "projects", aliases: []string{"project", "proj"}, headers: projectHeaders,
+		name: "projects", aliases: []string{"project", "proj"}, headers: view.ProjectHeaders,
 		newList: func() client.ObjectList { return &magosv1.ProjectList{} },
-		row:     func(o runtime.Object, _ time.Time) []string { return projectRow(o.(*magosv1.Project)) },
+		row:     func(o runtime.Object, _ time.Time) []string { return view.ProjectRow(o.(*magosv1.Project)) },
 	}
 	rollouts = &kind{
-		name: "rollouts", aliases: []string{"rollout", "ro", "tfro"}, headers: rolloutHeaders,
+		name: "rollouts", aliases: []string{"rollout", "ro", "tfro"}, headers: view.RolloutHeaders,
 		newList: func() client.ObjectList { return &magosv1.RolloutList{} },
-		row:     func(o runtime.Object, _ time.Time) []string { return rolloutRow(o.(*magosv1.Rollout)) },
+		row:     func(o runtime.Object, _ time.Time) []string { return view.RolloutRow(o.(*magosv1.Rollout)) },
 	}
 	workspaceSets = &kind{
-		name: "workspacesets", aliases: []string{"workspaceset", "wss"}, headers: workspaceSetHeaders,
+		name: "workspacesets", aliases: []string{"workspaceset", "wss"}, headers: view.WorkspaceSetHeaders,
 		newList: func() client.ObjectList { return &magosv1.WorkspaceSetList{} },
-		row:     func(o runtime.Object, _ time.Time) []string { return workspaceSetRow(o.(*magosv1.WorkspaceSet)) },
+		row:     func(o runtime.Object, _ time.Time) []string { return view.WorkspaceSetRow(o.(*magosv1.WorkspaceSet)) },
 	}
 	kinds = []*kind{workspaces, projects, rollouts, workspaceSets}
 )
@@ -73,7 +75,7 @@ func kindAndName(a []string) (*kind, string, error) {
 	default:
 		k := lookupKind(a[0])
 		if k == nil {
-			return nil, "", usageError("unknown kind %q: use workspaces, projects, rollouts or workspacesets", a[0])
+			return nil, "", failure.Usage("unknown kind %q: use workspaces, projects, rollouts or workspacesets", a[0])
 		}
 		return k, a[1], nil
 	}

@@ -9,6 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/magos-dev/magos/cli/internal/failure"
+	"github.com/magos-dev/magos/cli/internal/ops"
 )
 
 // Output formats of -o.
@@ -25,7 +28,7 @@ func checkOutput(o string) error {
 	case outputTable, outputWide, outputJSON, outputYAML:
 		return nil
 	}
-	return usageError("unknown output format %q: use -o wide, -o json or -o yaml", o)
+	return failure.Usage("unknown output format %q: use -o wide, -o json or -o yaml", o)
 }
 
 // printObject writes obj as JSON or YAML with its apiVersion and kind.
@@ -53,7 +56,7 @@ func printObject(w io.Writer, format string, obj runtime.Object) error {
 
 // setKind fills in obj's apiVersion and kind, which typed reads leave out.
 func setKind(obj runtime.Object) error {
-	gvk, err := apiutil.GVKForObject(obj, scheme)
+	gvk, err := apiutil.GVKForObject(obj, ops.Scheme)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/magos-dev/magos/apis/policyprotocol"
+	"github.com/magos-dev/magos/cli/internal/failure"
+	"github.com/magos-dev/magos/cli/internal/ops"
 )
 
 func newPolicyCommand(f *factory) *cobra.Command {
@@ -17,7 +19,7 @@ func newPolicyCommand(f *factory) *cobra.Command {
 		Example: "  kubectl magos policy test plan.json --policy policies/",
 		Args:    args(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usageError("policy needs a subcommand: policy test PLAN.json --policy FILE")
+			return failure.Usage("policy needs a subcommand: policy test PLAN.json --policy FILE")
 		},
 	}
 	var files []string
@@ -41,7 +43,7 @@ kubectl-magos, else on the PATH.`,
 		Args: args(1, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if len(files) == 0 {
-				return usageError("policy test needs at least one --policy FILE")
+				return failure.Usage("policy test needs at least one --policy FILE")
 			}
 			return testPolicies(cmd, f, a[0], files, engine)
 		},
@@ -55,25 +57,25 @@ kubectl-magos, else on the PATH.`,
 func testPolicies(cmd *cobra.Command, f *factory, planFile string, files []string, engine string) error {
 	plan, err := os.ReadFile(planFile)
 	if err != nil {
-		return usageError("reading the plan: %v", err)
+		return failure.Usage("reading the plan: %v", err)
 	}
 	var policies []json.RawMessage
 	for _, file := range files {
-		ps, err := readPolicies(file)
+		ps, err := ops.ReadPolicies(file)
 		if err != nil {
-			return usageError("%s: %v", file, err)
+			return failure.Usage("%s: %v", file, err)
 		}
 		policies = append(policies, ps...)
 	}
 	if len(policies) == 0 {
-		return usageError("no ValidatingPolicy found in %v", files)
+		return failure.Usage("no ValidatingPolicy found in %v", files)
 	}
 	if engine == "" {
-		if engine, err = findPolicyEngine(); err != nil {
+		if engine, err = ops.FindPolicyEngine(); err != nil {
 			return err
 		}
 	}
-	v, err := evaluate(cmd.Context(), engine, policyprotocol.Request{Policies: policies}, plan)
+	v, err := ops.Evaluate(cmd.Context(), engine, policyprotocol.Request{Policies: policies}, plan)
 	if err != nil {
 		return err
 	}
@@ -87,17 +89,7 @@ func testPolicies(cmd *cobra.Command, f *factory, planFile string, files []strin
 		fmt.Fprintf(out, "  - %s validation %d\n", vi, vi.Validation)
 	}
 	if !v.Passed {
-		return failed("the plan would be blocked by the policy gate (%d policies evaluated)", len(policies))
+		return failure.Failed("the plan would be blocked by the policy gate (%d policies evaluated)", len(policies))
 	}
 	return nil
-}
-
-// readPolicies reads every document of a YAML or JSON file as the JSON of
-// a ValidatingPolicy or NamespacedValidatingPolicy.
-func readPolicies(file string) ([]json.RawMessage, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	return policyprotocol.PoliciesFromYAML(data)
 }

@@ -6,9 +6,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/cli/internal/ops"
+	"github.com/magos-dev/magos/cli/internal/view"
 )
 
 type requestOptions struct {
@@ -40,7 +41,7 @@ annotation (` + magosv1.ReconcileRequestAnnotation + `) to the current time. Ref
 its last run did not fail.`,
 		Example: `  kubectl magos retry hello --wait`,
 		Args:    args(1, 1),
-		RunE:    func(cmd *cobra.Command, a []string) error { return retry.run(cmd.Context(), f, a[0], retryable) },
+		RunE:    func(cmd *cobra.Command, a []string) error { return retry.run(cmd.Context(), f, a[0], ops.Retryable) },
 	}
 	for _, c := range []struct {
 		cmd *cobra.Command
@@ -54,72 +55,22 @@ its last run did not fail.`,
 
 // run sets the request after check (if any) accepts the Workspace.
 func (o *requestOptions) run(ctx context.Context, f *factory, name string, check func(*magosv1.Workspace) error) error {
-	t, err := targetOf(f, name)
+	t, err := f.target(name)
 	if err != nil {
 		return err
 	}
-	at := time.Now().UTC().Format(time.RFC3339Nano)
-	ws := &magosv1.Workspace{}
-	if err := t.update(ctx, ws, func() error {
-		if check != nil {
-			if err := check(ws); err != nil {
-				return err
-			}
-		}
-		setAnnotation(ws, magosv1.ReconcileRequestAnnotation, at)
-		return nil
-	}); err != nil {
+	at, err := ops.RequestReconcile(ctx, t, check)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(f.streams.Out, "Workspace %s: reconcile requested at %s\n", name, at)
+	fmt.Fprintln(f.streams.Out, view.ReconcileRequested(name, at))
 	if !o.wait {
 		return nil
 	}
-	ws, err = t.waitWorkspace(ctx, o.timeout, "handle the request of "+at, func(ws *magosv1.Workspace) (bool, error) { return requestDone(ws, at) })
+	ws, err := t.WaitWorkspace(ctx, o.timeout, "handle the request of "+at, func(ws *magosv1.Workspace) (bool, error) { return ops.RequestDone(ws, at) })
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(f.streams.Out, "Workspace %s: request handled; %s: %s\n", name, ws.Status.Phase, readyMessage(ws.Status.Conditions))
+	fmt.Fprintf(f.streams.Out, "Workspace %s: request handled; %s: %s\n", name, ws.Status.Phase, view.ReadyMessage(ws.Status.Conditions))
 	return nil
-}
-
-// retryable refuses a Workspace whose newest run did not fail.
-func retryable(ws *magosv1.Workspace) error {
-	r := ws.Status.LastRun()
-	if r == nil || r.Result == magosv1.ResultSucceeded || ws.Status.CurrentRun != nil {
-		return refused("Workspace %s has no failed run to retry (phase %s); to plan again anyway use: kubectl magos replan %s",
-			ws.Name, orNone(string(ws.Status.Phase)), ws.Name)
-	}
-	return nil
-}
-
-// requestDone says whether the controller handled the request at and the
-// run it started has finished; a run started since that failed, or a
-// stall, fails it.
-func requestDone(ws *magosv1.Workspace, at string) (bool, error) {
-	st := &ws.Status
-	if st.LastHandledReconcileAt != at || st.CurrentRun != nil {
-		return false, nil
-	}
-	requested, err := time.Parse(time.RFC3339Nano, at)
-	if err != nil {
-		return false, err
-	}
-	if r := st.LastRun(); r != nil && r.Result != magosv1.ResultSucceeded && r.Started != nil && !r.Started.Time.Before(requested.Truncate(time.Second)) {
-		return false, failed("the %s run %s failed (%s): %s", r.Phase, r.Job, r.Reason, r.Message)
-	}
-	if err := stalledError(ws); err != nil {
-		return false, err
-	}
-	return true, nil
-}
-
-// setAnnotation sets annotation key to value on the object.
-func setAnnotation(obj client.Object, key, value string) {
-	a := obj.GetAnnotations()
-	if a == nil {
-		a = map[string]string{}
-	}
-	a[key] = value
-	obj.SetAnnotations(a)
 }

@@ -3,12 +3,12 @@ package command
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/cli/internal/ops"
+	"github.com/magos-dev/magos/cli/internal/view"
 )
 
 func newPromoteCommand(f *factory) *cobra.Command {
@@ -28,44 +28,16 @@ to spec.promotions: by default the revision being rolled out (status.revision).`
 }
 
 func promote(ctx context.Context, f *factory, name, stage, revision string) error {
-	t, err := targetOf(f, name)
+	t, err := f.target(name)
 	if err != nil {
 		return err
 	}
-	ro := &magosv1.Rollout{}
-	var p magosv1.Promotion
-	if err := t.update(ctx, ro, func() error {
-		if p, err = promotion(ro, stage, revision); err != nil {
-			return err
-		}
-		if !slices.Contains(ro.Spec.Promotions, p) {
-			ro.Spec.Promotions = append(ro.Spec.Promotions, p)
-		}
-		return nil
-	}); err != nil {
+	p, err := ops.Promote(ctx, t, stage, revision)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(f.streams.Out, "Rollout %s: stage %s promoted for revision %s\n", name, p.Stage, p.Revision)
+	fmt.Fprintln(f.streams.Out, view.Promoted(name, p))
 	return nil
-}
-
-// promotion is the spec.promotions entry that admits stage for revision
-// (default: the one rolled out); refused for a stage the Rollout lacks.
-func promotion(ro *magosv1.Rollout, stage, revision string) (magosv1.Promotion, error) {
-	names := make([]string, 0, len(ro.Spec.Stages))
-	for _, s := range ro.Spec.Stages {
-		names = append(names, s.Name)
-	}
-	if !slices.Contains(names, stage) {
-		return magosv1.Promotion{}, refused("Rollout %s has no stage %q; its stages are: %s", ro.Name, stage, strings.Join(names, ", "))
-	}
-	if revision == "" {
-		revision = ro.Status.Revision
-	}
-	if revision == "" {
-		return magosv1.Promotion{}, refused("Rollout %s has no revision yet (status.revision); pass --revision", ro.Name)
-	}
-	return magosv1.Promotion{Stage: stage, Revision: revision}, nil
 }
 
 func newAbortCommand(f *factory) *cobra.Command {
@@ -78,18 +50,12 @@ revision. A newer revision rolls out as usual.`,
 		Example: `  kubectl magos abort release`,
 		Args:    args(1, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			t, err := targetOf(f, a[0])
+			t, err := f.target(a[0])
 			if err != nil {
 				return err
 			}
-			ro := &magosv1.Rollout{}
-			if err := t.update(cmd.Context(), ro, func() error {
-				if ro.Status.Revision == "" {
-					return refused("Rollout %s rolls out no revision yet (status.revision is empty): nothing to abort", ro.Name)
-				}
-				setAnnotation(ro, magosv1.AbortAnnotation, ro.Status.Revision)
-				return nil
-			}); err != nil {
+			ro, err := ops.Abort(cmd.Context(), t)
+			if err != nil {
 				return err
 			}
 			fmt.Fprintf(f.streams.Out, "Rollout %s: revision %s aborted\n", ro.Name, ro.Status.Revision)

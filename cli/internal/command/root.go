@@ -10,6 +10,9 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/magos-dev/magos/cli/internal/failure"
+	"github.com/magos-dev/magos/cli/internal/view"
 )
 
 // Main runs kubectl-magos with args (without the program name) on the
@@ -23,19 +26,19 @@ func Main(args []string) int {
 
 // Run runs kubectl-magos with args on streams and returns its exit code;
 // errors are written to streams.ErrOut. Nothing a terminal would act on
-// reaches either stream (printableWriter).
+// reaches either stream (view.PrintableWriter).
 func Run(ctx context.Context, args []string, streams genericiooptions.IOStreams) int {
-	streams.Out, streams.ErrOut = newPrintableWriter(streams.Out), newPrintableWriter(streams.ErrOut)
+	streams.Out, streams.ErrOut = view.NewPrintableWriter(streams.Out), view.NewPrintableWriter(streams.ErrOut)
 	cmd := NewCommand(streams)
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(ctx)
 	if err != nil {
 		fmt.Fprintln(streams.ErrOut, "error:", err)
-		if exitCode(err) == ExitUsage {
+		if failure.ExitCode(err) == failure.ExitUsage {
 			fmt.Fprintf(streams.ErrOut, "See '%s --help' for usage.\n", cmd.DisplayName())
 		}
 	}
-	return exitCode(err)
+	return failure.ExitCode(err)
 }
 
 // NewCommand is the root command with every subcommand.
@@ -56,7 +59,7 @@ Exit codes: 0 success, 1 a refusal or a failure, 2 wrong usage.`,
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return failure.Usage("%v", err) })
 	f.flags.AddFlags(root.PersistentFlags())
 	root.AddCommand(
 		newGetCommand(f),
@@ -86,9 +89,9 @@ func args(minArgs, maxArgs int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, a []string) error {
 		switch {
 		case len(a) < minArgs:
-			return usageError("%s needs %d argument(s), got %d: %s", cmd.CommandPath(), minArgs, len(a), cmd.Use)
+			return failure.Usage("%s needs %d argument(s), got %d: %s", cmd.CommandPath(), minArgs, len(a), cmd.Use)
 		case len(a) > maxArgs:
-			return usageError("%s takes at most %d argument(s), got %d: %s", cmd.CommandPath(), maxArgs, len(a), cmd.Use)
+			return failure.Usage("%s takes at most %d argument(s), got %d: %s", cmd.CommandPath(), maxArgs, len(a), cmd.Use)
 		}
 		return nil
 	}

@@ -5,9 +5,11 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/cli/internal/failure"
+	"github.com/magos-dev/magos/cli/internal/ops"
+	"github.com/magos-dev/magos/cli/internal/view"
 )
 
 // newSuspendCommands are suspend and resume, which set spec.suspend of a
@@ -42,26 +44,22 @@ func setSuspend(ctx context.Context, f *factory, kindName, name string, suspend 
 	if suspend {
 		verb = "suspend"
 	}
-	var obj client.Object
 	var kind string
-	set := func() {}
 	switch lookupKind(kindName) {
 	case workspaces:
-		ws := &magosv1.Workspace{}
-		obj, kind, set = ws, magosv1.WorkspaceKind, func() { ws.Spec.Suspend = suspend }
+		kind = magosv1.WorkspaceKind
 	case rollouts:
-		ro := &magosv1.Rollout{}
-		obj, kind, set = ro, magosv1.RolloutKind, func() { ro.Spec.Suspend = suspend }
+		kind = magosv1.RolloutKind
 	default:
-		return usageError("%s works on a workspace or a rollout, not %q", verb, kindName)
+		return failure.Usage("%s works on a workspace or a rollout, not %q", verb, kindName)
 	}
-	t, err := targetOf(f, name)
+	t, err := f.target(name)
 	if err != nil {
 		return err
 	}
-	if err := t.update(ctx, obj, func() error { set(); return nil }); err != nil {
+	if err := ops.SetSuspend(ctx, t, kind, suspend); err != nil {
 		return err
 	}
-	fmt.Fprintf(f.streams.Out, "%s %s: spec.suspend=%t\n", kind, name, suspend)
+	fmt.Fprintln(f.streams.Out, view.Suspended(kind, name, suspend))
 	return nil
 }

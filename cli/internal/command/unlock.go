@@ -9,6 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/cli/internal/failure"
+	"github.com/magos-dev/magos/cli/internal/ops"
+	"github.com/magos-dev/magos/cli/internal/view"
 )
 
 func newUnlockCommand(f *factory) *cobra.Command {
@@ -30,29 +33,22 @@ Workspace shows no lock.`,
 }
 
 func unlock(ctx context.Context, f *factory, name string, yes bool) error {
-	t, ws, err := readWorkspace(ctx, f, name)
+	t, err := f.target(name)
 	if err != nil {
 		return err
 	}
-	lock := ws.Status.Lock
-	if lock == nil {
-		return refused("Workspace %s shows no stuck state lock (status.lock is empty): nothing to unlock", name)
-	}
-	fmt.Fprintf(f.streams.Out, "Workspace %s: the state lock (Lease %s) is held by %s\n", name, lock.Lease, lock.Holder)
-	if !yes && !confirm(f, "Release it? Only do so when no run uses the state [y/N]: ") {
-		return refused("not confirmed: nothing changed")
-	}
-	holder := lock.Holder
-	if err := t.update(ctx, ws, func() error {
-		if ws.Status.Lock == nil || ws.Status.Lock.Holder != holder {
-			return refused("the lock of Workspace %s changed while you confirmed; run unlock again", name)
-		}
-		setAnnotation(ws, magosv1.UnlockAnnotation, holder)
-		return nil
-	}); err != nil {
+	lock, err := ops.StuckLock(ctx, t)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(f.streams.Out, "Workspace %s: unlock of %s requested\n", name, holder)
+	fmt.Fprintln(f.streams.Out, view.LockHeld(name, lock))
+	if !yes && !confirm(f, "Release it? Only do so when no run uses the state [y/N]: ") {
+		return failure.Refused("not confirmed: nothing changed")
+	}
+	if err := ops.Unlock(ctx, t, lock.Holder); err != nil {
+		return err
+	}
+	fmt.Fprintln(f.streams.Out, view.UnlockRequested(name, lock.Holder))
 	return nil
 }
 

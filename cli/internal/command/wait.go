@@ -8,11 +8,9 @@ import (
 	"github.com/spf13/cobra"
 
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
+	"github.com/magos-dev/magos/cli/internal/failure"
+	"github.com/magos-dev/magos/cli/internal/ops"
 )
-
-// sourceRevision is --applied without a value: the source revision the
-// Workspace last saw.
-const sourceRevision = "source"
 
 type waitOptions struct {
 	applied string
@@ -33,46 +31,30 @@ with its Ready message.`,
 		Args: args(1, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if o.applied == "" {
-				return usageError("wait needs --applied (or --applied=REVISION)")
+				return failure.Usage("wait needs --applied (or --applied=REVISION)")
 			}
 			return o.run(cmd.Context(), f, a[0])
 		},
 	}
 	cmd.Flags().StringVar(&o.applied, "applied", "", "the revision to wait for; without a value the source revision in status")
-	cmd.Flags().Lookup("applied").NoOptDefVal = sourceRevision
+	cmd.Flags().Lookup("applied").NoOptDefVal = ops.SourceRevision
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 10*time.Minute, "how long to wait")
 	return cmd
 }
 
 func (o *waitOptions) run(ctx context.Context, f *factory, name string) error {
-	t, err := targetOf(f, name)
+	t, err := f.target(name)
 	if err != nil {
 		return err
 	}
 	what := "apply revision " + o.applied
-	if o.applied == sourceRevision {
+	if o.applied == ops.SourceRevision {
 		what = "apply its source revision"
 	}
-	ws, err := t.waitWorkspace(ctx, o.timeout, what, func(ws *magosv1.Workspace) (bool, error) { return revisionApplied(ws, o.applied) })
+	ws, err := t.WaitWorkspace(ctx, o.timeout, what, func(ws *magosv1.Workspace) (bool, error) { return ops.RevisionApplied(ws, o.applied) })
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(f.streams.Out, "Workspace %s: revision %s applied (plan %s)\n", name, ws.Status.LastApplied.Revision, ws.Status.LastApplied.PlanID)
 	return nil
-}
-
-// revisionApplied says whether the Workspace applied rev (sourceRevision:
-// the source revision in its status), and fails when it stalled.
-func revisionApplied(ws *magosv1.Workspace, rev string) (bool, error) {
-	st := &ws.Status
-	if rev == sourceRevision {
-		if st.Source == nil {
-			return false, stalledError(ws)
-		}
-		rev = st.Source.Revision
-	}
-	if st.LastApplied != nil && st.LastApplied.Revision == rev {
-		return true, nil
-	}
-	return false, stalledError(ws)
 }
