@@ -2,6 +2,7 @@ package workspaceset
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/fluxsource"
 	"github.com/magos-dev/magos/controllers/internal/reconciletail"
 	"github.com/magos-dev/magos/controllers/internal/rerror"
+	"github.com/magos-dev/magos/controllers/internal/workspaceset/setplan"
 )
 
 // Finalizer lets a deleted set orphan or delete its Workspaces first.
@@ -34,7 +36,7 @@ const FieldManager = "magos-workspaceset"
 type Reconciler struct {
 	client.Client
 	Events  events.EventRecorder
-	Sources sources
+	Sources setplan.Sources
 	// bursts holds, by set UID, when the set last created Workspaces.
 	bursts sync.Map
 }
@@ -43,20 +45,13 @@ type Reconciler struct {
 // set, however often it is reconciled (each create wakes it).
 const burstInterval = time.Second
 
-// observation is what one reconcile saw and did.
-type observation struct {
-	Elements, Owned, Ready, Deferred int
-	// Refused counts the elements not applied (renderAll).
-	Refused int
-}
-
 // Reconcile generates one set's Workspaces in the shared skeleton
 // (reconciletail.Reconcile): finalizer, generate and
 // render (a refused element stalls the set but only itself is not
 // applied, and nothing is removed meanwhile), plan the changes, act,
 // status.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var obs observation
+	var obs setplan.Observation
 	evs := &reconciletail.EventBuffer{}
 	return reconciletail.Reconcile(ctx, r.Client, req, &magosv1.WorkspaceSet{}, reconciletail.Skeleton[*magosv1.WorkspaceSet]{
 		Body: func(ctx context.Context, set, _ *magosv1.WorkspaceSet) (ctrl.Result, error) {
@@ -65,7 +60,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		Tail: func(set, _ *magosv1.WorkspaceSet) reconciletail.Options {
 			return reconciletail.Options{
 				Kind:     magosv1.WorkspaceSetKind,
-				Status:   func(err error) { computeStatus(set, obs, err) },
+				Status:   func(err error) { setplan.ComputeStatus(set, obs, err) },
 				Events:   evs,
 				Recorder: r.Events,
 			}
@@ -75,7 +70,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // reconcile is Reconcile's body: deletion, the finalizer, then the
 // Workspaces the set's generators and template ask for.
-func (r *Reconciler) reconcile(ctx context.Context, set *magosv1.WorkspaceSet, obs *observation, evs *reconciletail.EventBuffer) (ctrl.Result, error) {
+func (r *Reconciler) reconcile(ctx context.Context, set *magosv1.WorkspaceSet, obs *setplan.Observation, evs *reconciletail.EventBuffer) (ctrl.Result, error) {
 	if !set.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.finalize(ctx, set, evs)
 	}
@@ -93,7 +88,7 @@ func (r *Reconciler) reconcile(ctx context.Context, set *magosv1.WorkspaceSet, o
 	if err != nil {
 		return ctrl.Result{}, rerror.Retry(magosv1.ReasonListFailed, err)
 	}
-	c := planChanges(desired, owned, others, len(refused) > 0)
+	c := setplan.Plan(desired, owned, others, len(refused) > 0)
 	if len(c.Conflicts) > 0 {
 		return ctrl.Result{}, rerror.Stall(magosv1.ReasonWorkspaceConflict, fmt.Errorf(
 			"workspaces %s exist and this set does not own them: rename them or the template; nothing was changed", strings.Join(c.Conflicts, ", ")))
@@ -130,34 +125,9 @@ func (r *Reconciler) reconcile(ctx context.Context, set *magosv1.WorkspaceSet, o
 		return ctrl.Result{RequeueAfter: burstInterval}, nil
 	}
 	if len(refused) > 0 {
-		return ctrl.Result{}, rerror.Stall(magosv1.ReasonInvalidTemplate, refusedError(refused, len(desired)))
+		return ctrl.Result{}, rerror.Stall(magosv1.ReasonInvalidTemplate, setplan.RefusedError(refused, len(desired)))
 	}
 	return ctrl.Result{}, nil
-}
-
-// maxRefusalsShown bounds the refused elements a message names.
-const maxRefusalsShown = 5
-
-// refusedError says which elements are refused and why, and what the set
-// does meanwhile with the applied ones.
-func refusedError(refused []refusal, applied int) error {
-	var b strings.Builder
-	if applied == 0 {
-		fmt.Fprintf(&b, "spec.template: every element is refused; nothing was changed: ")
-	} else {
-		fmt.Fprintf(&b, "spec.template: %d of %d elements are refused; the other %d are applied, and no Workspace is removed until every element renders: ",
-			len(refused), len(refused)+applied, applied)
-	}
-	for i, r := range refused[:min(len(refused), maxRefusalsShown)] {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		fmt.Fprintf(&b, "element (%s): %s", r.Element, r.Reason)
-	}
-	if len(refused) > maxRefusalsShown {
-		fmt.Fprintf(&b, "; and %d more", len(refused)-maxRefusalsShown)
-	}
-	return errors.New(b.String())
 }
 
 // untilNextBurst is how long set must wait before it creates again (0:
@@ -177,28 +147,28 @@ func (r *Reconciler) untilNextBurst(set *magosv1.WorkspaceSet, creating bool) ti
 }
 
 // desired renders the template for every element: those that render and
-// those refused (renderAll), or says why there are no elements: a
+// those refused (setplan.RenderAll), or says why there are no elements: a
 // generator error or too many elements, which stall the set and change
 // nothing.
-func (r *Reconciler) desired(ctx context.Context, set *magosv1.WorkspaceSet) ([]rendered, []refusal, error) {
-	els, err := generate(ctx, r.Sources, set)
-	var ge generateError
-	var tm tooManyError
+func (r *Reconciler) desired(ctx context.Context, set *magosv1.WorkspaceSet) ([]setplan.Rendered, []setplan.Refusal, error) {
+	els, err := setplan.Generate(ctx, r.Sources, set)
+	var ge setplan.GenerateError
+	var tm setplan.TooManyError
 	switch {
 	case errors.As(err, &ge):
-		return nil, nil, rerror.Stall(magosv1.ReasonGeneratorFailed, fmt.Errorf("%s; nothing was changed", ge.msg))
+		return nil, nil, rerror.Stall(magosv1.ReasonGeneratorFailed, fmt.Errorf("%s; nothing was changed", ge.Error()))
 	case errors.As(err, &tm):
-		return nil, nil, rerror.Stall(magosv1.ReasonTooManyElements, fmt.Errorf("%s; nothing was changed", tm.msg))
+		return nil, nil, rerror.Stall(magosv1.ReasonTooManyElements, fmt.Errorf("%s; nothing was changed", tm.Error()))
 	case err != nil:
 		return nil, nil, err
 	}
-	out, refused := renderAll(set.Spec.Template, els)
+	out, refused := setplan.RenderAll(set.Spec.Template, els)
 	return out, refused, nil
 }
 
 // live returns the Workspaces the set owns, by name, and the names of the
 // desired ones that exist without being the set's.
-func (r *Reconciler) live(ctx context.Context, set *magosv1.WorkspaceSet, desired []rendered) (map[string]*magosv1.Workspace, map[string]bool, error) {
+func (r *Reconciler) live(ctx context.Context, set *magosv1.WorkspaceSet, desired []setplan.Rendered) (map[string]*magosv1.Workspace, map[string]bool, error) {
 	var list magosv1.WorkspaceList
 	if err := r.List(ctx, &list, client.InNamespace(set.Namespace)); err != nil {
 		return nil, nil, err
@@ -228,10 +198,14 @@ func ownedBy(ws *magosv1.Workspace, set *magosv1.WorkspaceSet) bool {
 
 // apply applies d server-side as the set's field manager, forcing the
 // template's fields back where someone else edited them.
-func (r *Reconciler) apply(ctx context.Context, set *magosv1.WorkspaceSet, d rendered) error {
-	spec, err := asJSON(d.Spec)
+func (r *Reconciler) apply(ctx context.Context, set *magosv1.WorkspaceSet, d setplan.Rendered) error {
+	raw, err := json.Marshal(d.Spec)
 	if err != nil {
-		return err
+		return fmt.Errorf("encoding Workspace %s: %w", d.Name, err)
+	}
+	var spec any
+	if err := json.Unmarshal(raw, &spec); err != nil {
+		return fmt.Errorf("encoding Workspace %s: %w", d.Name, err)
 	}
 	labels := map[string]any{}
 	for k, v := range d.Labels {
@@ -314,7 +288,7 @@ func (r *Reconciler) finalize(ctx context.Context, set *magosv1.WorkspaceSet, ev
 	return r.Update(ctx, set)
 }
 
-// sourceReader implements sources on the cluster.
+// sourceReader implements setplan.Sources on the cluster.
 type sourceReader struct {
 	client client.Reader
 	trees  treeReader

@@ -17,10 +17,11 @@ import (
 	magosv1 "github.com/magos-dev/magos/apis/magos/v1alpha1"
 )
 
-// element is one parameter set.
+// Element is one parameter set, the values a template is rendered with.
 type Element map[string]string
 
-// sources reads what the directories and namespaces generators need.
+// Sources reads what the directories and namespaces generators need: the
+// package's only I/O, done by the reconciler that implements it.
 type Sources interface {
 	// Dirs lists the directories of the artifact of a source in namespace.
 	Dirs(ctx context.Context, namespace string, ref magosv1.SourceReference) ([]string, error)
@@ -29,12 +30,12 @@ type Sources interface {
 	Namespaces(ctx context.Context, selector *metav1.LabelSelector) ([]corev1.Namespace, error)
 }
 
-// generateError is a generator that could not yield its elements.
+// GenerateError is a generator that could not yield its elements.
 type GenerateError struct{ msg string }
 
 func (e GenerateError) Error() string { return e.msg }
 
-// tooManyError says the generators yield more elements than
+// TooManyError says the generators yield more elements than
 // spec.maxElements allows; it is found before they are made where they can
 // be counted first (a matrix).
 type TooManyError struct{ msg string }
@@ -67,8 +68,8 @@ func productBound(sizes []int, limit int) (n int, within bool) {
 	return n, n <= limit
 }
 
-// generate yields the elements of every generator of set, in order,
-// without duplicates, and stops with a tooManyError once they are more than
+// Generate yields the elements of every generator of set, in order,
+// without duplicates, and stops with a TooManyError once they are more than
 // spec.maxElements: a matrix is counted before it is expanded, and the
 // elements are deduplicated with a set, so a set asking for millions of
 // elements costs no more than its generators' inputs.
@@ -208,7 +209,7 @@ func directoryElements(dirs, include, exclude []string) ([]Element, error) {
 
 // matrix yields every pair of its two generators' elements, merged (the
 // second's parameters win). It counts the pairs first and refuses more
-// than limit (tooManyError) without making any.
+// than limit (TooManyError) without making any.
 func matrix(ctx context.Context, src Sources, namespace string, m *magosv1.MatrixGenerator, limit int) ([]Element, error) {
 	if len(m.Generators) != 2 {
 		return nil, fmt.Errorf("matrix takes two generators, not %d", len(m.Generators))
@@ -238,7 +239,7 @@ func matrix(ctx context.Context, src Sources, namespace string, m *magosv1.Matri
 
 // merge yields the first generator's elements, each with the parameters of
 // the later generators' elements whose merge keys have the same values. It
-// refuses a first generator of more than limit elements (tooManyError)
+// refuses a first generator of more than limit elements (TooManyError)
 // before merging, and finds the later elements by key, not by pairs.
 func merge(ctx context.Context, src Sources, namespace string, m *magosv1.MergeGenerator, limit int) ([]Element, error) {
 	var lists [][]Element

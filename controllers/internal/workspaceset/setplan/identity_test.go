@@ -131,14 +131,14 @@ func TestReservedKeys(t *testing.T) {
 // (at most maxRefusalsShown) and says what the set did with the others.
 func TestRefusedErrorNamesTheElements(t *testing.T) {
 	one := []Refusal{{Element: "env=Dev", Reason: "bad name"}}
-	assert.EqualError(t, refusedError(one, 0), "spec.template: every element is refused; nothing was changed: element (env=Dev): bad name")
-	assert.EqualError(t, refusedError(one, 2),
+	assert.EqualError(t, RefusedError(one, 0), "spec.template: every element is refused; nothing was changed: element (env=Dev): bad name")
+	assert.EqualError(t, RefusedError(one, 2),
 		"spec.template: 1 of 3 elements are refused; the other 2 are applied, and no Workspace is removed until every element renders: element (env=Dev): bad name")
 	var many []Refusal
 	for range maxRefusalsShown + 3 {
 		many = append(many, Refusal{Element: "e", Reason: "r"})
 	}
-	assert.True(t, strings.HasSuffix(refusedError(many, 1).Error(), "element (e): r; and 3 more"))
+	assert.True(t, strings.HasSuffix(RefusedError(many, 1).Error(), "element (e): r; and 3 more"))
 }
 
 // TestStatusOfRefusedElements: a set with refused elements is Stalled
@@ -147,7 +147,7 @@ func TestStatusOfRefusedElements(t *testing.T) {
 	set := &magosv1.WorkspaceSet{}
 	set.Status.Elements, set.Status.Workspaces = 1, 1
 	ComputeStatus(set, Observation{Elements: 4, Owned: 3, Ready: 2, Refused: 1},
-		rerror.Stall(magosv1.ReasonInvalidTemplate, refusedError([]Refusal{{Element: "path=envs/Prod", Reason: "bad"}}, 3)))
+		rerror.Stall(magosv1.ReasonInvalidTemplate, RefusedError([]Refusal{{Element: "path=envs/Prod", Reason: "bad"}}, 3)))
 	assert.Equal(t, magosv1.ReasonInvalidTemplate, conditionReason(set, magosv1.StalledCondition))
 	assert.Equal(t, [3]int32{4, 3, 2}, [3]int32{set.Status.Elements, set.Status.Workspaces, set.Status.Ready})
 }

@@ -10,11 +10,11 @@ import (
 )
 
 // createBurst bounds the Workspaces one reconcile creates; the rest wait
-// for the next burst, at least burstInterval later, so a large set enters
-// the apiserver and the run queue at a bounded rate.
+// for the next burst (the reconciler spaces bursts apart), so a large set
+// enters the apiserver and the run queue at a bounded rate.
 const createBurst = 25
 
-// changes are what a reconcile does to the set's Workspaces.
+// Changes are what a reconcile does to the set's Workspaces.
 type Changes struct {
 	// Create are the elements' Workspaces that do not exist yet, at most
 	// createBurst; Deferred counts those left for the next reconcile.
@@ -29,7 +29,7 @@ type Changes struct {
 	Conflicts []string
 }
 
-// planChanges compares the rendered Workspaces with the live ones: owned
+// Plan compares the rendered Workspaces with the live ones: owned
 // are those the set owns by name, others the names of Workspaces it does
 // not own. With holdRemovals (an element is refused: which Workspace it
 // would keep is not known) it removes nothing. It is pure.
@@ -60,7 +60,7 @@ func Plan(desired []Rendered, owned map[string]*magosv1.Workspace, others map[st
 	return c
 }
 
-// refusal is an element the set does not apply, and why.
+// Refusal is an element the set does not apply, and why.
 type Refusal struct {
 	// Element describes the element (describe).
 	Element string
@@ -69,7 +69,7 @@ type Refusal struct {
 	Reason string
 }
 
-// renderAll renders tpl for every element: those that render, and those
+// RenderAll renders tpl for every element: those that render, and those
 // refused (a parameter missing, an identity the API would not take, a
 // name another element renders too, each of them refused). A refused
 // element stalls itself, not the others. It is pure.

@@ -9,7 +9,14 @@ import (
 	"github.com/magos-dev/magos/controllers/internal/conditions"
 )
 
-// computeStatus sets the set's counts and conditions from what the
+// Observation is what one reconcile saw and did.
+type Observation struct {
+	Elements, Owned, Ready, Deferred int
+	// Refused counts the elements not applied (RenderAll).
+	Refused int
+}
+
+// ComputeStatus sets the set's counts and conditions from what the
 // reconcile saw and its error. It is pure.
 //
 //   - An error: Stalled for a generator, template, bound or conflict error

@@ -19,7 +19,7 @@ import (
 // letters, digits, '_', '.' and '-'.
 var parameter = regexp.MustCompile(`\{\{\s*([A-Za-z0-9_.\-]+)\s*\}\}`)
 
-// rendered is the template rendered for one element.
+// Rendered is the template rendered for one element.
 type Rendered struct {
 	Name                string
 	Labels, Annotations map[string]string
