@@ -72,15 +72,8 @@ func Register(mgr ctrl.Manager, opts setup.Options) error {
 	if err != nil {
 		return err
 	}
-	var optional []setup.OptionalWatch
-	for _, kind := range fluxsource.Kinds {
-		optional = append(optional, setup.OptionalWatch{
-			Kind: fluxsource.GroupVersion.WithKind(kind).GroupKind(), Version: fluxsource.GroupVersion.Version,
-			Handler:    handler.EnqueueRequestsFromMapFunc(r.rolloutsForSource(kind)),
-			Predicates: []predicate.Predicate{fluxsource.ArtifactChanged{}},
-			Lacking:    "Rollouts of Workspaces whose sourceRef is a " + kind + " do not see its revisions until Flux's CRDs are installed",
-		})
-	}
+	optional := fluxsource.OptionalWatches(r.rolloutsForSource,
+		"Rollouts of Workspaces whose sourceRef is a %s do not see its revisions until Flux's CRDs are installed")
 	return setup.WatchWhenServed(mgr, ctl, "rollout", optional, setup.OptionalKindInterval)
 }
 

@@ -124,15 +124,8 @@ func (c *Controller) Register(mgr ctrl.Manager, opts setup.Options) error {
 	if err != nil {
 		return err
 	}
-	var optional []setup.OptionalWatch
-	for _, kind := range fluxsource.Kinds {
-		optional = append(optional, setup.OptionalWatch{
-			Kind: fluxsource.GroupVersion.WithKind(kind).GroupKind(), Version: fluxsource.GroupVersion.Version,
-			Handler:    handler.EnqueueRequestsFromMapFunc(r.workspacesForSource(kind)),
-			Predicates: []predicate.Predicate{fluxsource.ArtifactChanged{}},
-			Lacking:    "Workspaces whose sourceRef is a " + kind + " wait (SourceNotReady) until Flux's CRDs are installed",
-		})
-	}
+	optional := fluxsource.OptionalWatches(r.workspacesForSource,
+		"Workspaces whose sourceRef is a %s wait (SourceNotReady) until Flux's CRDs are installed")
 	for _, kind := range policy.Kinds {
 		optional = append(optional, setup.OptionalWatch{
 			Kind:       kind,

@@ -144,7 +144,7 @@ func indexSourceRefs(mgr ctrl.Manager) error {
 }
 
 // workspacesForSource maps a source event to the Workspaces that use it.
-func (r *Reconciler) workspacesForSource(kind string) func(context.Context, client.Object) []reconcile.Request {
+func (r *Reconciler) workspacesForSource(kind string) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
 		var list magosv1.WorkspaceList
 		if err := r.List(ctx, &list, client.MatchingFields{sourceRefIndex: fluxsource.Key(kind, o.GetNamespace(), o.GetName())}, client.UnsafeDisableDeepCopy); err != nil {

@@ -67,15 +67,8 @@ func register(mgr ctrl.Manager, opts setup.Options, hosts artifacthost.Hosts) er
 	if err != nil {
 		return err
 	}
-	var optional []setup.OptionalWatch
-	for _, kind := range fluxsource.Kinds {
-		optional = append(optional, setup.OptionalWatch{
-			Kind: fluxsource.GroupVersion.WithKind(kind).GroupKind(), Version: fluxsource.GroupVersion.Version,
-			Handler:    handler.EnqueueRequestsFromMapFunc(r.setsWith(readsSource(kind))),
-			Predicates: []predicate.Predicate{fluxsource.ArtifactChanged{}},
-			Lacking:    "a directories generator reading a " + kind + " stalls until Flux's CRDs are installed",
-		})
-	}
+	optional := fluxsource.OptionalWatches(func(kind string) handler.MapFunc { return r.setsWith(readsSource(kind)) },
+		"a directories generator reading a %s stalls until Flux's CRDs are installed")
 	return setup.WatchWhenServed(mgr, ctl, "workspaceset", optional, setup.OptionalKindInterval)
 }
 
