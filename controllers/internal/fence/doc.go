@@ -1,6 +1,7 @@
 // Package fence holds no code. Its test fences the pure packages (the
 // Workspace's decide and runjob and the conditions and errors they use,
-// configtree, the Rollout's progress, the CLI's plan rendering and
+// configtree, the Rollout's progress, the WorkspaceSet's planning, the
+// CLI's views and view model, plan comparison and rendering and
 // tofu-controller mapping, the policy protocol) by their whole dependency
 // sets, read with `go list -deps`: none may link controller-runtime,
 // client-go or Prometheus, or any package outside the API module,

@@ -21,6 +21,7 @@ import (
 	_ "github.com/magos-dev/magos/controllers/internal/rollout/progress"
 	_ "github.com/magos-dev/magos/controllers/internal/workspace/decide"
 	_ "github.com/magos-dev/magos/controllers/internal/workspace/runjob"
+	_ "github.com/magos-dev/magos/controllers/internal/workspaceset/setplan"
 )
 
 const (
@@ -65,6 +66,9 @@ var pure = []struct {
 	{pkg: cli + "planrender"},
 	{pkg: magos + "apis/policyprotocol", modules: yaml},
 	{pkg: internal + "rollout/progress", magos: []string{internal + "conditions", internal + "rerror"}},
+	{pkg: internal + "workspaceset/setplan", magos: []string{internal + "conditions", internal + "rerror"}},
+	{pkg: cli + "view", magos: []string{cli + "planchange"}},
+	{pkg: cli + "planchange"},
 }
 
 // denied are the modules no pure package may link, whatever links them.
