@@ -233,6 +233,6 @@ func TestRolloutHalts(t *testing.T) {
 		// Both times are stored to the second: a 5s bake leaves at least 4s.
 		assert.GreaterOrEqual(t, staging.Started.Sub(dev.Completed.Time), 4*time.Second,
 			"staging was admitted before dev baked for 5s")
-		assert.True(t, hasEvent(t, f.ns, "release", "StageBaking"))
+		assert.True(t, recorded(t, f.ns, "release", "StageBaking"))
 	})
 }

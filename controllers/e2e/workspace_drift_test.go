@@ -49,7 +49,7 @@ func TestWorkspaceDriftIsDetectedAndCorrected(t *testing.T) {
 		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == magosv1.ReasonApplied
 	})
 	assert.True(t, ws.Status.Plan.Drift)
-	assert.True(t, hasEvent(t, s.ns, "drifty", magosv1.ReasonDriftDetected), "a DriftDetected event was recorded")
+	assert.True(t, recorded(t, s.ns, "drifty", magosv1.ReasonDriftDetected), "a DriftDetected event was recorded")
 	assert.Contains(t, gatherMetrics(t), "magos_workspace_drift_detected_total")
 }
 
@@ -80,13 +80,30 @@ func hasEvent(t *testing.T, ns, name, reason string) bool {
 	return workspaceEvent(t, ns, name, reason) != nil
 }
 
-// eventMessage is the note of the Workspace's event of reason ("" without one).
+// eventWait is how long a test waits for an event it expects: events are
+// recorded after the status patch that explains them, so a test that saw
+// the status may look before the event is written.
+const eventWait = 10 * time.Second
+
+// recorded reports whether an event with reason is recorded for the
+// Workspace within eventWait.
+func recorded(t *testing.T, ns, name, reason string) bool {
+	t.Helper()
+	return eventMessage(t, ns, name, reason) != "" || hasEvent(t, ns, name, reason)
+}
+
+// eventMessage is the note of the Workspace's event of reason, waiting up
+// to eventWait for it ("" without one).
 func eventMessage(t *testing.T, ns, name, reason string) string {
 	t.Helper()
-	if e := workspaceEvent(t, ns, name, reason); e != nil {
-		return e.Note
+	for deadline := time.Now().Add(eventWait); ; time.Sleep(100 * time.Millisecond) {
+		if e := workspaceEvent(t, ns, name, reason); e != nil {
+			return e.Note
+		}
+		if time.Now().After(deadline) {
+			return ""
+		}
 	}
-	return ""
 }
 
 // workspaceEvent is an event of reason recorded for the Workspace, or nil.

@@ -71,7 +71,7 @@ func TestFastPath(t *testing.T) {
 	assert.Equal(t, plan.ID, ws.Status.LastApplied.PlanID)
 	assert.Equal(t, []string{"message", "secret_digest"}, ws.Status.Outputs)
 	assert.Equal(t, magosv1.RunPlanApply, ws.Status.History[0].Phase)
-	assert.True(t, hasEvent(t, s.ns, "fast", magosv1.ReasonApplied))
+	assert.True(t, recorded(t, s.ns, "fast", magosv1.ReasonApplied))
 	shown := s.magos("plan", "show", "fast")
 	require.Equal(t, 0, shown.code, "%s", shown)
 	assert.Contains(t, shown.stdout, "terraform_data.greeting will be created", "the stored plan is shown: %s", shown)

@@ -112,7 +112,7 @@ func TestPolicyGate(t *testing.T) {
 		assert.Equal(t, "Deny", v.Violations[0].Action)
 		assert.Equal(t, magosv1.ReasonPolicyViolation, conditions.Get(ws, magosv1.PolicyPassedCondition).Reason)
 		assert.Contains(t, readyMessage(ws), "secrets must not be modelled as terraform_data")
-		assert.True(t, hasEvent(t, s.ns, "denied", magosv1.ReasonPolicyViolation))
+		assert.True(t, recorded(t, s.ns, "denied", magosv1.ReasonPolicyViolation))
 
 		approve(t, s.ns, "denied", ws.Status.Plan.ID)
 		require.Never(t, func() bool { return applyJobs(t, s.ns, "denied") > 0 }, 4*time.Second, 250*time.Millisecond,
