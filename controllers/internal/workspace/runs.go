@@ -88,13 +88,16 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, ws *magosv1.Workspace, a
 			}
 			// A live read found a run the cache did not show: decide on it.
 			continue
-		case decide.ActReleaseLock, decide.ActRecordNoChanges, decide.ActCarryRevision, decide.ActClearErroredState:
+		case decide.ActFinishDeletion:
+			return ctrl.Result{}, r.finishDeletion(ctx, ws, d)
+		default:
+			if !decide.StatusOnly(d) {
+				return ctrl.Result{}, fmt.Errorf("decide chose an action the reconciler does not know: %d", d.Action)
+			}
 			var err error
 			if f, err = r.applyStatusOnly(ctx, ws, f, d, lease, s, project); err != nil {
 				return ctrl.Result{}, err
 			}
-		case decide.ActFinishDeletion:
-			return ctrl.Result{}, r.finishDeletion(ctx, ws, d)
 		}
 	}
 }

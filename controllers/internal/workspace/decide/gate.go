@@ -121,9 +121,7 @@ func FoldGate(ws *magosv1.Workspace, g GateFacts) GateFold {
 	}
 	// The policies and waivers were read: say which the verdict leaves out.
 	if len(g.Ignored) > 0 {
-		out.Notes = append(out.Notes, Note{Warning, magosv1.ReasonNamespacedPolicyIgnored, fmt.Sprintf(
-			"NamespacedValidatingPolicies %s ignored: namespace %s is not allowed namespaced policies (--namespaced-policies-namespace-selector); only cluster ValidatingPolicies gate its plans",
-			strings.Join(g.Ignored, ", "), g.Namespace)})
+		out.Notes = append(out.Notes, ignoredPoliciesWarning(g.Namespace, g.Ignored))
 	}
 	if len(g.Refused) > 0 {
 		out.Notes = append(out.Notes, Note{Warning, magosv1.ReasonWaiverNotAllowed, fmt.Sprintf(
@@ -194,9 +192,7 @@ func foldVerdict(ws *magosv1.Workspace, v policyprotocol.Verdict, note, digest s
 func FoldUngated(ws *magosv1.Workspace, namespace string, ignored []string) []Note {
 	var notes []Note
 	if len(ignored) > 0 {
-		notes = append(notes, Note{Warning, magosv1.ReasonNamespacedPolicyIgnored, fmt.Sprintf(
-			"NamespacedValidatingPolicies %s ignored: namespace %s is not allowed namespaced policies (--namespaced-policies-namespace-selector); only cluster ValidatingPolicies gate its plans",
-			strings.Join(ignored, ", "), namespace)})
+		notes = append(notes, ignoredPoliciesWarning(namespace, ignored))
 	}
 	conditions.Set(ws, magosv1.PolicyPassedCondition, metav1.ConditionTrue, magosv1.ReasonPolicyPassed,
 		"No policy selects this Workspace: its plans are applied without a gate"+IgnoredPoliciesNote(ignored))
@@ -232,6 +228,14 @@ func waived(v policyprotocol.Verdict) bool {
 		}
 	}
 	return false
+}
+
+// ignoredPoliciesWarning names the NamespacedValidatingPolicies that
+// select a Workspace of namespace but may not gate it.
+func ignoredPoliciesWarning(namespace string, ignored []string) Note {
+	return Note{Warning, magosv1.ReasonNamespacedPolicyIgnored, fmt.Sprintf(
+		"NamespacedValidatingPolicies %s ignored: namespace %s is not allowed namespaced policies (--namespaced-policies-namespace-selector); only cluster ValidatingPolicies gate its plans",
+		strings.Join(ignored, ", "), namespace)}
 }
 
 // IgnoredPoliciesNote is the part of a verdict's message that names the
